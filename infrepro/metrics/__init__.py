@@ -1,0 +1,1 @@
+"""infrepro.metrics."""
