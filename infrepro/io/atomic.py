@@ -1,0 +1,63 @@
+"""Atomic output: write to a temporary file beside the target, then rename.
+
+A killed job therefore never leaves a half-written file under the final name that a later run
+would trust.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path in the target's folder; rename it to ``path`` on success."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
+    """Open a temporary file for writing; it replaces ``path`` only when the block succeeds."""
+    if "b" not in mode:
+        kwargs.setdefault("encoding", "utf-8")
+        kwargs.setdefault("newline", "\n")
+    with atomic_path(path) as tmp, open(tmp, mode, **kwargs) as handle:
+        yield handle
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write UTF-8 text atomically."""
+    with atomic_open(path) as handle:
+        handle.write(text)
+
+
+def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
+    """Write a tidy CSV atomically, with a stable float format so reruns are byte-identical."""
+    with atomic_open(path) as handle:
+        frame.to_csv(handle, index=False, lineterminator="\n", float_format="%.10g")
+
+
+def write_parquet(frame: pd.DataFrame, path: str | Path) -> None:
+    """Write Parquet atomically, without the index, with content-only (deterministic) metadata."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd", write_statistics=True)

@@ -1,0 +1,72 @@
+"""The evaluation table: one row per (run, segment), the input of every analysis."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from infrepro.properties.bins import BIN_SUFFIX, add_bins
+
+from .scores import ScoresColumns, read_scores_table
+from .testset import SEGMENT
+
+
+def assemble_evaluation(
+    runs: pd.DataFrame,
+    scores: Sequence[pd.DataFrame],
+    properties: pd.DataFrame,
+    *,
+    facets: Sequence[str],
+    metrics: Sequence[str],
+) -> pd.DataFrame:
+    """Join per-run scores with run metadata and segment properties.
+
+    Columns: run_id, system, facets, segment_id, properties (and their bins), metrics; rows in
+    runs-sheet order, then test-set order.
+    """
+    order = {run_id: i for i, run_id in enumerate(runs["run_id"])}
+    stacked = pd.concat(
+        sorted(scores, key=lambda frame: order[str(frame["run_id"].iloc[0])]), ignore_index=True
+    )
+    meta = runs[["run_id", "system", *facets]]
+    table = stacked.merge(meta, on="run_id", how="left", validate="many_to_one")
+    table = table.merge(properties, on=SEGMENT, how="left", validate="many_to_one")
+    prop_columns = [c for c in properties.columns if c != SEGMENT]
+    columns = ["run_id", "system", *facets, SEGMENT, *prop_columns, *metrics]
+    return table[columns].reset_index(drop=True)
+
+
+def import_scores(
+    path: str,
+    columns: ScoresColumns,
+    *,
+    n_bins: int = 3,
+    cuts: Mapping[str, Sequence[float]] | None = None,
+    labels: Mapping[str, Sequence[str]] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Scores mode: the evaluation table, the runs table and the property bins of a scores file.
+
+    Bins of numeric properties are computed over segments (not rows), as in raw mode.
+    """
+    table = read_scores_table(path, columns)
+    props = list(columns.properties)
+    segments = table[[SEGMENT, *props]].drop_duplicates(SEGMENT).reset_index(drop=True)
+    binned, bins = add_bins(segments, props, n_bins=n_bins, cuts=cuts, labels=labels)
+    bins.insert(0, "computed_on", "scores file")
+    bin_columns = [c for c in binned.columns if c.endswith(BIN_SUFFIX) and c not in table]
+    table = table.merge(binned[[SEGMENT, *bin_columns]], on=SEGMENT, how="left")
+    run_columns = ["run_id", "system", *columns.facets]
+    if columns.dev_score:
+        run_columns.append("dev_score")
+    runs = table[run_columns].drop_duplicates("run_id").reset_index(drop=True)
+    ordered = [
+        "run_id",
+        "system",
+        *columns.facets,
+        SEGMENT,
+        *props,
+        *bin_columns,
+        *columns.metrics,
+    ]
+    return table[ordered].reset_index(drop=True), runs, bins

@@ -1,0 +1,175 @@
+"""Load a validated configuration into an :class:`Experiment`, checking every input up front.
+
+All checks run before any job starts, so bad input fails fast with a message that names the file,
+line or column, and leaves no result behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from .errors import InputError
+from .hypotheses import read_hypotheses
+from .runs import SYSTEM, facet_columns, read_runs_sheet
+from .scores import ScoresColumns, read_scores_table
+from .testset import SEGMENT, read_testset
+
+BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
+KNOWN_METRICS = ("ter", "rouge1", "rouge2", "rougeL", "rougeLsum", "bleu", "chrf")
+DEFAULT_BETTER = {
+    "ter": "lower",
+    "rouge1": "higher",
+    "rouge2": "higher",
+    "rougeL": "higher",
+    "rougeLsum": "higher",
+    "bleu": "higher",
+    "chrf": "higher",
+}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """What the workflow needs to know about an experiment after validation."""
+
+    mode: Literal["raw", "scores"]
+    name: str
+    baseline: str
+    metrics: list[str]
+    better: dict[str, str]
+    properties: list[str]
+    facets: list[str]
+    systems: list[str]
+    runs: pd.DataFrame
+    inputs: list[str] = field(default_factory=list)
+
+    @property
+    def run_ids(self) -> list[str]:
+        """Run ids in runs-sheet order."""
+        return list(self.runs["run_id"])
+
+    def hypotheses_path(self, run_id: str) -> str:
+        """The hypotheses file of one run."""
+        return str(self.runs.loc[self.runs["run_id"] == run_id, "hypotheses"].iloc[0])
+
+
+def load_experiment(config: Mapping[str, Any], *, check_hypotheses: bool = True) -> Experiment:
+    """Validate the inputs a config names and describe the experiment.
+
+    ``check_hypotheses`` reads every hypotheses file to check encoding and line count.
+    """
+    if "scores" in config:
+        return _load_scores_mode(config)
+    return _load_raw_mode(config, check_hypotheses=check_hypotheses)
+
+
+def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Experiment:
+    testset_path = Path(config["testset"])
+    runs_path = Path(config["runs"])
+    testset = read_testset(testset_path)
+    runs = read_runs_sheet(runs_path)
+    metrics = list(config.get("metrics", ["ter", "rougeL"]))
+    for metric in metrics:
+        if metric not in KNOWN_METRICS:
+            raise InputError(
+                None, f"unknown metric '{metric}'; choose from {', '.join(KNOWN_METRICS)}"
+            )
+    properties = list(config.get("properties", ["length", "readability", "word_rarity"]))
+    for prop in properties:
+        if prop not in BUILTIN_PROPERTIES and prop not in testset.columns:
+            raise InputError(
+                None,
+                f"unknown property '{prop}': neither built in ({', '.join(BUILTIN_PROPERTIES)}) "
+                f"nor a column of the test set {testset_path}",
+            )
+    facets = facet_columns(runs)
+    _check_names(facets, metrics, properties, runs_path)
+    systems = _check_baseline(config["baseline"], runs[SYSTEM], runs_path)
+    if check_hypotheses:
+        segment_ids = list(testset[SEGMENT])
+        for path in runs["hypotheses"]:
+            read_hypotheses(path, segment_ids)
+    inputs = [str(testset_path), str(runs_path), *map(str, runs["hypotheses"])]
+    rarity = config.get("property_options", {}).get("rarity_corpus")
+    if rarity:
+        if not Path(rarity).is_file():
+            raise InputError(rarity, "rarity frequency corpus not found")
+        inputs.append(str(rarity))
+    return Experiment(
+        mode="raw",
+        name=str(config.get("experiment", "infrepro experiment")),
+        baseline=str(config["baseline"]),
+        metrics=metrics,
+        better=_better(config, metrics),
+        properties=properties,
+        facets=facets,
+        systems=systems,
+        runs=runs,
+        inputs=inputs,
+    )
+
+
+def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
+    columns = ScoresColumns.from_config(config["columns"])
+    table = read_scores_table(config["scores"], columns)
+    runs = (
+        table[["run_id", "system", *columns.facets]]
+        .drop_duplicates("run_id")
+        .reset_index(drop=True)
+    )
+    if columns.dev_score:
+        runs["dev_score"] = table.drop_duplicates("run_id")["dev_score"].to_numpy()
+    systems = _check_baseline(config["baseline"], runs["system"], config["scores"])
+    metrics = list(columns.metrics)
+    return Experiment(
+        mode="scores",
+        name=str(config.get("experiment", "infrepro experiment")),
+        baseline=str(config["baseline"]),
+        metrics=metrics,
+        better=_better(config, metrics),
+        properties=list(columns.properties),
+        facets=list(columns.facets),
+        systems=systems,
+        runs=runs,
+        inputs=[str(config["scores"])],
+    )
+
+
+def _better(config: Mapping[str, Any], metrics: list[str]) -> dict[str, str]:
+    given = dict(config.get("better", {}) or {})
+    result: dict[str, str] = {}
+    for metric in metrics:
+        direction = given.get(metric, DEFAULT_BETTER.get(metric))
+        if direction is None:
+            raise InputError(
+                None,
+                f"metric '{metric}' is not a known metric, so 'better: {{{metric}: lower|higher}}' "
+                "must say which direction is better",
+            )
+        result[metric] = direction
+    return result
+
+
+def _check_baseline(baseline: str, systems: pd.Series, path: str | Path) -> list[str]:
+    names = sorted(set(map(str, systems)))
+    if str(baseline) not in names:
+        raise InputError(
+            path,
+            f"baseline '{baseline}' names no system; systems found: {', '.join(names)}",
+            column="system",
+        )
+    return [str(baseline)] + [n for n in names if n != str(baseline)]
+
+
+def _check_names(
+    facets: list[str], metrics: list[str], properties: list[str], path: str | Path
+) -> None:
+    for facet in facets:
+        if facet in metrics or facet in properties:
+            raise InputError(
+                path, f"facet column '{facet}' clashes with a metric or property of the same name"
+            )

@@ -1,0 +1,63 @@
+"""A run's hypotheses, aligned to the test set's segment order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from .errors import InputError
+from .tables import LINE_COLUMN, check_unique, read_jsonl, require_columns
+from .text import read_lines
+
+
+def read_hypotheses(path: str | Path, segment_ids: Sequence[str]) -> list[str]:
+    """Read one run's hypotheses in test-set order.
+
+    A text file holds one hypothesis per line in test-set order (an empty line is a valid, empty
+    hypothesis); a ``.jsonl`` file holds ``segment_id`` and ``hypothesis`` per line in any order.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(file, "hypotheses file not found")
+    if file.suffix == ".jsonl":
+        return _read_jsonl_hypotheses(file, segment_ids)
+    lines = read_lines(file)
+    if len(lines) != len(segment_ids):
+        raise InputError(
+            file,
+            f"has {len(lines)} lines but the test set has {len(segment_ids)} segments; "
+            "expected one hypothesis per line in test-set order",
+        )
+    return lines
+
+
+def _read_jsonl_hypotheses(file: Path, segment_ids: Sequence[str]) -> list[str]:
+    frame = read_jsonl(file)
+    require_columns(frame, file, ["segment_id", "hypothesis"])
+    frame["segment_id"] = frame["segment_id"].map(str)
+    check_unique(frame, file, "segment_id")
+    known = set(segment_ids)
+    by_id: dict[str, str] = {}
+    for seg, hyp, line in zip(
+        frame["segment_id"], frame["hypothesis"], frame[LINE_COLUMN], strict=True
+    ):
+        if seg not in known:
+            raise InputError(
+                file,
+                f"segment_id '{seg}' is not in the test set",
+                line=int(line),
+                column="segment_id",
+            )
+        if not isinstance(hyp, str):
+            raise InputError(
+                file,
+                f"expected text, found {type(hyp).__name__}",
+                line=int(line),
+                column="hypothesis",
+            )
+        by_id[seg] = hyp
+    missing = [seg for seg in segment_ids if seg not in by_id]
+    if missing:
+        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+        raise InputError(file, f"{len(missing)} test-set segments have no hypothesis: {shown}")
+    return [by_id[seg] for seg in segment_ids]

@@ -1,0 +1,84 @@
+"""The runs sheet: one row per trained model instance (run) with its system and facets."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import InputError
+from .tables import LINE_COLUMN, check_nonempty, check_unique, read_table, require_columns
+
+RUN = "run_id"
+SYSTEM = "system"
+HYPOTHESES = "hypotheses"
+DEV_SCORE = "dev_score"
+RESERVED = (RUN, SYSTEM, HYPOTHESES, DEV_SCORE, "segment_id")
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=@-]*$")
+
+
+def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFrame:
+    """Read and validate a runs sheet; hypotheses paths become absolute.
+
+    Columns other than the reserved ones are facets (meta-parameters); an empty facet cell means
+    the facet does not apply to that run (e.g. a lambda the baseline does not have).
+    """
+    sheet = Path(path)
+    frame = read_table(sheet)
+    require_columns(frame, sheet, [RUN, SYSTEM, HYPOTHESES])
+    for column in (RUN, SYSTEM, HYPOTHESES):
+        check_nonempty(frame, sheet, column)
+        frame[column] = frame[column].map(str)
+    check_unique(frame, sheet, RUN)
+    for run_id, line in zip(frame[RUN], frame[LINE_COLUMN], strict=True):
+        if not _RUN_ID.match(run_id):
+            raise InputError(
+                sheet,
+                f"run_id '{run_id}' may hold only letters, digits and . _ + = @ - "
+                "(it names output files)",
+                line=int(line),
+                column=RUN,
+            )
+    frame[HYPOTHESES] = [
+        str((sheet.parent / p).resolve()) if not Path(p).is_absolute() else p
+        for p in frame[HYPOTHESES]
+    ]
+    if check_files:
+        for hyp, line in zip(frame[HYPOTHESES], frame[LINE_COLUMN], strict=True):
+            if not Path(hyp).is_file():
+                raise InputError(
+                    sheet, f"hypotheses file not found: {hyp}", line=int(line), column=HYPOTHESES
+                )
+    if DEV_SCORE in frame.columns:
+        frame[DEV_SCORE] = _numeric_column(frame, sheet, DEV_SCORE)
+    for facet in facet_columns(frame):
+        frame[facet] = [_facet_value(v) for v in frame[facet]]
+    return frame.drop(columns=[LINE_COLUMN]).reset_index(drop=True)
+
+
+def facet_columns(frame: pd.DataFrame) -> list[str]:
+    """The runs sheet's facets: every column that is not reserved, in sheet order."""
+    return [c for c in frame.columns if c not in RESERVED and c != LINE_COLUMN]
+
+
+def _facet_value(value: object) -> object:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return None
+    text = str(value).strip()
+    return text if text else None
+
+
+def _numeric_column(frame: pd.DataFrame, path: Path, column: str) -> pd.Series:
+    values: list[float] = []
+    for value, line in zip(frame[column], frame[LINE_COLUMN], strict=True):
+        if value is None or str(value).strip() == "":
+            values.append(float("nan"))
+            continue
+        try:
+            values.append(float(value))
+        except (TypeError, ValueError):
+            raise InputError(
+                path, f"'{value}' is not a number", line=int(line), column=column
+            ) from None
+    return pd.Series(values, index=frame.index, dtype="float64")

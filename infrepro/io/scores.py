@@ -1,0 +1,161 @@
+"""Scores mode: read an experiment that is already scored per segment (long format)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class ScoresColumns:
+    """The roles of a scores file's columns, from the config's ``columns:`` mapping."""
+
+    segment: str
+    system: str
+    run: tuple[str, ...]
+    metrics: tuple[str, ...]
+    facets: tuple[str, ...] = ()
+    properties: tuple[str, ...] = ()
+    dev_score: str | None = None
+
+    @classmethod
+    def from_config(cls, mapping: Mapping[str, Any]) -> ScoresColumns:
+        run = mapping["run"]
+        return cls(
+            segment=str(mapping["segment"]),
+            system=str(mapping["system"]),
+            run=(run,) if isinstance(run, str) else tuple(run),
+            metrics=tuple(mapping["metrics"]),
+            facets=tuple(mapping.get("facets", ()) or ()),
+            properties=tuple(mapping.get("properties", ()) or ()),
+            dev_score=mapping.get("dev_score"),
+        )
+
+    def all(self) -> list[str]:
+        """Every column the mapping names, each once."""
+        names = [self.segment, self.system, *self.run, *self.metrics, *self.facets]
+        names += [*self.properties, *([self.dev_score] if self.dev_score else [])]
+        return list(dict.fromkeys(names))
+
+
+def read_raw_scores(path: str | Path) -> pd.DataFrame:
+    """Read a CSV/TSV/Parquet file (gzip allowed) with every column as text (Parquet: as stored)."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(file, "scores file not found")
+    name = file.name.lower()
+    if name.endswith(".parquet"):
+        return pd.read_parquet(file)
+    sep = "\t" if name.endswith((".tsv", ".tsv.gz", ".txt", ".txt.gz")) else ","
+    try:
+        return pd.read_csv(file, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(file, f"invalid UTF-8 ({err.reason}); files must be UTF-8") from None
+    except pd.errors.ParserError as err:
+        raise InputError(file, f"cannot parse: {err}") from None
+
+
+def read_scores_table(path: str | Path, columns: ScoresColumns) -> pd.DataFrame:
+    """Read and validate a scores file into evaluation-table layout.
+
+    Columns are renamed to ``run_id``, ``system``, ``segment_id``; facets, properties and metrics
+    keep their names. A run is a distinct combination of ``columns.run`` values.
+    """
+    raw = read_raw_scores(path)
+    for column in columns.all():
+        if column not in raw.columns:
+            raise InputError(
+                path,
+                f"the columns mapping names '{column}', which the file lacks "
+                f"(found: {', '.join(map(str, raw.columns))})",
+                column=column,
+            )
+    out = pd.DataFrame(
+        {
+            "run_id": _join(raw, columns.run),
+            "system": _text(raw[columns.system]),
+        }
+    )
+    for facet in columns.facets:
+        out[facet] = _text(raw[facet])
+    out["segment_id"] = _text(raw[columns.segment])
+    for prop in columns.properties:
+        out[prop] = _maybe_numeric(raw[prop])
+    for metric in columns.metrics:
+        out[metric] = _numeric(raw[metric], path, metric)
+    if columns.dev_score:
+        out["dev_score"] = _numeric(raw[columns.dev_score], path, columns.dev_score)
+    _check_design(out, path, columns)
+    return out
+
+
+def _join(raw: pd.DataFrame, run_columns: tuple[str, ...]) -> pd.Series:
+    parts = [_text(raw[c]) for c in run_columns]
+    joined = parts[0]
+    for part in parts[1:]:
+        joined = joined + ":" + part
+    return joined
+
+
+def _text(series: pd.Series) -> pd.Series:
+    return series.map(lambda v: "" if v is None else str(v)).astype(object)
+
+
+def _numeric(series: pd.Series, path: str | Path, column: str) -> pd.Series:
+    values = pd.to_numeric(series.replace({"": np.nan, "NA": np.nan}), errors="coerce")
+    bad = values.isna() & ~series.isin(["", "NA", "NaN", "nan"]) & series.notna()
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(
+            path,
+            f"non-numeric score '{series.iloc[row]}'",
+            line=row + 2,
+            column=column,
+        )
+    missing = values.isna()
+    if missing.any():
+        row = int(np.flatnonzero(missing.to_numpy())[0])
+        raise InputError(path, "missing score", line=row + 2, column=column)
+    return values.astype("float64")
+
+
+def _maybe_numeric(series: pd.Series) -> pd.Series:
+    values = pd.to_numeric(series, errors="coerce")
+    if values.notna().all():
+        return values.astype("float64")
+    return _text(series)
+
+
+def _check_design(frame: pd.DataFrame, path: str | Path, columns: ScoresColumns) -> None:
+    duplicated = frame.duplicated(["run_id", "segment_id"], keep=False)
+    if duplicated.any():
+        rows = np.flatnonzero(duplicated.to_numpy())[:2]
+        raise InputError(
+            path,
+            f"run '{frame['run_id'].iloc[rows[0]]}' has segment "
+            f"'{frame['segment_id'].iloc[rows[0]]}' twice (lines {rows[0] + 2} and {rows[1] + 2}); "
+            f"do the run columns {list(columns.run)} identify a run?",
+        )
+    for column, key in [("system", "run_id"), *[(f, "run_id") for f in columns.facets]]:
+        _check_constant(frame, path, column, key)
+    for prop in columns.properties:
+        _check_constant(frame, path, prop, "segment_id")
+
+
+def _check_constant(frame: pd.DataFrame, path: str | Path, column: str, key: str) -> None:
+    counts = frame.groupby(key, sort=False)[column].nunique(dropna=False)
+    varying = counts[counts > 1]
+    if len(varying):
+        raise InputError(
+            path,
+            f"'{column}' must be constant within each {key}, but {key} '{varying.index[0]}' has "
+            f"{int(varying.iloc[0])} different values",
+            column=column,
+        )

@@ -1,0 +1,21 @@
+"""Snakemake script: assemble the evaluation table from per-run scores and properties."""
+
+import pandas as pd
+
+from infrepro.io import write_parquet
+from infrepro.io.evaluation import assemble_evaluation
+from infrepro.scripting import run_rule_script
+
+
+def main(smk) -> None:
+    table = assemble_evaluation(
+        pd.read_parquet(smk.input.runs),
+        [pd.read_parquet(path) for path in smk.input.scores],
+        pd.read_parquet(smk.input.properties),
+        facets=smk.params.facets,
+        metrics=smk.params.metrics,
+    )
+    write_parquet(table, smk.output.evaluation)
+
+
+run_rule_script(main, snakemake)  # noqa: F821

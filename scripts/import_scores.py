@@ -1,0 +1,22 @@
+"""Snakemake script: scores mode, read per-segment scores into the evaluation table."""
+
+from infrepro.io import ScoresColumns, write_csv, write_parquet
+from infrepro.io.evaluation import import_scores
+from infrepro.scripting import run_rule_script
+
+
+def main(smk) -> None:
+    options = smk.params.options
+    evaluation, runs, bins = import_scores(
+        smk.input.scores,
+        ScoresColumns.from_config(smk.params.columns),
+        n_bins=options.get("n_bins", 3),
+        cuts=options.get("bins", {}),
+        labels=options.get("bin_labels", {}),
+    )
+    write_parquet(evaluation, smk.output.evaluation)
+    write_parquet(runs, smk.output.runs)
+    write_csv(bins, smk.output.bins)
+
+
+run_rule_script(main, snakemake)  # noqa: F821

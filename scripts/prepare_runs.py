@@ -1,0 +1,12 @@
+"""Snakemake script: validate the runs sheet and store its run metadata as Parquet."""
+
+from infrepro.io import read_runs_sheet, write_parquet
+from infrepro.scripting import run_rule_script
+
+
+def main(smk) -> None:
+    runs = read_runs_sheet(smk.input.runs, check_files=False)
+    write_parquet(runs.drop(columns=["hypotheses"]), smk.output.runs)
+
+
+run_rule_script(main, snakemake)  # noqa: F821

@@ -1,0 +1,11 @@
+"""Snakemake script: validate the test set and store it as Parquet."""
+
+from infrepro.io import read_testset, write_parquet
+from infrepro.scripting import run_rule_script
+
+
+def main(smk) -> None:
+    write_parquet(read_testset(smk.input.testset), smk.output.testset)
+
+
+run_rule_script(main, snakemake)  # noqa: F821

@@ -1,0 +1,31 @@
+"""Snakemake script: data properties of every test input, with their binned versions."""
+
+import pandas as pd
+
+from infrepro.io import write_csv, write_parquet
+from infrepro.properties import add_bins, compute_properties
+from infrepro.scripting import run_rule_script
+
+
+def main(smk) -> None:
+    options = smk.params.options
+    testset = pd.read_parquet(smk.input.testset)
+    table, described = compute_properties(
+        testset,
+        smk.params.properties,
+        rarity_corpus=options.get("rarity_corpus"),
+        categorical=options.get("categorical", []),
+    )
+    table, bins = add_bins(
+        table,
+        smk.params.properties,
+        n_bins=options.get("n_bins", 3),
+        cuts=options.get("bins", {}),
+        labels=options.get("bin_labels", {}),
+    )
+    bins.insert(0, "computed_on", described)
+    write_parquet(table, smk.output.properties)
+    write_csv(bins, smk.output.bins)
+
+
+run_rule_script(main, snakemake)  # noqa: F821

@@ -1,0 +1,30 @@
+"""Snakemake script: score one run's hypotheses against the references, per segment."""
+
+import logging
+
+import pandas as pd
+
+from infrepro.io import read_hypotheses, reference_columns, write_parquet
+from infrepro.metrics import score_segments
+from infrepro.scripting import run_rule_script
+
+
+def main(smk) -> None:
+    testset = pd.read_parquet(smk.input.testset)
+    segment_ids = list(testset["segment_id"])
+    hypotheses = read_hypotheses(smk.input.hypotheses, segment_ids)
+    references = testset[reference_columns(testset.columns)].to_numpy().tolist()
+    scores = score_segments(
+        hypotheses,
+        references,
+        smk.params.metrics,
+        implementation=smk.params.implementation,
+        threads=smk.threads,
+    )
+    scores.insert(0, "segment_id", segment_ids)
+    scores.insert(0, "run_id", smk.wildcards.run_id)
+    logging.info("scored %d segments of run %s", len(scores), smk.wildcards.run_id)
+    write_parquet(scores, smk.output.scores)
+
+
+run_rule_script(main, snakemake)  # noqa: F821

@@ -1,0 +1,24 @@
+# Shared set-up: validate every input before any job runs, and name the workflow's outputs.
+from snakemake.exceptions import WorkflowError
+
+from infrepro.io import InputError, load_experiment
+
+RESULTS = "results"
+
+try:
+    EXPERIMENT = load_experiment(config)
+except InputError as err:
+    raise WorkflowError(f"infrepro: invalid input: {err}") from None
+
+RAW_MODE = EXPERIMENT.mode == "raw"
+PROPERTY_OPTIONS = config.get("property_options", {})
+
+
+def hypotheses_of(wildcards):
+    """The hypotheses file of one run."""
+    return EXPERIMENT.hypotheses_path(wildcards.run_id)
+
+
+def final_outputs():
+    """Everything `rule all` asks for."""
+    return [f"{RESULTS}/evaluation.parquet"]

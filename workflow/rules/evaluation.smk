@@ -1,0 +1,43 @@
+# The evaluation table: one row per (run, segment), read by every analysis.
+
+if RAW_MODE:
+
+    rule assemble:
+        input:
+            runs=f"{RESULTS}/inputs/runs.parquet",
+            properties=f"{RESULTS}/properties.parquet",
+            scores=expand(f"{RESULTS}/scores/{{run_id}}.parquet", run_id=EXPERIMENT.run_ids),
+        output:
+            evaluation=f"{RESULTS}/evaluation.parquet",
+        params:
+            facets=EXPERIMENT.facets,
+            metrics=EXPERIMENT.metrics,
+        log:
+            "logs/assemble.log",
+        threads: 1
+        resources:
+            mem_mb=4000,
+            runtime=30,
+        script:
+            "../../scripts/assemble.py"
+
+else:
+
+    rule import_scores:
+        input:
+            scores=config.get("scores", []),
+        output:
+            evaluation=f"{RESULTS}/evaluation.parquet",
+            runs=f"{RESULTS}/inputs/runs.parquet",
+            bins=f"{RESULTS}/tables/property_bins.csv",
+        params:
+            columns=config.get("columns", {}),
+            options=PROPERTY_OPTIONS,
+        log:
+            "logs/import_scores.log",
+        threads: 1
+        resources:
+            mem_mb=4000,
+            runtime=30,
+        script:
+            "../../scripts/import_scores.py"

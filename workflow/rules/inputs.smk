@@ -1,0 +1,31 @@
+# Validated, normalised copies of the test set and the runs sheet (raw mode).
+
+
+rule prepare_testset:
+    input:
+        testset=config.get("testset", []),
+    output:
+        testset=f"{RESULTS}/inputs/testset.parquet",
+    log:
+        "logs/prepare_testset.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../../scripts/prepare_testset.py"
+
+
+rule prepare_runs:
+    input:
+        runs=config.get("runs", []),
+    output:
+        runs=f"{RESULTS}/inputs/runs.parquet",
+    log:
+        "logs/prepare_runs.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../../scripts/prepare_runs.py"

@@ -1,0 +1,21 @@
+# Data properties of every test input (raw mode; in scores mode they come with the scores).
+
+
+rule properties:
+    input:
+        testset=f"{RESULTS}/inputs/testset.parquet",
+        rarity_corpus=PROPERTY_OPTIONS.get("rarity_corpus") or [],
+    output:
+        properties=f"{RESULTS}/properties.parquet",
+        bins=f"{RESULTS}/tables/property_bins.csv",
+    params:
+        properties=EXPERIMENT.properties,
+        options=PROPERTY_OPTIONS,
+    log:
+        "logs/properties.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../../scripts/properties.py"
