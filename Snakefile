@@ -12,10 +12,15 @@ validate(config, "workflow/schemas/config.schema.yaml")
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/inputs.smk"
-include: "workflow/rules/score.smk"
-include: "workflow/rules/properties.smk"
+
+if RAW_MODE:  # scores mode reads per-segment scores instead of scoring hypotheses
+
+    include: "workflow/rules/inputs.smk"
+    include: "workflow/rules/score.smk"
+    include: "workflow/rules/properties.smk"
+
 include: "workflow/rules/evaluation.smk"
+include: "workflow/rules/analysis.smk"
 
 
 rule all:

@@ -1,1 +1,15 @@
-"""infrepro.analyses."""
+"""The statistical analyses of METHOD.md section 4 on the evaluation table."""
+
+from .data import MetricData, best_runs, run_means
+from .runner import ANALYSES, load_metric_data, run_analysis
+from .tables import TABLES
+
+__all__ = [
+    "ANALYSES",
+    "TABLES",
+    "MetricData",
+    "best_runs",
+    "load_metric_data",
+    "run_analysis",
+    "run_means",
+]

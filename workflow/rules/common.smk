@@ -1,4 +1,6 @@
 # Shared set-up: validate every input before any job runs, and name the workflow's outputs.
+import re
+
 from snakemake.exceptions import WorkflowError
 
 from infrepro.io import InputError, load_experiment
@@ -21,4 +23,4 @@ def hypotheses_of(wildcards):
 
 def final_outputs():
     """Everything `rule all` asks for."""
-    return [f"{RESULTS}/evaluation.parquet"]
+    return [f"{RESULTS}/evaluation.parquet", f"{RESULTS}/tables/glrt.csv"]

@@ -1,0 +1,146 @@
+"""Classical comparisons for context (seed 002, thesis 2.1), all seeded.
+
+On the best runs: the paired bootstrap test (thesis Alg. 2.1) and approximate randomization
+(Alg. 2.2). On run-level mean scores: mean +- SD per system, Welch's t-test, Mann-Whitney U.
+Resampling p-values are (c + 1) / (K + 1), so they are never 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .data import RUN, SEGMENT, SYSTEM, MetricData, best_runs, run_means
+from .fitlog import FitLog
+from .pvalues import format_p
+
+CLASSICAL_COLUMNS = [
+    "metric", "test", "subset", "level1", "level2", "statistic", "estimate", "p_value",
+    "log10_p", "n", "samples", "seed", "note",
+]  # fmt: skip
+SUMMARY_COLUMNS = [
+    "metric", "system", "n_runs", "mean", "sd", "min", "max", "best_run", "best_mean",
+    "selected_by",
+]  # fmt: skip
+
+
+def paired_bootstrap(a: np.ndarray, b: np.ndarray, samples: int, seed: int) -> tuple[float, int]:
+    """Thesis Alg. 2.1: two-sided bootstrap test of mean(a) - mean(b); returns (p, count)."""
+    rng = np.random.default_rng(seed)
+    observed = a.mean() - b.mean()
+    differences = a - b
+    n = differences.size
+    resampled = np.empty(samples)
+    for k in range(samples):
+        resampled[k] = differences[rng.integers(0, n, size=n)].mean()
+    count = int(np.sum(np.abs(resampled - resampled.mean()) >= abs(observed)))
+    return (count + 1) / (samples + 1), count
+
+
+def approximate_randomization(
+    a: np.ndarray, b: np.ndarray, samples: int, seed: int
+) -> tuple[float, int]:
+    """Thesis Alg. 2.2: two-sided permutation test swapping outputs per segment."""
+    rng = np.random.default_rng(seed)
+    differences = a - b
+    observed = abs(differences.mean())
+    count = 0
+    for _ in range(samples):
+        signs = np.where(rng.random(differences.size) < 0.5, 1.0, -1.0)
+        if abs((signs * differences).mean()) >= observed:
+            count += 1
+    return (count + 1) / (samples + 1), count
+
+
+def classical_tests(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
+    """Best-run resampling tests and run-level tests of the baseline against every system."""
+    options = data.options
+    boot = options.get("bootstrap", {}) or {}
+    perm = options.get("randomization", {}) or {}
+    boot_samples, boot_seed = int(boot.get("samples", 1000)), int(boot.get("seed", 1))
+    perm_samples, perm_seed = int(perm.get("samples", 1000)), int(perm.get("seed", 1))
+    best = best_runs(data).set_index(SYSTEM)
+    means = run_means(data)
+    rows: list[dict[str, object]] = []
+    baseline = data.baseline
+    for other in data.systems[1:]:
+        subset = f"{baseline} vs {other}"
+        a, b = _aligned(data, best.loc[baseline, RUN], best.loc[other, RUN])
+        note = f"best runs {best.loc[baseline, RUN]} vs {best.loc[other, RUN]}"
+        estimate = float(a.mean() - b.mean())
+        p, count = paired_bootstrap(a, b, boot_samples, boot_seed)
+        rows.append(_row(data, "paired bootstrap", subset, other, count, estimate, p, a.size,
+                         boot_samples, boot_seed, note))  # fmt: skip
+        p, count = approximate_randomization(a, b, perm_samples, perm_seed)
+        rows.append(_row(data, "approximate randomization", subset, other, count, estimate, p,
+                         a.size, perm_samples, perm_seed, note))  # fmt: skip
+        first = means.loc[means[SYSTEM] == baseline, "mean"].to_numpy()
+        second = means.loc[means[SYSTEM] == other, "mean"].to_numpy()
+        if min(first.size, second.size) < 2:
+            log.skip("classical", subset, "", "run-level tests need at least two runs per system")
+            continue
+        difference = float(first.mean() - second.mean())
+        welch = stats.ttest_ind(first, second, equal_var=False)
+        rows.append(_row(data, "Welch t (run means)", subset, other, float(welch.statistic),
+                         difference, float(welch.pvalue), first.size + second.size, 0, 0,
+                         f"{first.size} vs {second.size} runs"))  # fmt: skip
+        mwu = stats.mannwhitneyu(first, second, alternative="two-sided")
+        rows.append(_row(data, "Mann-Whitney U (run means)", subset, other,
+                         float(mwu.statistic), difference, float(mwu.pvalue),
+                         first.size + second.size, 0, 0,
+                         f"{first.size} vs {second.size} runs"))  # fmt: skip
+    return {
+        "classical": pd.DataFrame(rows, columns=CLASSICAL_COLUMNS),
+        "run_summary": _summary(data, means, best),
+        "run_means": _run_means_table(data, means, best),
+    }
+
+
+def _aligned(data: MetricData, run_a: str, run_b: str) -> tuple[np.ndarray, np.ndarray]:
+    table = data.evaluation
+    a = table[table[RUN] == run_a].set_index(SEGMENT)[data.metric]
+    b = table[table[RUN] == run_b].set_index(SEGMENT)[data.metric]
+    common = a.index.intersection(b.index)
+    return a.loc[common].to_numpy(dtype=float), b.loc[common].to_numpy(dtype=float)
+
+
+def _row(
+    data: MetricData, test: str, subset: str, other: str, statistic: float, estimate: float,
+    p: float, n: int, samples: int, seed: int, note: str,
+) -> dict[str, object]:  # fmt: skip
+    log10_p = math.log10(p) if p > 0 else -math.inf
+    return {
+        "metric": data.metric, "test": test, "subset": subset, "level1": data.baseline,
+        "level2": other, "statistic": statistic, "estimate": estimate,
+        "p_value": format_p(log10_p), "log10_p": log10_p, "n": n, "samples": samples,
+        "seed": seed, "note": note,
+    }  # fmt: skip
+
+
+def _summary(data: MetricData, means: pd.DataFrame, best: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for system in data.systems:
+        values = means.loc[means[SYSTEM] == system]
+        best_run = best.loc[system, RUN]
+        rows.append(
+            {
+                "metric": data.metric, "system": system, "n_runs": len(values),
+                "mean": float(values["mean"].mean()),
+                "sd": float(values["mean"].std(ddof=1)) if len(values) > 1 else math.nan,
+                "min": float(values["mean"].min()), "max": float(values["mean"].max()),
+                "best_run": best_run,
+                "best_mean": float(values.loc[values[RUN] == best_run, "mean"].iloc[0]),
+                "selected_by": best.loc[system, "selected_by"],
+            }
+        )  # fmt: skip
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def _run_means_table(data: MetricData, means: pd.DataFrame, best: pd.DataFrame) -> pd.DataFrame:
+    table = means.rename(columns={"count": "n_segments"}).copy()
+    table.insert(0, "metric", data.metric)
+    table["is_best"] = table[RUN].isin(set(best[RUN]))
+    return table

@@ -1,0 +1,120 @@
+"""Fit models while recording diagnostics of every fit and the reason of every skipped analysis."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from infrepro.lmm import LmmError, LmmResult, fit, parse_formula
+
+SEGMENT = "segment_id"
+RUN = "run_id"
+FEW_LEVELS = 5
+QQ_POINTS = 50
+
+DIAGNOSTIC_COLUMNS = [
+    "metric", "analysis", "subset", "property", "model", "reml", "status", "reason",
+    "converged", "singular", "n_obs", "n_segments", "n_runs", "facets_lt5", "loglik", "messages",
+]  # fmt: skip
+QQ_COLUMNS = ["metric", "analysis", "subset", "property", "model", "theoretical", "sample"]
+
+
+@dataclass
+class FitLog:
+    """Diagnostics of one metric's fits (METHOD.md section 4, "Diagnostics, always reported")."""
+
+    metric: str
+    rows: list[dict[str, object]] = field(default_factory=list)
+    qq: list[dict[str, object]] = field(default_factory=list)
+
+    def fit(
+        self,
+        formula: str,
+        data: pd.DataFrame,
+        *,
+        reml: bool,
+        analysis: str,
+        subset: str = "",
+        prop: str = "",
+        reference_levels: Mapping[str, str] | None = None,
+    ) -> LmmResult | None:
+        """Fit ``formula``; on an engine error record it as skipped and return None."""
+        try:
+            fixed = set(parse_formula(formula).fixed_variables)
+            levels = {k: v for k, v in (reference_levels or {}).items() if k in fixed}
+            result = fit(formula, data, reml=reml, reference_levels=levels)
+        except LmmError as err:
+            self.skip(analysis, subset, prop, f"model {formula} could not be fitted: {err}")
+            return None
+        few = sorted(g for g, n in result.ngroups.items() if g != SEGMENT and n < FEW_LEVELS)
+        self.rows.append(
+            {
+                "metric": self.metric,
+                "analysis": analysis,
+                "subset": subset,
+                "property": prop,
+                "model": formula,
+                "reml": reml,
+                "status": "fitted",
+                "reason": "",
+                "converged": result.converged,
+                "singular": result.singular,
+                "n_obs": result.nobs,
+                "n_segments": _nunique(data, SEGMENT),
+                "n_runs": _nunique(data, RUN),
+                "facets_lt5": ";".join(few),
+                "loglik": result.loglik,
+                "messages": " | ".join(result.messages),
+            }
+        )
+        self._add_qq(result, analysis, subset, prop, formula)
+        return result
+
+    def skip(self, analysis: str, subset: str, prop: str, reason: str) -> None:
+        """Record an analysis that was not run, and why."""
+        row = dict.fromkeys(DIAGNOSTIC_COLUMNS, "")
+        row.update(
+            metric=self.metric,
+            analysis=analysis,
+            subset=subset,
+            property=prop,
+            status="skipped",
+            reason=reason,
+        )
+        self.rows.append(row)
+
+    def _add_qq(
+        self, result: LmmResult, analysis: str, subset: str, prop: str, formula: str
+    ) -> None:
+        residuals = np.asarray(result.residuals, dtype="float64")
+        if residuals.size < 2 or result.sigma <= 0:
+            return
+        probabilities = (np.arange(QQ_POINTS) + 0.5) / QQ_POINTS
+        sample = np.quantile(residuals / result.sigma, probabilities)
+        theoretical = stats.norm.ppf(probabilities)
+        for t, s in zip(theoretical, sample, strict=True):
+            self.qq.append(
+                {
+                    "metric": self.metric,
+                    "analysis": analysis,
+                    "subset": subset,
+                    "property": prop,
+                    "model": formula,
+                    "theoretical": float(t),
+                    "sample": float(s),
+                }
+            )
+
+    def diagnostics(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows, columns=DIAGNOSTIC_COLUMNS)
+
+    def qq_table(self) -> pd.DataFrame:
+        return pd.DataFrame(self.qq, columns=QQ_COLUMNS)
+
+
+def _nunique(data: pd.DataFrame, column: str) -> int:
+    return int(data[column].nunique()) if column in data else 0

@@ -1,0 +1,58 @@
+"""Meta-parameter importance and meta-parameter x data property interactions.
+
+The facet with the largest variance share of a system (from its VCA) becomes a fixed effect,
+crossed with each property: ``score ~ f * d + (1|s)`` vs ``score ~ f + d + (1|s)`` (METHOD.md 4).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .conditional import _Tables, factor_analysis
+from .data import SYSTEM, MetricData
+from .fitlog import FitLog
+
+IMPORTANCE_COLUMNS = ["metric", "system", "facet", "variance", "percent", "rank", "dominant"]
+
+
+def facet_importance(data: MetricData, components: pd.DataFrame) -> pd.DataFrame:
+    """Facets of each system ranked by their variance share (segment and residual excluded)."""
+    rows: list[dict[str, object]] = []
+    for system in data.systems:
+        facets = data.facets_of(system)
+        mine = components[(components["system"] == system) & components["component"].isin(facets)]
+        ranked = mine.sort_values(["percent", "component"], ascending=[False, True])
+        for rank, row in enumerate(ranked.itertuples(index=False), start=1):
+            rows.append(
+                {
+                    "metric": data.metric, "system": system, "facet": row.component,
+                    "variance": row.variance, "percent": row.percent, "rank": rank,
+                    "dominant": rank == 1,
+                }
+            )  # fmt: skip
+    return pd.DataFrame(rows, columns=IMPORTANCE_COLUMNS)
+
+
+def metaparameter_interactions(
+    data: MetricData, log: FitLog, components: pd.DataFrame
+) -> dict[str, pd.DataFrame]:
+    """Importance ranking and, per system, its dominant facet crossed with every property."""
+    importance = facet_importance(data, components)
+    tables = _Tables()
+    for system in data.systems:
+        dominant = importance[(importance["system"] == system) & importance["dominant"]]
+        if dominant.empty:
+            log.skip("metaparam", system, "", f"{system} has no facet with two or more levels")
+            continue
+        facet = str(dominant["facet"].iloc[0])
+        rows = data.evaluation[data.evaluation[SYSTEM] == system].dropna(subset=[facet])
+        reference = sorted(set(map(str, rows[facet])))[0]
+        for prop in data.properties:
+            for variant in data.property_variants(prop):
+                factor_analysis(
+                    data, log, tables, rows.dropna(subset=[variant]), factor=facet,
+                    prop=variant, analysis="metaparam", subset=system, reference=reference,
+                )  # fmt: skip
+    frames = tables.frames()
+    frames["importance"] = importance
+    return frames

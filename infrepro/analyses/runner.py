@@ -1,0 +1,72 @@
+"""Run one analysis of one metric: the unit of work of a Snakemake analysis job."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from .classical import classical_tests
+from .comparison import compare_systems
+from .conditional import conditional_analyses
+from .data import MetricData
+from .fitlog import FitLog
+from .metaparam import metaparameter_interactions
+from .tables import complete
+from .variance import variance_components
+
+ANALYSES = ("comparison", "conditional", "variance", "metaparam", "classical")
+
+
+def load_metric_data(
+    evaluation: pd.DataFrame,
+    runs: pd.DataFrame,
+    bins: pd.DataFrame,
+    *,
+    metric: str,
+    better: str,
+    baseline: str,
+    facets: list[str],
+    properties: list[str],
+    options: Mapping[str, Any],
+) -> MetricData:
+    """Bundle one metric's view of the evaluation table with the experiment's structure."""
+    bin_order: dict[str, list[str]] = {}
+    for prop, group in bins.groupby("property", sort=False):
+        bin_order[f"{prop}_bin"] = [str(b) for b in group["bin"]]
+    return MetricData(
+        metric=metric,
+        better=better,
+        baseline=baseline,
+        evaluation=evaluation.dropna(subset=[metric]).reset_index(drop=True),
+        runs=runs,
+        facets=facets,
+        properties=properties,
+        options=options,
+        bin_order=bin_order,
+    )
+
+
+def run_analysis(
+    name: str, data: MetricData, components: pd.DataFrame | None = None
+) -> dict[str, pd.DataFrame]:
+    """All tables of one analysis; tables it does not produce come back empty."""
+    log = FitLog(data.metric)
+    if name == "comparison":
+        tables = compare_systems(data, log)
+    elif name == "conditional":
+        tables = conditional_analyses(data, log)
+    elif name == "variance":
+        tables = variance_components(data, log)
+    elif name == "metaparam":
+        if components is None:
+            raise ValueError("the metaparam analysis needs the variance components table")
+        tables = metaparameter_interactions(data, log, components)
+    elif name == "classical":
+        tables = classical_tests(data, log)
+    else:
+        raise ValueError(f"unknown analysis '{name}'; choose from {', '.join(ANALYSES)}")
+    tables["diagnostics"] = log.diagnostics()
+    tables["qq"] = log.qq_table()
+    return complete(tables)

@@ -1,0 +1,28 @@
+"""Snakemake script: run one analysis of one metric and write its tables."""
+
+import pandas as pd
+
+from infrepro.analyses import load_metric_data, run_analysis
+from infrepro.io import write_csv
+from infrepro.scripting import run_rule_script
+
+
+def main(smk) -> None:
+    data = load_metric_data(
+        pd.read_parquet(smk.input.evaluation),
+        pd.read_parquet(smk.input.runs),
+        pd.read_csv(smk.input.bins),
+        metric=smk.wildcards.metric,
+        better=smk.params.better,
+        baseline=smk.params.baseline,
+        facets=list(smk.params.facets),
+        properties=list(smk.params.properties),
+        options=smk.params.options,
+    )
+    components = pd.read_csv(smk.input.components) if smk.input.components else None
+    tables = run_analysis(smk.wildcards.analysis, data, components)
+    for name, table in tables.items():
+        write_csv(table, smk.output[name])
+
+
+run_rule_script(main, snakemake)  # noqa: F821

@@ -1,0 +1,22 @@
+"""Snakemake script: concatenate the per-job parts of every table into results/tables/."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from infrepro.analyses.tables import combine
+from infrepro.io import write_csv
+from infrepro.scripting import run_rule_script
+
+
+def main(smk) -> None:
+    for name in smk.output.keys():
+        parts = [
+            pd.read_csv(p, dtype=str, keep_default_na=False)
+            for p in smk.input.parts
+            if Path(p).stem == name
+        ]
+        write_csv(combine(parts), smk.output[name])
+
+
+run_rule_script(main, snakemake)  # noqa: F821
