@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 LN10 = math.log(10.0)
 
@@ -15,7 +15,21 @@ def chi2_log10_sf(statistic: float, df: int) -> float:
     """log10 of the chi-square survival function, accurate far below the float range."""
     if df <= 0:
         return 0.0
-    return float(stats.chi2.logsf(max(statistic, 0.0), df)) / LN10
+    value = float(stats.chi2.logsf(max(statistic, 0.0), df))
+    if math.isfinite(value):
+        return value / LN10
+    return _log_upper_gamma_tail(df / 2.0, statistic / 2.0) / LN10
+
+
+def _log_upper_gamma_tail(s: float, x: float) -> float:
+    """log Q(s, x) for large x by the asymptotic series of the upper incomplete gamma function."""
+    total, term = 1.0, 1.0
+    for n in range(1, 60):
+        term *= (s - n) / x
+        total += term
+        if abs(term) < 1e-17 * abs(total):
+            break
+    return (s - 1.0) * math.log(x) - x + math.log(total) - float(special.gammaln(s))
 
 
 def normal_log10_two_sided(z: float) -> float:

@@ -1,0 +1,165 @@
+"""The fitted model: estimates, diagnostics, estimated marginal means, contrasts, predictions."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .design import FixedDesign, is_categorical
+from .errors import LmmError
+
+
+@dataclass(frozen=True, eq=False)
+class LmmResult:
+    """A fitted random-intercept linear mixed model (the names are a stable contract).
+
+    ``loglik`` is lme4's: the ML log-likelihood, or for REML fits minus half the REML
+    criterion. ``variance_components`` is indexed by the random term as written in the formula
+    (nested ``(1|a/b)`` gives ``a`` and ``a:b``) plus ``Residual``.
+    """
+
+    formula: str
+    reml: bool
+    response: str
+    loglik: float
+    criterion: float
+    fixed_effects: pd.Series
+    fixed_cov: pd.DataFrame
+    fixed_se: pd.Series
+    variance_components: pd.Series
+    sigma: float
+    theta: np.ndarray
+    theta_names: tuple[str, ...]
+    converged: bool
+    singular: bool
+    nobs: int
+    ngroups: dict[str, int]
+    residuals: np.ndarray
+    messages: list[str]
+    n_evals: int = 0
+    fit_seconds: float = 0.0
+    path: str = ""
+    design: FixedDesign | None = field(default=None, repr=False)
+    response_digest: str = field(default="", repr=False)
+
+    @property
+    def n_fixed(self) -> int:
+        """Number of fixed-effect parameters."""
+        return len(self.fixed_effects)
+
+    @property
+    def n_theta(self) -> int:
+        """Number of variance parameters besides the residual."""
+        return len(self.theta)
+
+    # ------------------------------------------------------------------ marginal means
+    def _require_factor(self, factor: str) -> FixedDesign:
+        design = self.design
+        if design is None or factor not in design.variables:
+            raise LmmError(f"{factor!r} is not a fixed-effect variable of {self.formula!r}")
+        if not design.variables[factor].is_factor:
+            raise LmmError(f"{factor!r} is a numeric covariate, not a factor")
+        return design
+
+    def _emm_weights(self, factor: str) -> tuple[tuple[str, ...], np.ndarray]:
+        """Rows L_l such that L_l beta is the marginal mean of each level (emmeans' default)."""
+        design = self._require_factor(factor)
+        factors = design.factor_names()
+        levels = {f: design.variables[f].levels or () for f in factors}
+        grid = list(itertools.product(*[range(len(levels[f])) for f in factors]))
+        ngrid = len(grid)
+        values: dict[str, np.ndarray] = {}
+        for j, f in enumerate(factors):
+            values[f] = np.array([g[j] for g in grid], dtype=np.int64)
+        for name, var in design.variables.items():
+            if not var.is_factor:
+                values[name] = np.full(ngrid, var.mean)
+        xg = design.matrix(values, ngrid)
+        target = values[factor]
+        lev = levels[factor]
+        weights = np.vstack([xg[target == i].mean(axis=0) for i in range(len(lev))])
+        return lev, weights
+
+    def emmeans(self, factor: str) -> pd.DataFrame:
+        """Estimated marginal means of a factor's levels with standard errors.
+
+        Equal weights over the levels of the other fixed-effect factors, numeric covariates at
+        their mean (emmeans' defaults); standard errors from ``fixed_cov``.
+        """
+        levels, weights = self._emm_weights(factor)
+        beta = self.fixed_effects.to_numpy()
+        cov = self.fixed_cov.to_numpy()
+        est = weights @ beta
+        se = np.sqrt(np.einsum("ij,jk,ik->i", weights, cov, weights))
+        return pd.DataFrame({"level": list(levels), "estimate": est, "se": se})
+
+    def contrasts(self, factor: str) -> pd.DataFrame:
+        """All pairwise differences of marginal means, level1 - level2 in level order.
+
+        z = estimate / se and a two-sided normal p-value (no multiplicity adjustment).
+        """
+        from scipy import stats  # deferred: scipy.stats is slow to import
+
+        levels, weights = self._emm_weights(factor)
+        beta = self.fixed_effects.to_numpy()
+        cov = self.fixed_cov.to_numpy()
+        rows = []
+        for i, j in itertools.combinations(range(len(levels)), 2):
+            d = weights[i] - weights[j]
+            est = float(d @ beta)
+            se = float(np.sqrt(d @ cov @ d))
+            z = est / se if se > 0 else np.nan
+            p = float(2.0 * stats.norm.sf(abs(z))) if se > 0 else np.nan
+            rows.append((levels[i], levels[j], est, se, z, p))
+        return pd.DataFrame(rows, columns=["level1", "level2", "estimate", "se", "z", "p_value"])
+
+    # ------------------------------------------------------------------ prediction
+    def predict(self, newdata: pd.DataFrame) -> pd.DataFrame:
+        """Fixed-part predictions X beta for new rows, with standard errors from fixed_cov."""
+        x = self.design_matrix(newdata)
+        beta = self.fixed_effects.to_numpy()
+        cov = self.fixed_cov.to_numpy()
+        est = x @ beta
+        se = np.sqrt(np.einsum("ij,jk,ik->i", x, cov, x))
+        return pd.DataFrame({"estimate": est, "se": se}, index=newdata.index)
+
+    def design_matrix(self, newdata: pd.DataFrame) -> np.ndarray:
+        """The fixed-effect model matrix of new rows, coded as in the fit (for contrasts)."""
+        design = self.design
+        if design is None:
+            raise LmmError("this result carries no design; cannot predict")
+        values: dict[str, np.ndarray] = {}
+        for name, var in design.variables.items():
+            if name not in newdata.columns:
+                raise LmmError(f"newdata lacks column {name!r}")
+            col = newdata[name]
+            if var.is_factor:
+                assert var.levels is not None
+                index = {lev: i for i, lev in enumerate(var.levels)}
+                labels = ["TRUE" if v is True else "FALSE" if v is False else str(v) for v in col]
+                unknown = sorted({lab for lab in labels if lab not in index})
+                if unknown:
+                    raise LmmError(f"newdata column {name!r} has unknown level(s) {unknown}")
+                values[name] = np.array([index[lab] for lab in labels], dtype=np.int64)
+            else:
+                if is_categorical(col):
+                    raise LmmError(f"newdata column {name!r} must be numeric")
+                values[name] = col.to_numpy(dtype=float)
+        return design.matrix(values, len(newdata))
+
+    def summary(self) -> str:
+        """A short text summary (for logs)."""
+        lines = [
+            f"{'REML' if self.reml else 'ML'} fit: {self.formula}",
+            f"nobs={self.nobs} ngroups={self.ngroups} loglik={self.loglik:.6f} "
+            f"converged={self.converged} singular={self.singular}",
+            "fixed effects:",
+            pd.DataFrame({"estimate": self.fixed_effects, "se": self.fixed_se}).to_string(),
+            "variance components:",
+            self.variance_components.to_string(),
+        ]
+        lines += [f"note: {m}" for m in self.messages]
+        return "\n".join(lines)

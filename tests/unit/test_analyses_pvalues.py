@@ -1,0 +1,47 @@
+"""p-value helpers: never 0, Holm identical to statsmodels, tails beyond the float range."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from infrepro.analyses.pvalues import chi2_log10_sf, format_p, holm_log10
+
+
+@given(st.lists(st.floats(min_value=1e-300, max_value=1.0), min_size=1, max_size=12))
+def test_holm_equals_statsmodels(p_values: list[float]) -> None:
+    expected = multipletests(p_values, method="holm")[1]
+    adjusted = 10 ** holm_log10(np.log10(p_values))
+    np.testing.assert_allclose(adjusted, expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize(("statistic", "df"), [(3.0, 1), (34.09, 2), (700.0, 4), (1400.0, 2)])
+def test_chi2_tail_matches_scipy_where_scipy_is_finite(statistic: float, df: int) -> None:
+    expected = stats.chi2.logsf(statistic, df) / math.log(10)
+    assert chi2_log10_sf(statistic, df) == pytest.approx(expected, rel=1e-12)
+
+
+def test_chi2_tail_beyond_float_range_is_finite_and_monotone() -> None:
+    values = [chi2_log10_sf(x, 3) for x in (1500.0, 5000.0, 20000.0)]
+    assert all(math.isfinite(v) for v in values)
+    assert values[0] > values[1] > values[2]
+    # log10 Q(1.5, 750) by mpmath: -324.23058649574523
+    assert values[0] == pytest.approx(-324.23058649574523, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("log10_p", "text"),
+    [
+        (math.log10(3.959e-08), "3.959e-08"),
+        (math.log10(0.2134), "0.2134"),
+        (-1088.5, "3.162e-1089"),
+    ],
+)
+def test_format_p_never_prints_zero(log10_p: float, text: str) -> None:
+    assert format_p(log10_p) == text
