@@ -1,0 +1,111 @@
+"""End-to-end: the bundled example's analyses write every table and recover the planted truth."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from workflow_helpers import REPO_ROOT
+
+from infrepro.analyses import TABLES
+from infrepro.analyses.tables import TABLE_COLUMNS
+
+pytestmark = pytest.mark.e2e
+PLANTED = json.loads((REPO_ROOT / "resources/example/planted.json").read_text())
+
+
+def table(root: Path, name: str) -> pd.DataFrame:
+    return pd.read_csv(root / "results" / "tables" / f"{name}.csv")
+
+
+def test_every_table_is_written_with_its_columns(example_run: Path) -> None:
+    for name in TABLES:
+        frame = table(example_run, name)
+        assert not frame.empty, name
+        if TABLE_COLUMNS[name] is not None:
+            assert list(frame.columns) == TABLE_COLUMNS[name]
+
+
+def test_no_p_value_is_zero(example_run: Path) -> None:
+    for name in ("glrt", "contrasts", "slopes", "classical"):
+        frame = pd.read_csv(example_run / "results/tables" / f"{name}.csv", dtype=str)
+        for column in ("p_value", "p_holm"):
+            if column in frame:
+                values = frame[column].dropna()
+                assert not values.isin(["0", "0.0"]).any(), (name, column)
+
+
+def glrt(root: Path, analysis: str, metric: str = "ter", prop: str = "") -> pd.Series:
+    frame = table(root, "glrt").fillna({"property": ""})
+    rows = frame[
+        (frame["metric"] == metric) & (frame["analysis"] == analysis) & (frame["property"] == prop)
+    ]
+    assert len(rows) == 1, rows
+    return rows.iloc[0]
+
+
+def contrast(root: Path, analysis: str, metric: str = "ter") -> float:
+    frame = table(root, "contrasts")
+    rows = frame[(frame["metric"] == metric) & (frame["analysis"] == analysis)]
+    assert len(rows) == 1
+    return float(rows["estimate"].iloc[0])
+
+
+def test_best_vs_best_favours_the_competitor(example_run: Path) -> None:
+    # TER: lower is better; the contrast is baseline - competitor.
+    assert contrast(example_run, "best_vs_best") > 0
+    assert glrt(example_run, "best_vs_best")["log10_p"] < -3
+
+
+def test_all_runs_favour_the_baseline_and_run_aware_test_is_weaker(example_run: Path) -> None:
+    assert contrast(example_run, "all_runs") < 0
+    assert glrt(example_run, "all_runs")["log10_p"] < -10
+    assert (
+        glrt(example_run, "all_runs_run_aware")["log10_p"]
+        > glrt(example_run, "all_runs")["log10_p"]
+    )
+    assert 10 ** glrt(example_run, "all_runs_run_aware")["log10_p"] > 0.05
+
+
+def test_best_runs_are_selected_by_dev_score(example_run: Path) -> None:
+    summary = table(example_run, "run_summary")
+    ter = summary[summary["metric"] == "ter"].set_index("system")
+    assert ter.loc["baseline", "best_run"] == PLANTED["best_by_dev"]["baseline"]
+    assert ter.loc["competitor", "best_run"] == PLANTED["best_by_dev"]["competitor"]
+    assert (summary["selected_by"] == "dev_score").all()
+
+
+def test_lambda_dominates_the_competitor(example_run: Path) -> None:
+    importance = table(example_run, "importance")
+    dominant = importance[(importance["system"] == "competitor") & importance["dominant"]]
+    assert set(dominant["facet"]) == {"lambda"}
+
+
+def test_planted_interactions_are_found(example_run: Path) -> None:
+    assert glrt(example_run, "conditional_interaction", prop="length")["log10_p"] < -5
+    frame = table(example_run, "glrt")
+    lam = frame[
+        (frame["metric"] == "ter")
+        & (frame["analysis"] == "metaparam_interaction")
+        & (frame["subset"] == "competitor")
+        & (frame["property"] == "length")
+    ]
+    assert lam["facet"].iloc[0] == "lambda"
+    assert lam["log10_p"].iloc[0] < -5
+    slopes = table(example_run, "slopes")
+    lam_slopes = slopes[
+        (slopes["metric"] == "ter") & (slopes["analysis"] == "metaparam")
+        & (slopes["subset"] == "competitor") & (slopes["property"] == "length")
+    ].set_index("group")["slope"]  # fmt: skip
+    lam_slopes.index = lam_slopes.index.astype(str)
+    assert lam_slopes.loc["0.1"] < lam_slopes.loc["0.5"] < lam_slopes.loc["0.9"]
+
+
+def test_reliability_recovers_planted_phi(example_run: Path) -> None:
+    reliability = table(example_run, "reliability")
+    ter = reliability[reliability["metric"] == "ter"].set_index("system")
+    for system in ("baseline", "competitor"):
+        planted = PLANTED["variance_components"][system]["phi"]
+        assert ter.loc[system, "phi"] == pytest.approx(planted, abs=0.05)
