@@ -1,0 +1,76 @@
+"""End-to-end: new seeds, a changed hypotheses file and a changed analysis option rerun only
+what they must (issue: "New seeds arrive")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from workflow_helpers import MiniExperiment, job_counts, make_mini_experiment, run_snakemake
+
+from infrepro.analyses import ANALYSES
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory: pytest.TempPathFactory) -> MiniExperiment:
+    exp = make_mini_experiment(tmp_path_factory.mktemp("incremental") / "exp", n_segments=20)
+    result = run_snakemake(exp.root)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return exp
+
+
+def planned(exp: MiniExperiment) -> dict[str, int]:
+    """The jobs a dry run would execute now."""
+    dry = run_snakemake(exp.root, "--dry-run")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    return job_counts(dry.stdout)
+
+
+def score_mtimes(exp: MiniExperiment) -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in (exp.root / "results/scores").iterdir()}
+
+
+def test_nothing_to_do_after_a_full_run(experiment: MiniExperiment) -> None:
+    assert planned(experiment) == {}
+
+
+def test_two_new_seeds_score_two_runs_and_refit(experiment: MiniExperiment) -> None:
+    before = score_mtimes(experiment)
+    experiment.add_run("comp_s3", "comp", "3", rng_seed=303)
+    experiment.add_run("comp_s4", "comp", "4", rng_seed=304)
+    counts = planned(experiment)
+    n_metrics = len(experiment.config()["metrics"])
+    assert counts["score_run"] == 2
+    assert counts["assemble"] == 1
+    assert counts["analysis"] == n_metrics * len(ANALYSES)
+    assert "prepare_testset" not in counts and "properties" not in counts
+    result = run_snakemake(experiment.root)
+    assert result.returncode == 0, result.stderr[-3000:]
+    after = score_mtimes(experiment)
+    assert set(after) - set(before) == {"comp_s3.parquet", "comp_s4.parquet"}
+    assert all(after[name] == mtime for name, mtime in before.items())
+    assert planned(experiment) == {}
+
+
+def test_changed_hypotheses_rescore_only_that_run(experiment: MiniExperiment) -> None:
+    path: Path = experiment.root / "hyps" / "base_s2.txt"
+    lines = path.read_text().splitlines()
+    lines[0] = "a completely different first hypothesis"
+    path.write_text("\n".join(lines) + "\n")
+    counts = planned(experiment)
+    assert counts["score_run"] == 1
+    assert "prepare_runs" not in counts and "prepare_testset" not in counts
+    assert counts["assemble"] == 1
+    result = run_snakemake(experiment.root)
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_changed_analysis_option_refits_without_rescoring(experiment: MiniExperiment) -> None:
+    config = experiment.config()
+    config["analyses"] = {"bootstrap": {"samples": 500, "seed": 7}}
+    experiment.write_config(config)
+    counts = planned(experiment)
+    assert "score_run" not in counts and "assemble" not in counts
+    assert counts["analysis"] >= 1
