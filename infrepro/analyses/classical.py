@@ -82,11 +82,17 @@ def classical_tests(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
         if min(first.size, second.size) < 2:
             log.skip("classical", subset, "", "run-level tests need at least two runs per system")
             continue
+        if np.ptp(np.concatenate([first, second])) == 0:
+            log.skip("classical", subset, "", "run means are constant: no run-level test")
+            continue
         difference = float(first.mean() - second.mean())
         welch = stats.ttest_ind(first, second, equal_var=False)
+        log10_welch = (math.log(2.0) + float(stats.t.logsf(abs(welch.statistic), welch.df))) / (
+            math.log(10.0)
+        )
         rows.append(_row(data, "Welch t (run means)", subset, other, float(welch.statistic),
-                         difference, float(welch.pvalue), first.size + second.size, 0, 0,
-                         f"{first.size} vs {second.size} runs"))  # fmt: skip
+                         difference, 10**log10_welch, first.size + second.size, 0, 0,
+                         f"{first.size} vs {second.size} runs", log10_welch))  # fmt: skip
         mwu = stats.mannwhitneyu(first, second, alternative="two-sided")
         rows.append(_row(data, "Mann-Whitney U (run means)", subset, other,
                          float(mwu.statistic), difference, float(mwu.pvalue),
@@ -109,9 +115,10 @@ def _aligned(data: MetricData, run_a: str, run_b: str) -> tuple[np.ndarray, np.n
 
 def _row(
     data: MetricData, test: str, subset: str, other: str, statistic: float, estimate: float,
-    p: float, n: int, samples: int, seed: int, note: str,
+    p: float, n: int, samples: int, seed: int, note: str, log10_p: float | None = None,
 ) -> dict[str, object]:  # fmt: skip
-    log10_p = math.log10(p) if p > 0 else -math.inf
+    if log10_p is None:
+        log10_p = math.log10(p) if p > 0 else -math.inf
     return {
         "metric": data.metric, "test": test, "subset": subset, "level1": data.baseline,
         "level2": other, "statistic": statistic, "estimate": estimate,

@@ -41,6 +41,8 @@ def format_p(log10_p: float) -> str:
     """A p-value as text with 4 significant digits, e.g. ``3.959e-08`` or ``1.2e-1089``."""
     if math.isnan(log10_p):
         return "NA"
+    if log10_p == -math.inf:
+        return "<1e-300"
     if log10_p >= -300:
         return f"{10**log10_p:.4g}"
     exponent = math.floor(log10_p)
