@@ -15,21 +15,24 @@ BOM = b"\xef\xbb\xbf"
 
 
 def decode_utf8(data: bytes, path: str | Path) -> str:
-    """Decode bytes as UTF-8 (a leading BOM is dropped); reject NUL bytes and invalid sequences."""
-    if data.startswith(BOM):
-        data = data[len(BOM) :]
-    nul = data.find(b"\x00")
+    """Decode bytes as UTF-8 (a leading BOM is dropped); reject NUL bytes and invalid sequences.
+
+    Byte offsets in messages count from the start of the file, BOM included.
+    """
+    start = len(BOM) if data.startswith(BOM) else 0
+    nul = data.find(b"\x00", start)
     if nul >= 0:
         raise InputError(
             path, f"NUL byte at byte offset {nul}; is this a binary file?", line=_line_of(data, nul)
         )
     try:
-        text = data.decode("utf-8")
+        text = data[start:].decode("utf-8")
     except UnicodeDecodeError as err:
+        offset = start + err.start
         raise InputError(
             path,
-            f"invalid UTF-8 at byte offset {err.start} ({err.reason}); files must be UTF-8",
-            line=_line_of(data, err.start),
+            f"invalid UTF-8 at byte offset {offset} ({err.reason}); files must be UTF-8",
+            line=_line_of(data, offset),
         ) from None
     return text.replace("\r\n", "\n")
 
