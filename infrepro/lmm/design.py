@@ -1,0 +1,255 @@
+"""Model matrices: factor coding, the fixed-effect matrix X (R's model.matrix rules) and
+grouping-factor codes for the random intercepts.
+
+Factors use treatment coding. Level order: the caller's reference level first, then the others
+sorted as strings (R's C-locale default). Whether a factor inside a term gets contrasts or full
+indicator columns follows R's ``TermCode`` heuristic, so names and columns match R exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .errors import LmmError
+from .formula import ParsedFormula
+
+RANK_TOL = 1e-7  # R's qr() tolerance, as used by lm() and lme4
+
+
+def is_categorical(series: pd.Series) -> bool:
+    """True for object, string, category and bool columns; numeric columns are covariates."""
+    dtype = series.dtype
+    return bool(
+        isinstance(dtype, pd.CategoricalDtype)
+        or pd.api.types.is_object_dtype(dtype)
+        or pd.api.types.is_string_dtype(dtype)
+        or pd.api.types.is_bool_dtype(dtype)
+    )
+
+
+def _level_strings(values: np.ndarray) -> list[str]:
+    out = []
+    for v in values:
+        if isinstance(v, bool | np.bool_):
+            out.append("TRUE" if v else "FALSE")
+        else:
+            out.append(str(v))
+    return out
+
+
+def encode_factor(
+    series: pd.Series, name: str, reference: str | None = None
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Integer codes and level labels of a categorical column.
+
+    Values are compared as strings; levels are the present values sorted as strings with
+    ``reference`` (if given) moved first. Missing values raise LmmError naming the column.
+    """
+    codes, uniques = pd.factorize(series, sort=False, use_na_sentinel=True)
+    n_missing = int(np.count_nonzero(codes < 0))
+    if n_missing:
+        raise LmmError(f"column {name!r} has {n_missing} missing value(s); drop them first")
+    labels = np.array(_level_strings(np.asarray(uniques, dtype=object)), dtype=object)
+    levels, inverse = np.unique(labels, return_inverse=True)
+    level_list = [str(v) for v in levels]
+    if reference is not None:
+        ref = str(reference)
+        if ref not in level_list:
+            raise LmmError(
+                f"reference level {ref!r} is not a level of {name!r} (levels: {level_list})"
+            )
+        order = [ref] + [v for v in level_list if v != ref]
+        rank = {v: i for i, v in enumerate(order)}
+        remap = np.array([rank[v] for v in level_list], dtype=np.int64)
+        inverse = remap[inverse]
+        level_list = order
+    return inverse.astype(np.int64)[codes], tuple(level_list)
+
+
+def combine_codes(parts: Sequence[np.ndarray]) -> tuple[np.ndarray, int]:
+    """Codes of the interaction of several factors (present combinations only)."""
+    key = np.zeros(len(parts[0]), dtype=np.int64)
+    for codes in parts:
+        width = int(codes.max()) + 1 if len(codes) else 1
+        key = key * width + codes
+    uniq, inverse = np.unique(key, return_inverse=True)
+    return inverse.astype(np.int64), len(uniq)
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A fixed-part variable: a factor (with levels) or a numeric covariate (with its mean)."""
+
+    name: str
+    levels: tuple[str, ...] | None = None
+    mean: float = 0.0
+
+    @property
+    def is_factor(self) -> bool:
+        return self.levels is not None
+
+
+@dataclass(frozen=True)
+class FixedDesign:
+    """Everything needed to rebuild X for new rows: variables, terms and their coding."""
+
+    intercept: bool
+    terms: tuple[tuple[str, ...], ...]
+    variables: Mapping[str, Variable]
+    # per term, per variable: True for full indicator coding, False for contrasts
+    full_coding: tuple[tuple[bool, ...], ...]
+    columns: tuple[str, ...] = field(default=())
+
+    def factor_names(self) -> list[str]:
+        """Factors used in the fixed part, in order of appearance."""
+        return [v.name for v in self.variables.values() if v.is_factor]
+
+    def matrix(self, values: Mapping[str, np.ndarray], nrows: int) -> np.ndarray:
+        """X for rows given as factor codes (int arrays) and numeric values (float arrays)."""
+        blocks: list[np.ndarray] = []
+        if self.intercept:
+            blocks.append(np.ones((nrows, 1)))
+        for term, full in zip(self.terms, self.full_coding, strict=True):
+            cols = np.ones((nrows, 1))
+            for var_name, is_full in zip(term, full, strict=True):
+                var = self.variables[var_name]
+                v = values[var_name]
+                if var.is_factor:
+                    assert var.levels is not None
+                    first = 0 if is_full else 1
+                    ind = (v[:, None] == np.arange(first, len(var.levels))[None, :]).astype(float)
+                else:
+                    ind = np.asarray(v, dtype=float)[:, None]
+                # earlier variables vary fastest, as in R
+                cols = (cols[:, None, :] * ind[:, :, None]).reshape(nrows, -1)
+            blocks.append(cols)
+        if not blocks:
+            return np.zeros((nrows, 0))
+        return np.hstack(blocks)
+
+
+def _term_columns(
+    term: tuple[str, ...], full: tuple[bool, ...], variables: Mapping[str, Variable]
+) -> list[str]:
+    names = [""]
+    for var_name, is_full in zip(term, full, strict=True):
+        var = variables[var_name]
+        if var.is_factor:
+            assert var.levels is not None
+            labels = [var_name + lev for lev in (var.levels if is_full else var.levels[1:])]
+        else:
+            labels = [var_name]
+        names = [f"{a}:{b}" if a else b for b in labels for a in names]
+    return names
+
+
+def _term_codes(parsed: ParsedFormula, variables: Mapping[str, Variable]) -> list[tuple[bool, ...]]:
+    """R's TermCode heuristic: contrasts if the term without the variable is empty or is
+    contained in a preceding term; otherwise indicators. Without an intercept, the first
+    factor of the first term containing a factor gets indicators."""
+    out: list[tuple[bool, ...]] = []
+    first_factor_done = parsed.intercept
+    for j, term in enumerate(parsed.fixed_terms):
+        flags = []
+        for v in term:
+            rest = set(term) - {v}
+            contrasts = not rest or any(rest <= set(t) for t in parsed.fixed_terms[:j])
+            full = not contrasts
+            if variables[v].is_factor and not first_factor_done:
+                full = True
+                first_factor_done = True
+            flags.append(full)
+        out.append(tuple(flags))
+    return out
+
+
+def build_fixed(
+    parsed: ParsedFormula,
+    data: pd.DataFrame,
+    factors: Sequence[str],
+    reference_levels: Mapping[str, str],
+) -> tuple[FixedDesign, np.ndarray]:
+    """Encode the fixed-part variables and build X (rows in data order)."""
+    variables: dict[str, Variable] = {}
+    values: dict[str, np.ndarray] = {}
+    for name in parsed.fixed_variables:
+        col = data[name]
+        if name in factors or is_categorical(col):
+            codes, levels = encode_factor(col, name, reference_levels.get(name))
+            variables[name] = Variable(name, levels=levels)
+            values[name] = codes
+        else:
+            x = pd.to_numeric(col, errors="raise").to_numpy(dtype=float)
+            bad = int(np.count_nonzero(~np.isfinite(x)))
+            if bad:
+                raise LmmError(f"covariate {name!r} has {bad} missing or infinite value(s)")
+            variables[name] = Variable(name, mean=float(np.mean(x)) if len(x) else 0.0)
+            values[name] = x
+    unknown = set(reference_levels) - set(parsed.fixed_variables)
+    if unknown:
+        raise LmmError(f"reference_levels given for {sorted(unknown)}, not fixed-effect factors")
+    for name, ref in reference_levels.items():
+        if not variables[name].is_factor:
+            raise LmmError(f"reference level {ref!r} given for numeric covariate {name!r}")
+    full = _term_codes(parsed, variables)
+    columns: list[str] = ["(Intercept)"] if parsed.intercept else []
+    for term, flags in zip(parsed.fixed_terms, full, strict=True):
+        columns.extend(_term_columns(term, flags, variables))
+    design = FixedDesign(
+        intercept=parsed.intercept,
+        terms=parsed.fixed_terms,
+        variables=variables,
+        full_coding=tuple(full),
+        columns=tuple(columns),
+    )
+    X = design.matrix(values, len(data))
+    return design, X
+
+
+def aliased_columns(X: np.ndarray, tol: float = RANK_TOL) -> list[int]:
+    """Indices of columns of X that are linear combinations of earlier columns.
+
+    Like R's ``lm``: a column is aliased when its distance from the span of the earlier
+    (non-aliased) columns is below ``tol`` times its own norm. Found by repeated QR.
+    """
+    p = X.shape[1]
+    if p == 0:
+        return []
+    norms = np.sqrt(np.einsum("ij,ij->j", X, X))
+    aliased: list[int] = [j for j in range(p) if norms[j] == 0.0]
+    while True:
+        keep = [j for j in range(p) if j not in aliased]
+        if not keep:
+            return aliased
+        Xs = X[:, keep] / norms[keep]
+        r = np.linalg.qr(Xs, mode="r")
+        diag = np.abs(np.diag(r))
+        bad = np.flatnonzero(diag < tol)
+        if len(bad) == 0:
+            return sorted(aliased)
+        aliased.append(keep[int(bad[0])])
+
+
+def encode_groups(
+    data: pd.DataFrame, variables: Sequence[str], cache: dict[str, np.ndarray]
+) -> tuple[np.ndarray, int]:
+    """Codes of a random-effects grouping factor (a column or an interaction of columns)."""
+    parts = []
+    for v in variables:
+        if v not in cache:
+            codes, _ = pd.factorize(data[v], sort=False, use_na_sentinel=True)
+            n_missing = int(np.count_nonzero(codes < 0))
+            if n_missing:
+                raise LmmError(
+                    f"grouping column {v!r} has {n_missing} missing value(s); drop them first"
+                )
+            cache[v] = codes.astype(np.int64)
+        parts.append(cache[v])
+    if len(parts) == 1:
+        codes = parts[0]
+        return codes, int(codes.max()) + 1 if len(codes) else 0
+    return combine_codes(parts)

@@ -1,0 +1,229 @@
+"""``fit``: validate data, build the model matrices, optimize the profiled deviance, report."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .design import FixedDesign, aliased_columns, build_fixed, encode_groups
+from .errors import LmmError
+from .formula import ParsedFormula, parse_formula
+from .optimize import minimize_theta
+from .profiled import LOG_2PI, ProfiledDeviance
+from .result import LmmResult
+
+SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
+FEW_LEVELS = 5  # METHOD.md: facets with fewer levels are flagged
+
+
+@contextlib.contextmanager
+def _single_threaded_blas() -> Iterator[None]:
+    """Run BLAS/LAPACK single-threaded: the per-evaluation matrices are small, and threading
+    them costs far more than it saves (10x on a loaded 2-core machine)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # optional: without it BLAS keeps its default threads
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def _response(data: pd.DataFrame, name: str) -> np.ndarray:
+    col = data[name]
+    if not (pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col)):
+        raise LmmError(f"response {name!r} must be numeric (dtype {col.dtype})")
+    y = col.to_numpy(dtype=float)
+    n_nan = int(np.count_nonzero(np.isnan(y)))
+    if n_nan:
+        raise LmmError(
+            f"response {name!r} has {n_nan} missing value(s) (NaN) of {len(y)}; "
+            "drop those rows before fitting"
+        )
+    n_inf = int(np.count_nonzero(~np.isfinite(y)))
+    if n_inf:
+        raise LmmError(f"response {name!r} has {n_inf} infinite value(s)")
+    if len(y) and np.all(y == y[0]):
+        raise LmmError(f"response {name!r} is constant ({y[0]!r}); nothing to model")
+    return y
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """Validated model inputs: parsed formula, X (with names), y and grouping codes."""
+
+    parsed: ParsedFormula
+    design: FixedDesign
+    X: np.ndarray
+    y: np.ndarray
+    beta0: np.ndarray  # OLS start; y_centred = y - X beta0 is what the deviance sees
+    y_centred: np.ndarray
+    codes: list[np.ndarray]
+    nlevels: list[int]
+
+
+def _prepare(
+    formula: str,
+    data: pd.DataFrame,
+    reference_levels: Mapping[str, str] | None,
+    factors: Sequence[str] | None,
+) -> _Prepared:
+    parsed = parse_formula(formula)
+    if not isinstance(data, pd.DataFrame):
+        raise LmmError("data must be a pandas DataFrame")
+    needed = [parsed.response, *parsed.fixed_variables]
+    for term in parsed.random_terms:
+        needed.extend(term.variables)
+    missing = sorted({c for c in needed if c not in data.columns})
+    if missing:
+        raise LmmError(f"column(s) {missing} used in {formula!r} are not in the data")
+    n = len(data)
+    if n == 0:
+        raise LmmError("data has no rows")
+    y = _response(data, parsed.response)
+    design, X = build_fixed(parsed, data, list(factors or []), dict(reference_levels or {}))
+    aliased = aliased_columns(X)
+    if aliased:
+        raise LmmError(
+            "fixed-effect model matrix is rank deficient: coefficient(s) "
+            f"{[design.columns[j] for j in aliased]} are aliased with earlier columns "
+            "(empty cells or collinear covariates)"
+        )
+    p = X.shape[1]
+    if n - p <= 0:
+        raise LmmError(f"{n} observations cannot identify {p} fixed effects and a residual")
+    cache: dict[str, np.ndarray] = {}
+    codes: list[np.ndarray] = []
+    nlevels: list[int] = []
+    for term in parsed.random_terms:
+        c, q = encode_groups(data, term.variables, cache)
+        if q < 2:
+            raise LmmError(
+                f"grouping factor of random term (1|{term.name}) has {q} level; "
+                "it needs at least 2"
+            )
+        if q >= n:
+            raise LmmError(
+                f"grouping factor of random term (1|{term.name}) has {q} levels for {n} "
+                "observations; the number of levels must be < the number of observations"
+            )
+        codes.append(c)
+        nlevels.append(q)
+    # centre y on its OLS fit: r2 is unchanged by any shift within the column space of X,
+    # and the cancellation in y'y - ... becomes much smaller (X has full rank here)
+    beta0 = np.linalg.solve(X.T @ X, X.T @ y) if p else np.zeros(0)
+    y_c = y - X @ beta0 if p else y
+    if float(y_c @ y_c) <= 1e-24 * float(y @ y):
+        raise LmmError(f"response {parsed.response!r} is exactly fitted by the fixed effects")
+    return _Prepared(parsed, design, X, y, beta0, y_c, codes, nlevels)
+
+
+def deviance_function(
+    formula: str,
+    data: pd.DataFrame,
+    reml: bool = True,
+    reference_levels: Mapping[str, str] | None = None,
+    factors: Sequence[str] | None = None,
+    path: str = "auto",
+) -> Callable[[np.ndarray], float]:
+    """lme4's profiled criterion (``deviance`` for ML, ``REMLcrit`` for REML) as a function of
+    theta, ordered as the formula's random terms. For checks against lme4 and for profiling."""
+    prep = _prepare(formula, data, reference_levels, factors)
+    dev = ProfiledDeviance(prep.codes, prep.nlevels, prep.X, prep.y_centred, reml=reml,
+                           path=path)
+
+    def criterion(theta: np.ndarray) -> float:
+        with _single_threaded_blas(), np.errstate(divide="ignore", invalid="ignore"):
+            return dev(np.asarray(theta, dtype=float))
+
+    return criterion
+
+
+def _digest(y: np.ndarray) -> str:
+    """A cheap fingerprint of the response, so lrt() can refuse models fitted to other data."""
+    step = max(1, len(y) // 4096)
+    parts = np.concatenate([[len(y), float(np.sum(y)), float(np.sum(y * y))], y[::step]])
+    return hashlib.sha1(parts.tobytes()).hexdigest()
+
+
+def fit(
+    formula: str,
+    data: pd.DataFrame,
+    reml: bool = True,
+    reference_levels: Mapping[str, str] | None = None,
+    factors: Sequence[str] | None = None,
+    path: str = "auto",
+) -> LmmResult:
+    """Fit a random-intercept LMM as lme4's ``lmer`` does (REML by default, like lmer).
+
+    ``reference_levels`` sets the baseline level of fixed-effect factors; ``factors`` forces
+    numeric columns to be categorical. ``path`` ("auto", "dense", "sparse") selects how the
+    Schur complement of the non-primary random terms is factored (for testing).
+    Raises LmmError for unsupported formulas and degenerate data.
+    """
+    start = time.perf_counter()
+    prep = _prepare(formula, data, reference_levels, factors)
+    X, y, codes, nlevels = prep.X, prep.y, prep.codes, prep.nlevels
+    n, p = X.shape
+    with _single_threaded_blas(), np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        dev = ProfiledDeviance(codes, nlevels, X, prep.y_centred, reml=reml, path=path)
+        opt = minimize_theta(dev, len(codes))
+        sol = dev.solve(opt.theta)
+    beta = prep.beta0 + sol.beta
+    # residuals and r2 straight from the rows (exact at the optimum)
+    fitted_re = np.zeros(n)
+    for c, b in zip(codes, sol.b, strict=True):
+        fitted_re += b[c]
+    resid = y - X @ beta - fitted_re
+    r2 = float(resid @ resid) + sol.u_sq
+    dof = n - p if reml else n
+    crit = sol.logdet_l + (sol.logdet_rx if reml else 0.0)
+    crit += dof * (1.0 + LOG_2PI + np.log(r2 / dof))
+    sigma2 = r2 / dof
+    theta = sol.theta
+    rnames = list(prep.parsed.random_names)
+    names = list(prep.design.columns)
+    vc = pd.Series([*(sigma2 * theta**2), sigma2], index=[*rnames, "Residual"], dtype=float)
+    cov = sigma2 * sol.unscaled_cov
+    singular = bool(np.any(theta < SINGULAR_TOL))
+    messages = list(opt.messages)
+    if singular:
+        messages.append("boundary (singular) fit: see help('isSingular')")
+    if sigma2 <= 1e-12 * float(prep.y_centred @ prep.y_centred) / n:
+        messages.append("residual variance is numerically zero: the random effects reproduce "
+                        "the response exactly (degenerate fit)")
+    for name, q in zip(rnames, nlevels, strict=True):
+        if q < FEW_LEVELS:
+            messages.append(f"random term (1|{name}) has only {q} levels: its variance is "
+                            "poorly estimated")
+    return LmmResult(
+        formula=formula,
+        reml=reml,
+        response=prep.parsed.response,
+        loglik=-0.5 * float(crit),
+        criterion=float(crit),
+        fixed_effects=pd.Series(beta, index=names, dtype=float),
+        fixed_cov=pd.DataFrame(cov, index=names, columns=names),
+        fixed_se=pd.Series(np.sqrt(np.diag(cov)), index=names, dtype=float),
+        variance_components=vc,
+        sigma=float(np.sqrt(sigma2)),
+        theta=theta.copy(),
+        theta_names=tuple(rnames),
+        converged=opt.converged,
+        singular=singular,
+        nobs=n,
+        ngroups=dict(zip(rnames, nlevels, strict=True)),
+        residuals=resid,
+        messages=messages,
+        n_evals=opt.n_evals,
+        path=f"{dev.path} (primary {rnames[dev.layout.primary]}, block size {dev.m})",
+        design=prep.design,
+        response_digest=_digest(y),
+        fit_seconds=time.perf_counter() - start,
+    )

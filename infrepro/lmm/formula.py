@@ -1,0 +1,319 @@
+"""Parse lme4-style formulas restricted to random intercepts.
+
+Supported: ``y ~ 1 + a + x + a*b + a:x + (1|g) + (1|g1:g2) + (1|g1/g2)``, ``0 +`` / ``- 1``
+to drop the intercept, ``a/b`` in the fixed part (``a + a:b``), parentheses in the fixed part and
+backquoted names. Fixed terms are ordered as R's ``terms()`` orders them (by degree, then by
+appearance) and the variables inside a term follow their first appearance in the formula, so
+coefficient names match R's ``model.matrix``. Anything else (random slopes, ``||``, function
+calls, ``^``, offsets) raises :class:`LmmError` naming the term.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import LmmError
+
+_TOKEN = re.compile(
+    r"\s*(?:(?P<name>[A-Za-z_.][A-Za-z0-9_.]*)|`(?P<quoted>[^`]+)`|(?P<number>\d+(?:\.\d*)?)"
+    r"|(?P<op>\|\||[~+\-*:/|()]))"
+)
+
+Term = frozenset[str]
+_NO_INTERCEPT: Term = frozenset(["(Intercept)"])
+
+
+@dataclass(frozen=True)
+class RandomTerm:
+    """One random-intercept term: its name as written (``a:b``) and its grouping variables."""
+
+    name: str
+    variables: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ParsedFormula:
+    """A parsed formula: response, fixed terms in R's order, random-intercept terms."""
+
+    formula: str
+    response: str
+    intercept: bool
+    fixed_terms: tuple[tuple[str, ...], ...]
+    random_terms: tuple[RandomTerm, ...]
+    fixed_variables: tuple[str, ...]
+
+    @property
+    def fixed_labels(self) -> tuple[str, ...]:
+        """R's term labels of the fixed part (without the intercept)."""
+        return tuple(":".join(t) for t in self.fixed_terms)
+
+    @property
+    def random_names(self) -> tuple[str, ...]:
+        """Names of the random terms, in formula order."""
+        return tuple(t.name for t in self.random_terms)
+
+
+@dataclass(frozen=True)
+class _Tok:
+    kind: str  # "name", "number", "op"
+    text: str
+    pos: int  # start and end of the token in the formula text
+    end: int
+
+
+def _tokenize(text: str) -> list[_Tok]:
+    tokens: list[_Tok] = []
+    pos = 0
+    while pos < len(text):
+        if text[pos:].strip() == "":
+            break
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            bad = text[pos:].strip()[:20]
+            raise LmmError(f"unsupported syntax in formula {text!r} near {bad!r}")
+        end = m.end()
+        start = m.end() - len(m.group(0).lstrip())
+        if m.group("name") is not None:
+            tokens.append(_Tok("name", m.group("name"), start, end))
+        elif m.group("quoted") is not None:
+            tokens.append(_Tok("name", m.group("quoted"), start, end))
+        elif m.group("number") is not None:
+            tokens.append(_Tok("number", m.group("number"), start, end))
+        else:
+            tokens.append(_Tok("op", m.group("op"), start, end))
+        pos = end
+    return tokens
+
+
+class _Parser:
+    """Recursive-descent parser over the right-hand side tokens."""
+
+    def __init__(self, text: str, tokens: list[_Tok]) -> None:
+        self.text = text
+        self.toks = tokens
+        self.i = 0
+        self.order: list[str] = []  # fixed variables by first appearance
+
+    # -- helpers ---------------------------------------------------------------------------
+    def peek(self, ahead: int = 0) -> _Tok | None:
+        j = self.i + ahead
+        return self.toks[j] if j < len(self.toks) else None
+
+    def take(self) -> _Tok:
+        tok = self.peek()
+        if tok is None:
+            raise LmmError(f"formula {self.text!r} ends unexpectedly")
+        self.i += 1
+        return tok
+
+    def _matching_paren(self, start: int) -> int:
+        depth = 0
+        for j in range(start, len(self.toks)):
+            t = self.toks[j]
+            if t.kind == "op" and t.text == "(":
+                depth += 1
+            elif t.kind == "op" and t.text == ")":
+                depth -= 1
+                if depth == 0:
+                    return j
+        raise LmmError(f"unbalanced parentheses in formula {self.text!r}")
+
+    def _source(self, first: int, last: int) -> str:
+        """The formula text spanned by tokens first..last (inclusive)."""
+        return self.text[self.toks[first].pos : self.toks[last].end]
+
+    # -- grammar ---------------------------------------------------------------------------
+    def parse_rhs(self) -> tuple[bool, list[Term], list[RandomTerm]]:
+        fixed: list[Term] = []
+        removed: list[Term] = []
+        random: list[RandomTerm] = []
+        sign = "+"
+        tok = self.peek()
+        if tok is not None and tok.kind == "op" and tok.text in "+-":
+            sign = self.take().text
+        while True:
+            self._summand(sign, fixed, removed, random)
+            nxt = self.peek()
+            if nxt is None:
+                break
+            if nxt.kind == "op" and nxt.text in "+-":
+                sign = self.take().text
+                continue
+            raise LmmError(f"unexpected {nxt.text!r} in formula {self.text!r}")
+        intercept = _NO_INTERCEPT not in removed
+        removed = [t for t in removed if t != _NO_INTERCEPT]
+        return intercept, [t for t in fixed if t not in removed], random
+
+    def _summand(
+        self, sign: str, fixed: list[Term], removed: list[Term], random: list[RandomTerm]
+    ) -> None:
+        tok = self.peek()
+        if tok is not None and tok.kind == "op" and tok.text == "(":
+            close = self._matching_paren(self.i)
+            inner = self.toks[self.i + 1 : close]
+            if any(t.kind == "op" and t.text in ("|", "||") for t in inner):
+                source = self._source(self.i, close)
+                if sign == "-":
+                    raise LmmError(f"cannot remove a random term: {source}")
+                random.extend(_random_term(source, inner))
+                self.i = close + 1
+                return
+        if tok is not None and tok.kind == "number":
+            self.take()
+            if tok.text not in ("0", "1"):
+                raise LmmError(f"unsupported number {tok.text!r} in formula {self.text!r}")
+            # "+ 1" keeps the intercept, "+ 0" / "- 1" drop it
+            if (sign == "+" and tok.text == "0") or (sign == "-" and tok.text == "1"):
+                removed.append(_NO_INTERCEPT)
+            return
+        terms = self.parse_cross()
+        target = fixed if sign == "+" else removed
+        for t in terms:
+            if t not in target:
+                target.append(t)
+
+    def parse_cross(self) -> list[Term]:
+        """a*b, a/b: lowest precedence inside a summand."""
+        left = self.parse_inter()
+        while True:
+            tok = self.peek()
+            if tok is not None and tok.kind == "op" and tok.text in ("*", "/"):
+                op = self.take().text
+                right = self.parse_inter()
+                if op == "*":
+                    left = _unique(left + right + [a | b for b in right for a in left])
+                else:  # a/b == a + a:b (all variables of a interacted with b)
+                    whole: Term = frozenset().union(*left)
+                    left = _unique(left + [whole | b for b in right])
+            else:
+                return left
+
+    def parse_inter(self) -> list[Term]:
+        left = self.parse_atom()
+        while True:
+            tok = self.peek()
+            if tok is not None and tok.kind == "op" and tok.text == ":":
+                self.take()
+                right = self.parse_atom()
+                left = _unique([a | b for b in right for a in left])
+            else:
+                return left
+
+    def parse_atom(self) -> list[Term]:
+        tok = self.take()
+        if tok.kind == "name":
+            nxt = self.peek()
+            if nxt is not None and nxt.kind == "op" and nxt.text == "(":
+                close = self._matching_paren(self.i)
+                raise LmmError(
+                    f"function calls are not supported in formulas: "
+                    f"{tok.text}{self._source(self.i, close)}"
+                )
+            if tok.text not in self.order:
+                self.order.append(tok.text)
+            return [frozenset([tok.text])]
+        if tok.kind == "op" and tok.text == "(":
+            close = self._matching_paren(self.i - 1)
+            sub = _Parser(self.text, self.toks[self.i : close])
+            sub.order = self.order
+            terms = sub.parse_sum_in_parens()
+            self.i = close + 1
+            return terms
+        raise LmmError(f"unsupported term {tok.text!r} in formula {self.text!r}")
+
+    def parse_sum_in_parens(self) -> list[Term]:
+        terms: list[Term] = []
+        while True:
+            terms = _unique(terms + self.parse_cross())
+            tok = self.peek()
+            if tok is None:
+                return terms
+            if tok.kind == "op" and tok.text == "+":
+                self.take()
+                continue
+            raise LmmError(f"unsupported {tok.text!r} inside parentheses in {self.text!r}")
+
+
+def _unique(terms: list[Term]) -> list[Term]:
+    out: list[Term] = []
+    for t in terms:
+        if t not in out:
+            out.append(t)
+    return out
+
+
+def _random_term(source: str, inner: list[_Tok]) -> list[RandomTerm]:
+    """Expand ``(1|g)``, ``(1|g1:g2)``, ``(1|g1/g2)``; refuse anything else."""
+    bars = [j for j, t in enumerate(inner) if t.kind == "op" and t.text in ("|", "||")]
+    if inner[bars[0]].text == "||" or len(bars) != 1:
+        raise LmmError(f"unsupported random-effects term {source}: only (1|g) intercepts")
+    lhs, rhs = inner[: bars[0]], inner[bars[0] + 1 :]
+    if len(lhs) != 1 or lhs[0].kind != "number" or lhs[0].text != "1":
+        raise LmmError(
+            f"unsupported random-effects term {source}: random slopes are not supported, "
+            "only random intercepts (1|g), (1|g1:g2), (1|g1/g2)"
+        )
+    if not rhs:
+        raise LmmError(f"random-effects term {source} has no grouping factor")
+    # rhs: names separated by ':' and '/'
+    groups: list[list[str]] = [[]]
+    expect_name = True
+    for t in rhs:
+        if expect_name:
+            if t.kind != "name":
+                raise LmmError(f"unsupported grouping expression in random term {source}")
+            groups[-1].append(t.text)
+            expect_name = False
+        else:
+            if t.kind != "op" or t.text not in (":", "/"):
+                raise LmmError(f"unsupported grouping expression in random term {source}")
+            if t.text == "/":
+                groups.append([])
+            expect_name = True
+    if expect_name:
+        raise LmmError(f"random term {source} ends unexpectedly")
+    out: list[RandomTerm] = []
+    prefix: list[str] = []
+    for g in groups:
+        prefix = prefix + g
+        if len(set(prefix)) != len(prefix):
+            raise LmmError(f"grouping variable repeated in random term {source}")
+        out.append(RandomTerm(":".join(prefix), tuple(prefix)))
+    return out
+
+
+def parse_formula(formula: str) -> ParsedFormula:
+    """Parse an lme4 formula with random intercepts only; raise LmmError otherwise."""
+    if not isinstance(formula, str) or formula.count("~") != 1:
+        raise LmmError(f"formula must contain exactly one '~': {formula!r}")
+    tokens = _tokenize(formula)
+    tilde = next(j for j, t in enumerate(tokens) if t.text == "~")
+    lhs = tokens[:tilde]
+    if len(lhs) != 1 or lhs[0].kind != "name":
+        raise LmmError(f"the response must be a single column name: {formula!r}")
+    parser = _Parser(formula, tokens[tilde + 1 :])
+    if not parser.toks:
+        raise LmmError(f"formula has no right-hand side: {formula!r}")
+    intercept, fixed, random = parser.parse_rhs()
+    if not random:
+        raise LmmError(f"no random-effects terms in formula {formula!r}; use (1|g)")
+    names = [r.name for r in random]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise LmmError(f"random term(s) {dupes} appear more than once in {formula!r}")
+    response = lhs[0].text
+    order = parser.order
+    if response in order:
+        raise LmmError(f"the response {response!r} also appears on the right-hand side")
+    ordered = sorted(fixed, key=len)  # stable: R sorts terms by degree, then appearance
+    fixed_terms = tuple(tuple(v for v in order if v in t) for t in ordered)
+    used = [v for v in order if any(v in t for t in fixed_terms)]
+    return ParsedFormula(
+        formula=formula,
+        response=response,
+        intercept=intercept,
+        fixed_terms=fixed_terms,
+        random_terms=tuple(random),
+        fixed_variables=tuple(used),
+    )

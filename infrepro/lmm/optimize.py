@@ -1,0 +1,196 @@
+"""Minimize the profiled deviance over theta >= 0.
+
+The deviance is an even, smooth function of each theta_k (flipping the sign of a column of
+Lambda changes nothing), so minimizing over all of R^k and reporting |theta| solves the bounded
+problem theta >= 0 without the spurious stationary points a hard bound at 0 creates (the
+gradient vanishes at theta_k = 0 by symmetry). Stages:
+1. L-BFGS-B from theta = 1 (lme4's start), with the analytic gradient when the deviance
+   provides one, else central differences;
+2. a damped Newton polish on a finite-difference Hessian: quadratic convergence, reaching the
+   optimum far more tightly than lme4's own stopping rule;
+3. boundary checks: each small theta_k is tried at exactly 0 and kept there when the criterion
+   is no worse (lme4 reports singular fits on the boundary), then the rest is re-polished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+from scipy.optimize import minimize
+
+ZERO_TRY = 1e-2  # theta_k below this is also tried at exactly 0
+CONV_TOL = 1e-4  # max |H^-1 g| relative to max(theta_k, 0.01) accepted as converged
+
+
+class Deviance(Protocol):
+    has_gradient: bool
+
+    def __call__(self, theta: np.ndarray) -> float: ...
+
+    def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]: ...
+
+
+@dataclass
+class OptimResult:
+    """Optimum, criterion value, convergence flag, work done and any warnings."""
+
+    theta: np.ndarray
+    fun: float
+    converged: bool
+    n_evals: int
+    messages: list[str] = field(default_factory=list)
+
+
+class _Oracle:
+    """Counts evaluations; supplies values and gradients (analytic or central differences)."""
+
+    def __init__(self, dev: Deviance) -> None:
+        self.dev = dev
+        self.n = 0
+
+    def f(self, x: np.ndarray) -> float:
+        self.n += 1
+        return float(self.dev(x))
+
+    def fg(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        if self.dev.has_gradient:
+            self.n += 1
+            val, g = self.dev.value_and_grad(x)
+            return float(val), np.asarray(g, dtype=float)
+        h = _steps(x, 1e-6)
+        g = np.empty_like(x)
+        for i in range(len(x)):
+            e = np.zeros_like(x)
+            e[i] = h[i]
+            g[i] = (self.f(x + e) - self.f(x - e)) / (2.0 * h[i])
+        return self.f(x), g
+
+    def grad_hess(self, x: np.ndarray, f0: float) -> tuple[np.ndarray, np.ndarray]:
+        """Gradient and finite-difference Hessian at x."""
+        k = len(x)
+        h = _steps(x, 1e-4)
+        if self.dev.has_gradient:
+            _, g = self.fg(x)
+            hess = np.empty((k, k))
+            for i in range(k):
+                e = np.zeros(k)
+                e[i] = h[i]
+                hess[:, i] = (self.fg(x + e)[1] - self.fg(x - e)[1]) / (2.0 * h[i])
+            return g, 0.5 * (hess + hess.T)
+        return _fd_grad_hess(self.f, x, f0, h)
+
+
+def _steps(x: np.ndarray, rel: float) -> np.ndarray:
+    return rel * np.maximum(np.abs(x), 0.1)
+
+
+def _fd_grad_hess(f: Callable[[np.ndarray], float], x: np.ndarray, f0: float, h: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Central-difference gradient and Hessian from values (2k^2 + 1 evaluations)."""
+    k = len(x)
+    g = np.empty(k)
+    hess = np.empty((k, k))
+    for i in range(k):
+        e = np.zeros(k)
+        e[i] = h[i]
+        fp, fm = f(x + e), f(x - e)
+        g[i] = (fp - fm) / (2.0 * h[i])
+        hess[i, i] = (fp - 2.0 * f0 + fm) / h[i] ** 2
+    for i in range(k):
+        for j in range(i + 1, k):
+            ei = np.zeros(k)
+            ej = np.zeros(k)
+            ei[i], ej[j] = h[i], h[j]
+            v = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej) + f(x - ei - ej)) / (
+                4.0 * h[i] * h[j]
+            )
+            hess[i, j] = hess[j, i] = v
+    return g, hess
+
+
+def _newton(o: _Oracle, x: np.ndarray, fixed: np.ndarray, max_iter: int = 50
+            ) -> tuple[np.ndarray, float]:
+    """Damped Newton on the free coordinates (fixed ones stay put)."""
+    fx = o.f(x)
+    free = ~fixed
+    if not np.any(free) or not np.isfinite(fx):
+        return x, fx
+    for _ in range(max_iter):
+        g_all, h_all = o.grad_hess(x, fx)
+        g = g_all[free]
+        hess = h_all[np.ix_(free, free)]
+        if not (np.all(np.isfinite(g)) and np.all(np.isfinite(hess))):
+            break
+        vals, vecs = np.linalg.eigh(hess)
+        floor = 1e-10 * max(float(np.max(np.abs(vals))), 1e-300)
+        step_free = -vecs @ ((vecs.T @ g) / np.maximum(np.abs(vals), floor))
+        if vals[0] < -floor and np.linalg.norm(step_free) < 1e-3:
+            # a saddle (e.g. theta_k = 0 where the deviance curves down): leave it along
+            # the direction of negative curvature
+            step_free = step_free + vecs[:, 0] * 0.1 * max(1.0, float(np.linalg.norm(x)))
+        step = np.zeros_like(x)
+        step[free] = step_free
+        rel = float(np.max(np.abs(step_free) / np.maximum(np.abs(x[free]), 1e-2)))
+        t = 1.0
+        cand, fc = x, fx
+        for _ls in range(40):
+            cand = x + t * step
+            fc = o.f(cand)
+            if fc < fx:
+                break
+            t *= 0.5
+        if not fc < fx:
+            break
+        decrease = fx - fc
+        x, fx = cand, fc
+        if t * rel < 1e-8 or decrease < 1e-12 * max(1.0, abs(fx)):
+            break
+    return x, fx
+
+
+def minimize_theta(dev: Deviance, k: int, start: np.ndarray | None = None) -> OptimResult:
+    """Minimize the (even) deviance over theta in R^k; return |theta| at the optimum."""
+    o = _Oracle(dev)
+    x0 = np.ones(k) if start is None else np.asarray(start, dtype=float)
+    messages: list[str] = []
+    res = minimize(o.fg, x0, jac=True, method="L-BFGS-B",
+                   options={"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-10, "maxls": 50})
+    if not np.isfinite(res.fun):
+        return OptimResult(np.abs(res.x), float(res.fun), False, o.n,
+                           ["deviance is not finite at the optimizer's end point"])
+    x, fx = _newton(o, np.abs(res.x), np.zeros(k, dtype=bool))
+    x = np.abs(x)
+    # boundary checks, smallest theta first
+    changed = False
+    for i in np.argsort(x):
+        if x[i] >= ZERO_TRY or x[i] == 0.0:
+            continue
+        trial = x.copy()
+        trial[i] = 0.0
+        ft = o.f(trial)
+        if ft <= fx + 1e-10 + 1e-15 * abs(fx):
+            x, fx, changed = trial, ft, True
+    if changed:
+        x, fx = _newton(o, x, x == 0.0)
+        x = np.abs(x)
+    # convergence: scaled Newton step on the non-zero coordinates
+    free = x != 0.0
+    converged = bool(np.isfinite(fx))
+    if np.any(free):
+        g, hess = o.grad_hess(x, fx)
+        gf, hf = g[free], hess[np.ix_(free, free)]
+        try:
+            scaled = float(np.max(np.abs(np.linalg.solve(hf, gf))
+                                  / np.maximum(x[free], 1e-2)))
+            if not scaled <= CONV_TOL:
+                converged = False
+                messages.append(f"optimizer may not have converged: max |H^-1 g| = {scaled:.2g}")
+            if np.min(np.linalg.eigvalsh(hf)) <= 0:
+                messages.append("Hessian of the deviance is not positive definite at the optimum")
+        except np.linalg.LinAlgError:
+            converged = False
+            messages.append("Hessian of the deviance is singular at the optimum")
+    return OptimResult(theta=x, fun=fx, converged=converged, n_evals=o.n, messages=messages)

@@ -1,0 +1,404 @@
+"""lme4's profiled deviance for random-intercept models, evaluated on precomputed cross-products.
+
+Notation as in Bates et al. (2015, JSS 67(1), section 3): ``y = X beta + Z Lambda u + e``,
+``A = L L' = Lambda Z'Z Lambda + I``, ``r2`` the penalized residual sum of squares at the
+conditional optimum of (beta, u), ``R_X`` the Cholesky factor of the Schur complement for beta.
+
+    ML:   d(theta)   = log|L|^2 + n (1 + log(2 pi r2 / n))
+    REML: d_R(theta) = log|L|^2 + log|R_X|^2 + (n - p)(1 + log(2 pi r2 / (n - p)))
+
+Each evaluation works on the cross-products only. The block-diagonal part of A (primary factor
+and terms nested in it, see layout.py) is eliminated block by block; the Schur complement of
+the rest terms, bordered by the [X y] columns, is factored densely ("dense" path, a few dozen
+to a few hundred columns) or as a sparse matrix ("sparse" path, a large crossed factor).
+With y as the last bordered column, r2 is the square of the factor's last diagonal element.
+Identical blocks (balanced designs) are grouped, so a balanced fit costs O(width^2) per
+evaluation whatever the number of segments.
+
+The dense path also returns the analytic gradient, from
+    d log|A| / d theta_k    = (2 / theta_k) (q_k - tr_k(A^-1))
+    d r2 / d theta_k        = -2 |u_k|^2 / theta_k
+    d log|R_X|^2 / d theta_k = -(2 / theta_k) tr((R_X'R_X)^-1 U_Xk'U_Xk),  U_X = A^-1 Lambda Z'X
+(u the conditional modes; all from the same factorization).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from .crossprod import CrossProducts, cross_products
+from .layout import Layout, choose_layout
+
+LOG_2PI = float(np.log(2.0 * np.pi))
+DENSE_REST_SMALL = 100  # rest blocks this narrow always use the dense path
+DENSE_WORK_MAX = 50_000_000  # otherwise dense only while n_blocks * m * width^2 stays below
+DENSE_ENTRIES_MAX = 10_000_000  # memory cap (floats) for the dense block x rest products
+GROUP_ENTRIES_MAX = 5_000_000  # memory cap (floats) for the grouped block tensor
+SPARSE_DENSE_FACTOR_MAX = 3000  # sparse path: factor the rest block densely up to this size
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The conditional solution at one theta."""
+
+    theta: np.ndarray
+    beta: np.ndarray  # for the response passed in (centred by the caller)
+    r2: float
+    logdet_l: float
+    logdet_rx: float
+    unscaled_cov: np.ndarray  # (R_X' R_X)^{-1}
+    b: list[np.ndarray]  # conditional modes b = Lambda u per term, per level
+    u_sq: float  # ||u||^2
+
+
+class _Base:
+    """Shared bookkeeping: sizes, the theta index of every block slot and rest column."""
+
+    def __init__(self, layout: Layout, nlevels: list[int], n: int, p: int, reml: bool) -> None:
+        self.layout = layout
+        self.nlevels = nlevels
+        self.k = len(nlevels)
+        self.n, self.p, self.reml = n, p, reml
+        self.m = layout.m
+        self.nb = layout.n_blocks
+        self.qr = layout.n_rest
+        self.width = self.qr + p + 1
+        slot_term = np.full((self.nb, self.m), self.k, dtype=np.int64)  # k marks padding
+        for t, slots, blocks in zip(layout.block_terms, layout.level_slot, layout.level_block,
+                                    strict=True):
+            slot_term[blocks, slots] = t
+        self.slot_term = slot_term
+        rest_term = np.empty(self.qr, dtype=np.int64)
+        for t, off in zip(layout.rest_terms, layout.rest_offsets, strict=True):
+            rest_term[off : off + nlevels[t]] = t
+        self.rest_term = rest_term
+
+    def criterion(self, logdet_l: float, lx: np.ndarray) -> float:
+        """The profiled deviance (ML) or REML criterion from log|L|^2 and the [X y] factor."""
+        r2 = float(lx[-1, -1]) ** 2
+        p = self.p
+        if self.reml:
+            logdet_rx = 2.0 * float(np.sum(np.log(np.diagonal(lx)[:p])))
+            nmp = self.n - p
+            return logdet_l + logdet_rx + nmp * (1.0 + LOG_2PI + np.log(r2 / nmp))
+        return logdet_l + self.n * (1.0 + LOG_2PI + np.log(r2 / self.n))
+
+    def _beta_cov(self, lx: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        p = self.p
+        rx = lx[:p, :p]
+        if p == 0:
+            return np.zeros(0), np.zeros((0, 0)), 0.0
+        beta = sla.solve_triangular(rx.T, lx[p, :p], lower=False, check_finite=False)
+        cov = sla.cho_solve((rx, True), np.eye(p), check_finite=False)
+        return beta, cov, 2.0 * float(np.sum(np.log(np.diagonal(rx))))
+
+    def _blocks(self, theta: np.ndarray, slot: np.ndarray, cbb: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per block: theta by slot, A_b^{-1} and log|A_b|."""
+        tb = np.append(theta, 0.0)[slot]
+        if self.m == 1:
+            a = tb[:, 0] ** 2 * cbb[:, 0, 0] + 1.0
+            return tb, (1.0 / a)[:, None, None], np.log(a)
+        a = tb[:, :, None] * cbb * tb[:, None, :]
+        idx = np.arange(self.m)
+        a[:, idx, idx] += 1.0
+        lb = np.linalg.cholesky(a)
+        logdet = 2.0 * np.sum(np.log(np.diagonal(lb, axis1=1, axis2=2)), axis=1)
+        lbinv = np.linalg.inv(lb)
+        ainv = np.swapaxes(lbinv, 1, 2) @ lbinv
+        return tb, ainv, logdet
+
+    def _assemble(self, b_b: np.ndarray, b_f: np.ndarray) -> list[np.ndarray]:
+        """Conditional modes per term from the block and rest parts."""
+        b: list[np.ndarray] = [np.zeros(0)] * self.k
+        lay = self.layout
+        for t, slots, blocks in zip(lay.block_terms, lay.level_slot, lay.level_block,
+                                    strict=True):
+            b[t] = b_b[blocks, slots]
+        for t, off in zip(lay.rest_terms, lay.rest_offsets, strict=True):
+            b[t] = b_f[off : off + self.nlevels[t]]
+        return b
+
+
+class _DenseSchur(_Base):
+    """Dense rest block; grouped identical blocks; analytic gradient."""
+
+    has_gradient = True
+
+    def __init__(self, base_args: tuple, cp: CrossProducts) -> None:
+        super().__init__(*base_args)
+        nb, m, qr, p, w = self.nb, self.m, self.qr, self.p, self.width
+        assert cp.cbf_dense is not None and cp.cff_dense is not None
+        self.cbr = np.concatenate([cp.cbf_dense, cp.cby.reshape(nb, m, p + 1)], axis=2)
+        crr = np.zeros((w, w))
+        crr[:qr, :qr] = cp.cff_dense
+        crr[:qr, qr:] = cp.cfy
+        crr[qr:, :qr] = cp.cfy.T
+        crr[qr:, qr:] = cp.cyy
+        self.crr = crr
+        self.cbb = cp.cbb
+        self._group()
+
+    def _group(self) -> None:
+        """Group blocks with identical Z'Z pattern: the Schur update is then sum_g M_g : T_g."""
+        nb, m, w = self.nb, self.m, self.width
+        key = np.concatenate([self.cbb.reshape(nb, m * m),
+                              self.slot_term.astype(float)], axis=1)
+        _, first, inverse, counts = np.unique(key, axis=0, return_index=True,
+                                              return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(-1)
+        ng = len(first)
+        self.grouped = ng * m * 2 <= nb and ng * m * m * w * w <= GROUP_ENTRIES_MAX
+        if not self.grouped:
+            self.rep_slot, self.rep_cbb = self.slot_term, self.cbb
+            self.rep_count = np.ones(nb)
+            return
+        self.rep_slot, self.rep_cbb = self.slot_term[first], self.cbb[first]
+        self.rep_count = counts.astype(float)
+        tens = np.zeros((ng, m, m, w, w))
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(counts)])
+        for g in range(ng):
+            cg = self.cbr[order[bounds[g] : bounds[g + 1]]]  # (n_g, m, w)
+            if m == 1:
+                tens[g, 0, 0] = cg[:, 0, :].T @ cg[:, 0, :]
+            else:
+                tens[g] = np.einsum("biw,bjv->ijwv", cg, cg)
+        self.tens = tens.reshape(ng * m * m, w * w)
+
+    def _contract(self, mats: np.ndarray) -> np.ndarray:
+        """sum over blocks of C_b' M_b C_b (w x w) for per-block (or per-group) m x m M."""
+        w = self.width
+        if self.grouped:
+            return (mats.reshape(-1) @ self.tens).reshape(w, w)
+        if self.m == 1:
+            c = self.cbr[:, 0, :]
+            return c.T @ (mats[:, 0, 0][:, None] * c)
+        tmp = mats @ self.cbr
+        return self.cbr.reshape(-1, w).T @ tmp.reshape(-1, w)
+
+    def core(self, theta: np.ndarray) -> dict[str, Any]:
+        qr = self.qr
+        tb, ainv, logdet_b = self._blocks(theta, self.rep_slot, self.rep_cbb)
+        mats = tb[:, :, None] * ainv * tb[:, None, :]
+        wtw = self._contract(mats)
+        tf = theta[self.rest_term]
+        tr = np.concatenate([tf, np.ones(self.p + 1)])
+        t = (self.crr - wtw) * tr[:, None] * tr[None, :]
+        t[np.arange(qr), np.arange(qr)] += 1.0
+        lt = np.linalg.cholesky(t)
+        logdet_l = float(self.rep_count @ logdet_b)
+        logdet_l += 2.0 * float(np.sum(np.log(np.diagonal(lt)[:qr])))
+        return {"tb": tb, "ainv": ainv, "tf": tf, "lt": lt, "logdet_l": logdet_l,
+                "lx": lt[qr:, qr:]}
+
+    def _rest_solutions(self, lt: np.ndarray) -> np.ndarray:
+        """U_F = S^{-1} T_FY: rest-column solutions for each column of [X y]."""
+        qr = self.qr
+        if qr == 0:
+            return np.zeros((0, self.p + 1))
+        return sla.solve_triangular(lt[:qr, :qr], lt[qr:, :qr].T, lower=True, trans="T",
+                                    check_finite=False)
+
+    def gradient(self, theta: np.ndarray, c: dict[str, Any]) -> np.ndarray:
+        qr, p, m = self.qr, self.p, self.m
+        lt, lx, tb, ainv, tf = c["lt"], c["lx"], c["tb"], c["ainv"], c["tf"]
+        beta, qmat, _ = self._beta_cov(lx)
+        coef = np.append(-beta, 1.0)
+        r2 = float(lx[-1, -1]) ** 2
+        dof = self.n - p if self.reml else self.n
+        u_f = self._rest_solutions(lt)
+        # per term: q_k - tr_k(A^-1) - dof |u_k|^2 / r2 [- tr(Q U_Xk'U_Xk) for REML]
+        val = np.asarray(self.nlevels, dtype=float)
+        if qr:
+            lfinv = sla.solve_triangular(lt[:qr, :qr], np.eye(qr), lower=True,
+                                         check_finite=False)
+            sinv = lfinv.T @ lfinv
+            per_row = np.diagonal(sinv) + dof * (u_f @ coef) ** 2 / r2
+            if self.reml and p:
+                ux = u_f[:, :p]
+                per_row = per_row + np.einsum("ij,jk,ik->i", ux, qmat, ux)
+            val -= np.bincount(self.rest_term, weights=per_row, minlength=self.k + 1)[: self.k]
+        else:
+            sinv = np.zeros((0, 0))
+        vmat = np.vstack([-tf[:, None] * u_f, np.eye(p + 1)])
+        y = ainv * tb[:, None, :]  # A_b^{-1} Lambda_b
+        diag = np.diagonal(ainv, axis1=1, axis2=2)
+        for k in self.layout.block_terms:
+            if theta[k] == 0.0:
+                continue
+            e = (self.rep_slot == k).astype(float)
+            if m == 1:
+                nmat = (y[:, 0, 0] ** 2 * e[:, 0])[:, None, None]
+            else:
+                nmat = np.einsum("rai,ra,raj->rij", y, e, y)
+            kmat = self._contract(nmat)
+            trace = float(self.rep_count @ np.sum(e * diag, axis=1))
+            if qr:
+                trace += float(np.sum(sinv * (tf[:, None] * kmat[:qr, :qr] * tf[None, :])))
+            pk = vmat.T @ kmat @ vmat
+            val[k] -= trace + dof * float(coef @ pk @ coef) / r2
+            if self.reml and p:
+                val[k] -= float(np.sum(qmat * pk[:p, :p]))
+        grad = np.zeros(self.k)
+        nz = theta != 0.0
+        grad[nz] = 2.0 * val[nz] / theta[nz]
+        return grad
+
+    def solve(self, theta: np.ndarray) -> Solution:
+        c = self.core(theta)
+        lt, lx, tf = c["lt"], c["lx"], c["tf"]
+        beta, cov, logdet_rx = self._beta_cov(lx)
+        coef = np.append(-beta, 1.0)
+        u_f = self._rest_solutions(lt) @ coef
+        v = np.concatenate([-tf * u_f, coef])
+        tb, ainv, _ = self._blocks(theta, self.slot_term, self.cbb)
+        rhs = tb * (self.cbr @ v)
+        u_b = np.einsum("bij,bj->bi", ainv, rhs)
+        return Solution(
+            theta=theta, beta=beta, r2=float(lx[-1, -1]) ** 2, logdet_l=c["logdet_l"],
+            logdet_rx=logdet_rx, unscaled_cov=cov,
+            b=self._assemble(tb * u_b, tf * u_f),
+            u_sq=float(np.sum(u_b**2) + np.sum(u_f**2)),
+        )
+
+
+class _SparseSchur(_Base):
+    """Sparse rest block (a large factor crossing the primary one); gradients by differences."""
+
+    has_gradient = False
+
+    def __init__(self, base_args: tuple, cp: CrossProducts) -> None:
+        super().__init__(*base_args)
+        assert cp.cbf_sparse is not None and cp.cff_sparse is not None
+        self.cbb = cp.cbb
+        self.cbf = cp.cbf_sparse
+        self.cbf_rows = np.repeat(np.arange(self.nb * self.m), np.diff(self.cbf.indptr))
+        self.cff = cp.cff_sparse
+        self.cby, self.cfy, self.cyy = cp.cby, cp.cfy, cp.cyy
+        self.factor_dense = self.qr <= SPARSE_DENSE_FACTOR_MAX
+
+    def core(self, theta: np.ndarray) -> dict[str, Any]:
+        nb, m, qr = self.nb, self.m, self.qr
+        tb, ainv, logdet_b = self._blocks(theta, self.slot_term, self.cbb)
+        tf = theta[self.rest_term]
+        # M_b = Lambda_b A_b^{-1} Lambda_b, applied as a block-diagonal sparse matrix
+        mats = tb[:, :, None] * ainv * tb[:, None, :]
+        if m == 1:
+            mblk = sp.diags(mats[:, 0, 0])
+        else:
+            mblk = sp.bsr_matrix((mats, np.arange(nb), np.arange(nb + 1)),
+                                 shape=(nb * m, nb * m)).tocsr()
+        cbf = self.cbf.copy()
+        cbf.data *= tf[cbf.indices]  # C_BF Lambda_F
+        mc = mblk @ cbf
+        dtf = sp.diags(tf)
+        s = (dtf @ self.cff @ dtf + sp.identity(qr) - cbf.T @ mc).tocsc()
+        g = tf[:, None] * self.cfy - mc.T @ self.cby
+        myy = self.cyy - self.cby.T @ (mblk @ self.cby)
+        if self.factor_dense:
+            ls = np.linalg.cholesky(s.toarray())
+            logdet_f = 2.0 * float(np.sum(np.log(np.diagonal(ls))))
+
+            def solve_s(v: np.ndarray) -> np.ndarray:
+                return sla.cho_solve((ls, True), v)
+        else:
+            lu = spla.splu(s, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                           options={"SymmetricMode": True})
+            udiag = lu.U.diagonal()
+            if np.any(udiag <= 0):
+                raise np.linalg.LinAlgError("rest block is not positive definite")
+            logdet_f = float(np.sum(np.log(udiag)))
+            solve_s = lu.solve
+        h = solve_s(g) if qr else np.zeros((0, self.p + 1))
+        lx = np.linalg.cholesky(myy - g.T @ h)
+        return {"tb": tb, "ainv": ainv, "tf": tf, "mblk": mblk, "cbf": cbf, "h": h,
+                "solve_s": solve_s, "lx": lx, "logdet_l": float(np.sum(logdet_b)) + logdet_f}
+
+    def solve(self, theta: np.ndarray) -> Solution:
+        c = self.core(theta)
+        lx, tf, tb, ainv = c["lx"], c["tf"], c["tb"], c["ainv"]
+        beta, cov, logdet_rx = self._beta_cov(lx)
+        coef = np.append(-beta, 1.0)
+        u_f = c["h"] @ coef
+        # u_b = A_b^{-1} Lambda_b (C_bY coef - C_bF Lambda_F u_f)
+        rhs = (self.cby @ coef - c["cbf"] @ u_f).reshape(self.nb, self.m)
+        u_b = np.einsum("bij,bj->bi", ainv, tb * rhs)
+        return Solution(
+            theta=theta, beta=beta, r2=float(lx[-1, -1]) ** 2, logdet_l=c["logdet_l"],
+            logdet_rx=logdet_rx, unscaled_cov=cov,
+            b=self._assemble(tb * u_b, tf * u_f),
+            u_sq=float(np.sum(u_b**2) + np.sum(u_f**2)),
+        )
+
+
+class ProfiledDeviance:
+    """The profiled deviance (ML) or REML criterion as a function of theta.
+
+    Calls are even in each theta_k (|theta| is used), return +inf where a factorization breaks
+    down, and ``value_and_grad`` adds the analytic gradient on the dense path.
+    """
+
+    def __init__(
+        self,
+        codes: list[np.ndarray],
+        nlevels: list[int],
+        X: np.ndarray,
+        y: np.ndarray,
+        reml: bool,
+        path: str = "auto",
+    ) -> None:
+        n, p = X.shape
+        layout = choose_layout(codes, nlevels, p)
+        width = layout.n_rest + p + 1
+        if path == "auto":
+            work = float(layout.n_blocks) * layout.m * width * width
+            small = layout.n_rest <= DENSE_REST_SMALL or work <= DENSE_WORK_MAX
+            fits = layout.n_blocks * layout.m * width <= DENSE_ENTRIES_MAX
+            path = "dense" if small and fits else "sparse"
+        if path not in ("dense", "sparse"):
+            raise ValueError(f"unknown path {path!r}")
+        self.path = path
+        self.layout = layout
+        Xy = np.column_stack([X, y]) if p else y[:, None].astype(float)
+        cp = cross_products(layout, codes, Xy, dense=path == "dense")
+        args = (layout, list(nlevels), n, p, reml)
+        self.impl: _DenseSchur | _SparseSchur = (
+            _DenseSchur(args, cp) if path == "dense" else _SparseSchur(args, cp)
+        )
+        self.has_gradient = self.impl.has_gradient
+        self.m = layout.m
+
+    def __call__(self, theta: np.ndarray) -> float:
+        theta = np.abs(np.asarray(theta, dtype=float))
+        try:
+            c = self.impl.core(theta)
+            val = self.impl.criterion(c["logdet_l"], c["lx"])
+        except (np.linalg.LinAlgError, RuntimeError, ValueError):
+            return float("inf")
+        return val if np.isfinite(val) else float("inf")
+
+    def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """Criterion and its analytic gradient (dense path only)."""
+        x = np.asarray(theta, dtype=float)
+        ax = np.abs(x)
+        assert isinstance(self.impl, _DenseSchur)
+        try:
+            c = self.impl.core(ax)
+            val = self.impl.criterion(c["logdet_l"], c["lx"])
+            grad = self.impl.gradient(ax, c) * np.sign(x)
+        except (np.linalg.LinAlgError, RuntimeError, ValueError):
+            return float("inf"), np.zeros_like(x)
+        if not np.isfinite(val):
+            return float("inf"), np.zeros_like(x)
+        return val, grad
+
+    def solve(self, theta: np.ndarray) -> Solution:
+        """beta, its unscaled covariance, the conditional modes and the criterion pieces."""
+        return self.impl.solve(np.abs(np.asarray(theta, dtype=float)))

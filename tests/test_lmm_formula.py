@@ -1,0 +1,153 @@
+"""Formula parsing and fixed-effect design: R's term order and model.matrix column names."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from infrepro.lmm import LmmError, parse_formula
+from infrepro.lmm.design import aliased_columns, build_fixed, encode_factor
+
+
+def test_basic_parse() -> None:
+    f = parse_formula("score ~ system + (1|segment_id)")
+    assert f.response == "score"
+    assert f.intercept
+    assert f.fixed_terms == (("system",),)
+    assert f.random_names == ("segment_id",)
+
+
+def test_star_expansion_and_r_term_order() -> None:
+    # R: attr(terms(y ~ b:x + a:b + a + x*b), "term.labels") == a, x, b, b:x, b:a
+    f = parse_formula("y ~ b:x + a:b + a + x*b + (1|g)")
+    assert f.fixed_labels == ("a", "x", "b", "b:x", "b:a")
+    f3 = parse_formula("y ~ a*b*c + (1|g)")
+    assert f3.fixed_labels == ("a", "b", "c", "a:b", "a:c", "b:c", "a:b:c")
+
+
+def test_parentheses_removal_and_intercept() -> None:
+    f = parse_formula("y ~ (a + b)*c - b + (1|s)")
+    assert f.fixed_labels == ("a", "c", "a:c", "b:c")
+    assert not parse_formula("y ~ 0 + a + (1|s)").intercept
+    assert not parse_formula("y ~ a - 1 + (1|s)").intercept
+    assert parse_formula("y ~ 1 + (1|s)").fixed_terms == ()
+
+
+def test_random_terms_nested_and_interaction() -> None:
+    f = parse_formula("y ~ 1 + (1|s) + (1 | a/b) + (1|f1:f2)")
+    assert f.random_names == ("s", "a", "a:b", "f1:f2")
+    assert f.random_terms[2].variables == ("a", "b")
+    assert parse_formula("y ~ 1 + (1|a/b/c)").random_names == ("a", "a:b", "a:b:c")
+
+
+def test_backquoted_names() -> None:
+    f = parse_formula("y ~ `len class` + (1|`seg id`)")
+    assert f.fixed_labels == ("len class",)
+    assert f.random_names == ("seg id",)
+
+
+@pytest.mark.parametrize(
+    ("formula", "fragment"),
+    [
+        ("y ~ x + (x|g)", "(x|g)"),
+        ("y ~ x + (1 + x|g)", "(1 + x|g)"),
+        ("y ~ x + (0 + x|g)", "(0 + x|g)"),
+        ("y ~ (1||g)", "(1||g)"),
+        ("y ~ log(x) + (1|g)", "log(x)"),
+        ("y ~ a^2 + (1|g)", "^2"),
+        ("y ~ a", "no random-effects terms"),
+        ("y ~ a + (1|g) + (1|g)", "['g']"),
+        ("log(y) ~ a + (1|g)", "response"),
+        ("y ~ a + (1|g", "parenthes"),
+        ("y ~ 2 + (1|g)", "'2'"),
+    ],
+)
+def test_unsupported_formulas_name_the_term(formula: str, fragment: str) -> None:
+    with pytest.raises(LmmError) as err:
+        parse_formula(formula)
+    assert fragment in str(err.value)
+
+
+def _toy() -> pd.DataFrame:
+    # the same toy data as in R: a = rep(c("x","y"), 10), b = rep(c("p","q","r","s"), 5), x = 1:20
+    return pd.DataFrame(
+        {
+            "a": ["x", "y"] * 10,
+            "b": ["p", "q", "r", "s"] * 5,
+            "x": np.arange(1, 21, dtype=float),
+            "y": np.zeros(20),
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("rhs", "names"),
+    [
+        # colnames(model.matrix(~ <rhs>, d)) in R 4.2
+        ("b + a + a:b", ["(Intercept)", "bq", "br", "bs", "ay", "bq:ay", "br:ay", "bs:ay"]),
+        ("x:a", ["(Intercept)", "x:ax", "x:ay"]),
+        (
+            "b:x + a:b",
+            ["(Intercept)", "bp:x", "bq:x", "br:x", "bs:x", "bp:ay", "bq:ay", "br:ay", "bs:ay"],
+        ),
+        ("0 + a + b", ["ax", "ay", "bq", "br", "bs"]),
+        ("0 + a:b", ["ax:bp", "ay:bp", "ax:bq", "ay:bq", "ax:br", "ay:br", "ax:bs", "ay:bs"]),
+    ],
+)
+def test_model_matrix_names_match_r(rhs: str, names: list[str]) -> None:
+    parsed = parse_formula(f"y ~ {rhs} + (1|g)")
+    design, X = build_fixed(parsed, _toy(), [], {})
+    assert list(design.columns) == names
+    assert X.shape == (20, len(names))
+
+
+def test_model_matrix_values() -> None:
+    df = _toy()
+    parsed = parse_formula("y ~ b * a + x:a + (1|g)")
+    design, X = build_fixed(parsed, df, [], {})
+    cols = dict(zip(design.columns, X.T, strict=True))
+    np.testing.assert_array_equal(cols["(Intercept)"], 1.0)
+    np.testing.assert_array_equal(cols["bq:ay"], ((df.b == "q") & (df.a == "y")).astype(float))
+    np.testing.assert_array_equal(cols["ay:x"], (df.a == "y") * df.x)
+
+
+def test_factor_levels_reference_and_string_sort() -> None:
+    s = pd.Series(["b", "B", "a", "10", "9", "b"])
+    codes, levels = encode_factor(s, "s")
+    assert levels == ("10", "9", "B", "a", "b")  # C-locale (byte) order
+    assert [levels[c] for c in codes] == list(s)
+    _, levels = encode_factor(s, "s", reference="b")
+    assert levels == ("b", "10", "9", "B", "a")
+    with pytest.raises(LmmError, match="not a level"):
+        encode_factor(s, "s", reference="zzz")
+
+
+def test_reference_levels_and_forced_factors() -> None:
+    df = pd.DataFrame(
+        {
+            "sys": ["base", "comp", "alt"] * 4,
+            "k": [1, 2, 3, 4] * 3,
+            "flag": [True, False] * 6,
+            "y": np.arange(12.0),
+        }
+    )
+    parsed = parse_formula("y ~ sys + k + flag + (1|g)")
+    design, _ = build_fixed(parsed, df, ["k"], {"sys": "comp"})
+    assert list(design.columns) == [
+        "(Intercept)",
+        "sysalt",
+        "sysbase",
+        "k2",
+        "k3",
+        "k4",
+        "flagTRUE",
+    ]
+
+
+def test_aliased_columns() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=50)
+    X = np.column_stack([np.ones(50), x, 2 * x - 1, rng.normal(size=50), np.zeros(50)])
+    assert aliased_columns(X) == [2, 4]
+    assert aliased_columns(X[:, [0, 1, 3]]) == []
