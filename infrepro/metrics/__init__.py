@@ -1,1 +1,11 @@
-"""infrepro.metrics."""
+"""Per-segment metrics (METHOD.md section 2), bit-identical to sacrebleu and rouge-score but faster.
+
+`score_segments(hypotheses, references, metrics)` returns one row per segment. TER and ROUGE run on
+compiled numba kernels (`TER_BACKEND` says which TER path is active); BLEU and chrF call sacrebleu.
+`implementation="reference"` runs plain loops over the reference packages.
+"""
+
+from .api import BETTER, KNOWN_METRICS, score_segments
+from .ter import TER_BACKEND
+
+__all__ = ["BETTER", "KNOWN_METRICS", "TER_BACKEND", "score_segments"]

@@ -1,0 +1,213 @@
+"""ROUGE-1/2/L/Lsum F-measures identical to rouge-score's `RougeScorer(use_stemmer=True)`.
+
+Where rouge-score's time goes: re-tokenizing and Porter-stemming both texts for every pair, and a
+pure-Python LCS table. Here each distinct text (and each distinct rougeLsum sentence) is tokenized
+once per call with rouge-score's tokenization steps and patterns and nltk's `PorterStemmer`
+(memoised per word: `stem` is a pure function of the word), tokens become integer ids, and the
+n-gram overlaps and LCS are counted by a compiled kernel (`rouge_kernel`). Precision, recall and
+F-measure are then formed with rouge-score's expressions, evaluated in the same order, so the
+floats are identical.
+Multiple references follow `RougeScorer.score_multi`: the highest F-measure per ROUGE type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from rouge_score import tokenize as rouge_tokenize_module
+
+from . import rouge_kernel
+from ._jit import JIT_ENABLED, run_chunked
+from ._texts import Interner, to_csr
+from .reference import ROUGE_TYPES, rouge_reference
+
+ROUGE_BACKEND: str = "numba" if JIT_ENABLED else "rouge-score"
+
+_MEMO_LIMIT = 1_000_000
+
+
+class RougeTokenizer:
+    """`rouge_score.tokenize.tokenize(text, PorterStemmer())` with a memo per raw token.
+
+    rouge-score lower-cases, replaces `NON_ALPHANUM_RE` matches by spaces, splits on `SPACES_RE`,
+    stems pieces longer than 3 characters with nltk's PorterStemmer and keeps the results matching
+    `VALID_TOKEN_RE`. The piece -> kept token map is a pure function, so it is memoised (with ""
+    for a dropped piece: `VALID_TOKEN_RE` never matches the empty string); rouge-score's own
+    compiled patterns are used.
+    """
+
+    def __init__(self) -> None:
+        from nltk.stem import porter  # importing nltk takes seconds: only when ROUGE is used
+
+        self._stemmer = porter.PorterStemmer()
+        self._memo: dict[str, str] = {}
+
+    def _piece(self, piece: str) -> str:
+        token = self._stemmer.stem(piece) if len(piece) > 3 else piece
+        if not rouge_tokenize_module.VALID_TOKEN_RE.match(token):
+            token = ""
+        if len(self._memo) >= _MEMO_LIMIT:
+            self._memo.clear()
+        self._memo[piece] = token
+        return token
+
+    def __call__(self, text: str) -> list[str]:
+        """rouge-score's tokens for `text`."""
+        text = rouge_tokenize_module.NON_ALPHANUM_RE.sub(" ", text.lower())
+        memo = self._memo
+        out = []
+        for piece in rouge_tokenize_module.SPACES_RE.split(text):
+            token = memo.get(piece)
+            if token is None:
+                token = self._piece(piece)
+            if token:
+                out.append(token)
+        return out
+
+
+_TOKENIZER: RougeTokenizer | None = None
+
+
+def rouge_tokenize(text: str) -> list[str]:
+    """rouge-score's tokens for `text` (`DefaultTokenizer(use_stemmer=True).tokenize`)."""
+    global _TOKENIZER
+    if _TOKENIZER is None:
+        _TOKENIZER = RougeTokenizer()
+    return _TOKENIZER(text)
+
+
+def rouge_sentences(text: str) -> list[str]:
+    """rougeLsum's sentences: newline-separated, empty strings dropped (`split_summaries=False`)."""
+    return [s for s in text.split("\n") if len(s)]
+
+
+def _fmeasure(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
+    """`rouge_score.scoring.fmeasure`, elementwise, with the same operation order."""
+    total = precision + recall
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = 2 * precision * recall / total
+    return np.where(total > 0, f, 0.0)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den as Python's int true division (exact for counts below 2**53); 0 where den == 0."""
+    num = num.astype(np.float64)
+    den = den.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+class _TextTable:
+    """Distinct texts tokenized once, as CSR id arrays for the kernel."""
+
+    def __init__(self, texts: Sequence[str], with_sentences: bool) -> None:
+        vocab = Interner()
+        tokens = [rouge_tokenize(t) for t in texts]
+        self.ids, self.offsets = to_csr(tokens, vocab)
+        self.lengths = np.diff(self.offsets)
+        sent_cache: dict[str, list[str]] = {}
+        sent_tokens: list[list[str]] = []
+        self.tsent = np.zeros(len(texts) + 1, np.int64)
+        if with_sentences:
+            for i, text in enumerate(texts):
+                for s in rouge_sentences(text):
+                    toks = sent_cache.get(s)
+                    if toks is None:
+                        toks = rouge_tokenize(s)
+                        sent_cache[s] = toks
+                    sent_tokens.append(toks)
+                self.tsent[i + 1] = len(sent_tokens)
+        self.stoks, self.soff = to_csr(sent_tokens, vocab)
+        self.vocab_size = max(len(vocab), 1)
+        # total sentence tokens per text (rougeLsum's m and n)
+        self.sent_lengths = self.soff[self.tsent[1:]] - self.soff[self.tsent[:-1]]
+        self.n_sents = np.diff(self.tsent)
+
+
+def _pair_scores(
+    table: _TextTable, pair_h: np.ndarray, pair_r: np.ndarray, types: Sequence[str], threads: int
+) -> dict[str, np.ndarray]:
+    """F-measures for each (hypothesis text, reference text) pair."""
+    want = np.array([t in types for t in ROUGE_TYPES], dtype=np.bool_)
+    counts = np.zeros((len(pair_h), 4), np.int64)
+    if len(pair_h):
+        uni, bi, bi_off = rouge_kernel.ngram_keys(table.ids, table.offsets, table.vocab_size)
+        args = (
+            table.ids,
+            table.offsets,
+            uni,
+            bi,
+            bi_off,
+            table.stoks,
+            table.soff,
+            table.tsent,
+            pair_h,
+            pair_r,
+            want,
+            table.vocab_size,
+            counts,
+        )
+        run_chunked(lambda k0, k1: rouge_kernel.rouge_counts(k0, k1, *args), len(pair_h), threads)
+    hyp_len = table.lengths[pair_h]
+    ref_len = table.lengths[pair_r]
+    out: dict[str, np.ndarray] = {}
+    for t in types:
+        if t in ("rouge1", "rouge2"):
+            n = 1 if t == "rouge1" else 2
+            inter = counts[:, n - 1]
+            precision = _ratio(inter, np.maximum(hyp_len - n + 1, 1))
+            recall = _ratio(inter, np.maximum(ref_len - n + 1, 1))
+            out[t] = _fmeasure(precision, recall)
+        elif t == "rougeL":
+            ok = (hyp_len > 0) & (ref_len > 0)
+            f = _fmeasure(_ratio(counts[:, 2], hyp_len), _ratio(counts[:, 2], ref_len))
+            out[t] = np.where(ok, f, 0.0)
+        else:  # rougeLsum
+            n_tok = table.sent_lengths[pair_h]
+            m_tok = table.sent_lengths[pair_r]
+            ok = (table.n_sents[pair_h] > 0) & (table.n_sents[pair_r] > 0)
+            ok &= (n_tok > 0) & (m_tok > 0)
+            f = _fmeasure(_ratio(counts[:, 3], n_tok), _ratio(counts[:, 3], m_tok))
+            out[t] = np.where(ok, f, 0.0)
+    return out
+
+
+def rouge_fast(
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    rouge_types: Sequence[str],
+    threads: int = 1,
+) -> dict[str, np.ndarray]:
+    """Per-segment ROUGE F-measures (max over references) through the compiled kernel."""
+    types = [t for t in ROUGE_TYPES if t in rouge_types]
+    texts = Interner()
+    hyp_ids = [texts(h) for h in hypotheses]
+    pairs = Interner()
+    pair_of = [[pairs((hyp_ids[i], texts(r))) for r in refs] for i, refs in enumerate(references)]
+    table = _TextTable(texts.items, with_sentences="rougeLsum" in types)  # type: ignore[arg-type]
+    pair_arr = np.asarray(pairs.items, dtype=np.int64).reshape(-1, 2)
+    per_pair = _pair_scores(
+        table,
+        np.ascontiguousarray(pair_arr[:, 0]),
+        np.ascontiguousarray(pair_arr[:, 1]),
+        types,
+        threads,
+    )
+    out = {}
+    for t in types:
+        vals = per_pair[t]
+        out[t] = np.array([max(vals[k] for k in ks) for ks in pair_of], dtype=np.float64)
+    return out
+
+
+def rouge_scores(
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    rouge_types: Sequence[str],
+    threads: int = 1,
+) -> dict[str, np.ndarray]:
+    """Per-segment ROUGE on the active backend (`ROUGE_BACKEND`)."""
+    if ROUGE_BACKEND == "numba":
+        return rouge_fast(hypotheses, references, rouge_types, threads)
+    return rouge_reference(hypotheses, references, rouge_types)

@@ -1,0 +1,249 @@
+"""Bit-identity of the fast scorers with sacrebleu and rouge-score (`==` on the floats).
+
+The oracles are the reference packages called directly:
+`sacrebleu.metrics.TER().sentence_score(hyp, refs).score / 100` and
+`RougeScorer(types, use_stemmer=True).score_multi(refs, hyp)[type].fmeasure`.
+
+- 10,000 seeded random segments (10,000+ pairs) per metric: mostly short, some medium, a few
+  multi-reference; a small vocabulary of case variants, inflections, punctuation, numbers and
+  Unicode, so that TER shifts and ROUGE stemming both matter; hypotheses are mostly perturbed
+  copies of a reference (moved chunks, substitutions, insertions, deletions);
+- 200-word segments;
+- hypothesis-driven edge cases: empty strings, whitespace and punctuation only, repeated words,
+  arbitrary Unicode, newlines (rougeLsum sentences), one side empty.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rouge_score.rouge_scorer import RougeScorer
+from sacrebleu.metrics import TER
+
+from infrepro.metrics import score_segments
+
+ROUGE = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
+
+TOKENS = (
+    "the The THE a cat cats Cat dog dogs running runs ran run runner happily happy "
+    "über Über Straße straße İstanbul naïve 東京 東京都 🙂 Ωmega σοφία "
+    ", . ! ? - -- ... ' 's \" ( ) ; : & &amp; <b> 3.5 1,000 2015 20-year-old "
+    'dog. cat, (cat) "dog" U.S. e-mail don\'t x y z'
+).split()
+SEPARATORS = [" ", " ", " ", " ", "  ", "\t", "\n", " \n ", "\u00a0", "\u3000"]
+
+
+def ter_oracle(hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> np.ndarray:
+    """sacrebleu's sentence-level TER, stored scale."""
+    metric = TER()
+    return np.array(
+        [metric.sentence_score(h, list(r)).score / 100 for h, r in zip(hyps, refs, strict=True)]
+    )
+
+
+def rouge_oracle(
+    hyps: Sequence[str], refs: Sequence[Sequence[str]], types: Sequence[str] = tuple(ROUGE)
+) -> dict[str, np.ndarray]:
+    """rouge-score F-measures with stemming, best reference per type (`score_multi`)."""
+    scorer = RougeScorer(list(types), use_stemmer=True)
+    scores = [scorer.score_multi(list(r), h) for h, r in zip(hyps, refs, strict=True)]
+    return {t: np.array([s[t].fmeasure for s in scores]) for t in types}
+
+
+def _join(words: list[str], rng: random.Random) -> str:
+    text = "".join(w + rng.choice(SEPARATORS) for w in words)
+    return text if rng.random() < 0.7 else text.strip()
+
+
+def _perturb(words: list[str], rng: random.Random) -> list[str]:
+    words = list(words)
+    for _ in range(rng.randint(0, 4)):
+        u = rng.random()
+        if u < 0.4 and len(words) > 2:  # move a chunk: TER shifts
+            a = rng.randrange(len(words))
+            block = words[a : a + rng.randint(1, 5)]
+            del words[a : a + len(block)]
+            b = rng.randint(0, len(words))
+            words[b:b] = block
+        elif u < 0.6 and words:
+            del words[rng.randrange(len(words))]
+        elif u < 0.8:
+            words.insert(rng.randint(0, len(words)), rng.choice(TOKENS))
+        elif words:
+            words[rng.randrange(len(words))] = rng.choice(TOKENS)
+    return words
+
+
+def _length(rng: random.Random) -> int:
+    u = rng.random()
+    if u < 0.93:
+        return rng.randint(0, 12)
+    if u < 0.995:
+        return rng.randint(13, 30)
+    return rng.randint(31, 50)
+
+
+def random_segments(n: int, seed: int) -> tuple[list[str], list[list[str]]]:
+    """`n` seeded random segments; about 8% have two or three references."""
+    rng = random.Random(seed)
+    hyps: list[str] = []
+    refs: list[list[str]] = []
+    for _ in range(n):
+        n_refs = 1 if rng.random() < 0.92 else rng.randint(2, 3)
+        ref_words = [[rng.choice(TOKENS) for _ in range(_length(rng))] for _ in range(n_refs)]
+        if rng.random() < 0.8:
+            hyp_words = _perturb(rng.choice(ref_words), rng)
+        else:
+            hyp_words = [rng.choice(TOKENS) for _ in range(_length(rng))]
+        hyps.append(_join(hyp_words, rng))
+        refs.append([_join(w, rng) for w in ref_words])
+    return hyps, refs
+
+
+def long_segments(n: int, seed: int, vocab_size: int) -> tuple[list[str], list[list[str]]]:
+    """`n` pairs of 200-word segments; hypotheses have 8 moved chunks and 10 substitutions."""
+    rng = random.Random(seed)
+    vocab = TOKENS + [f"w{i}" for i in range(vocab_size)]
+    hyps, refs = [], []
+    for _ in range(n):
+        ref = [rng.choice(vocab) for _ in range(200)]
+        hyp = list(ref)
+        for _ in range(8):
+            a = rng.randrange(len(hyp))
+            block = hyp[a : a + rng.randint(1, 6)]
+            del hyp[a : a + len(block)]
+            b = rng.randint(0, len(hyp))
+            hyp[b:b] = block
+        for _ in range(10):
+            hyp[rng.randrange(len(hyp))] = rng.choice(vocab)
+        hyps.append(" ".join(hyp))
+        refs.append([" ".join(ref)])
+    return hyps, refs
+
+
+@pytest.fixture(scope="module")
+def segments() -> tuple[list[str], list[list[str]]]:
+    hyps, refs = random_segments(10_000, seed=20240611)
+    assert len(set(zip(hyps, map(tuple, refs), strict=True))) > 9_000  # mostly distinct pairs
+    return hyps, refs
+
+
+def _assert_identical(fast: np.ndarray, oracle: np.ndarray, hyps, refs, name: str) -> None:
+    bad = np.flatnonzero(fast != oracle)
+    if bad.size:
+        i = int(bad[0])
+        pytest.fail(
+            f"{name}: {bad.size} of {len(hyps)} differ; first: hyp={hyps[i]!r} refs={refs[i]!r} "
+            f"fast={fast[i]!r} oracle={oracle[i]!r}"
+        )
+
+
+def test_ter_random_pairs_bit_identical(segments) -> None:
+    hyps, refs = segments
+    assert sum(map(len, refs)) >= 10_000
+    fast = score_segments(hyps, refs, ["ter"])["ter"].to_numpy()
+    _assert_identical(fast, ter_oracle(hyps, refs), hyps, refs, "ter")
+    assert (fast > 1).any() and (fast == 0).any()  # the sample covers the range
+
+
+def test_rouge_random_pairs_bit_identical(segments) -> None:
+    hyps, refs = segments
+    fast = score_segments(hyps, refs, ROUGE)
+    oracle = rouge_oracle(hyps, refs)
+    for t in ROUGE:
+        _assert_identical(fast[t].to_numpy(), oracle[t], hyps, refs, t)
+        assert 0 < np.mean(oracle[t] > 0) < 1
+
+
+def test_ter_long_segments_bit_identical() -> None:
+    hyps, refs = long_segments(2, seed=7, vocab_size=1000)
+    fast = score_segments(hyps, refs, ["ter"])["ter"].to_numpy()
+    _assert_identical(fast, ter_oracle(hyps, refs), hyps, refs, "ter")
+
+
+def test_rouge_long_segments_bit_identical() -> None:
+    hyps, refs = long_segments(30, seed=8, vocab_size=60)
+    fast = score_segments(hyps, refs, ROUGE)
+    oracle = rouge_oracle(hyps, refs)
+    for t in ROUGE:
+        _assert_identical(fast[t].to_numpy(), oracle[t], hyps, refs, t)
+
+
+# --- hypothesis-driven edge cases --------------------------------------------------------------
+
+_word = st.one_of(
+    st.sampled_from(TOKENS),
+    st.text(alphabet=st.sampled_from("aAbB.,!'-\"()&;:éÉßİı東🙂0129"), min_size=1, max_size=4),
+)
+_sep = st.sampled_from(SEPARATORS + ["", "\n\n", "\r\n", "\x0b"])
+
+
+@st.composite
+def _text(draw) -> str:
+    kind = draw(st.integers(0, 9))
+    if kind == 0:  # arbitrary Unicode, including control and whitespace characters
+        return draw(st.text(max_size=30))
+    if kind == 1:  # punctuation / whitespace only
+        return draw(st.text(alphabet=st.sampled_from(" \t\n.,!?-'\"()"), max_size=12))
+    if kind == 2:  # a repeated word
+        return draw(_sep).join([draw(_word)] * draw(st.integers(0, 12)))
+    words = draw(st.lists(_word, max_size=draw(st.sampled_from([3, 8, 16]))))
+    return "".join(w + draw(_sep) for w in words)
+
+
+@st.composite
+def _segment(draw) -> tuple[str, list[str]]:
+    refs = draw(st.lists(_text(), min_size=1, max_size=3))
+    if draw(st.booleans()):  # a shuffled, edited copy of a reference
+        words = draw(st.sampled_from(refs)).split()
+        words = draw(st.permutations(words)) if len(words) < 12 else words[::-1]
+        extra = draw(st.lists(_word, max_size=3))
+        hyp = " ".join(words[: draw(st.integers(0, len(words)))] + extra)
+    else:
+        hyp = draw(_text())
+    return hyp, refs
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(st.lists(_segment(), min_size=1, max_size=12))
+def test_edge_cases_bit_identical(batch: list[tuple[str, list[str]]]) -> None:
+    hyps = [h for h, _ in batch]
+    refs = [r for _, r in batch]
+    fast = score_segments(hyps, refs, ["ter", *ROUGE])
+    _assert_identical(fast["ter"].to_numpy(), ter_oracle(hyps, refs), hyps, refs, "ter")
+    oracle = rouge_oracle(hyps, refs)
+    for t in ROUGE:
+        _assert_identical(fast[t].to_numpy(), oracle[t], hyps, refs, t)
+
+
+@pytest.mark.parametrize(
+    ("hyp", "refs"),
+    [
+        ("", [""]),
+        ("a b c", [""]),
+        ("", ["a b c"]),
+        ("   ", ["\n\n"]),
+        (".,!", ["?"]),
+        ("the the the the", ["the"]),
+        ("A\nB c\n\nd", ["b a\nc D", ""]),
+        ("word", ["", "word"]),
+        ("İstanbul ΣΑΣ", ["istanbul σας"]),
+    ],
+)
+def test_degenerate_inputs_bit_identical(hyp: str, refs: list[str]) -> None:
+    fast = score_segments([hyp], [refs], ["ter", *ROUGE])
+    assert fast["ter"].iloc[0] == ter_oracle([hyp], [refs])[0]
+    oracle = rouge_oracle([hyp], [refs])
+    for t in ROUGE:
+        assert fast[t].iloc[0] == oracle[t][0]
