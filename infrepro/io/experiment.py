@@ -13,6 +13,9 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from infrepro.catalog import BETTER as DEFAULT_BETTER
+from infrepro.catalog import KNOWN_METRICS
+
 from .errors import InputError
 from .hypotheses import read_hypotheses
 from .runs import SYSTEM, facet_columns, read_runs_sheet
@@ -20,16 +23,6 @@ from .scores import ScoresColumns, read_scores_table
 from .testset import SEGMENT, read_testset
 
 BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
-KNOWN_METRICS = ("ter", "rouge1", "rouge2", "rougeL", "rougeLsum", "bleu", "chrf")
-DEFAULT_BETTER = {
-    "ter": "lower",
-    "rouge1": "higher",
-    "rouge2": "higher",
-    "rougeL": "higher",
-    "rougeLsum": "higher",
-    "bleu": "higher",
-    "chrf": "higher",
-}
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ compiled numba kernels (`TER_BACKEND` says which TER path is active); BLEU and c
 `implementation="reference"` runs plain loops over the reference packages.
 """
 
-from .api import BETTER, KNOWN_METRICS, score_segments
+from infrepro.catalog import BETTER, KNOWN_METRICS
+
+from .api import score_segments
 from .ter import TER_BACKEND
 
 __all__ = ["BETTER", "KNOWN_METRICS", "TER_BACKEND", "score_segments"]

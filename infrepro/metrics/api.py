@@ -13,19 +13,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from infrepro.catalog import KNOWN_METRICS
+
 from . import reference, rouge, sacre, ter
-
-KNOWN_METRICS: tuple[str, ...] = ("ter", "rouge1", "rouge2", "rougeL", "rougeLsum", "bleu", "chrf")
-
-BETTER: dict[str, str] = {
-    "ter": "lower",
-    "rouge1": "higher",
-    "rouge2": "higher",
-    "rougeL": "higher",
-    "rougeLsum": "higher",
-    "bleu": "higher",
-    "chrf": "higher",
-}
 
 Implementation = Literal["fast", "reference"]
 
