@@ -1,0 +1,93 @@
+"""End-to-end: a job killed with SIGKILL mid-scoring or mid-analysis leaves nothing a rerun would
+trust; the rerun's tables equal those of an uninterrupted run."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from workflow_helpers import REPO_ROOT, make_mini_experiment, run_snakemake
+
+pytestmark = pytest.mark.e2e
+
+
+def tables_digest(root: Path) -> dict[str, str]:
+    files = [root / "results/evaluation.parquet", *sorted((root / "results/tables").glob("*.csv"))]
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+
+
+def child_processes(parent: int) -> list[tuple[int, str]]:
+    """(pid, command line) of every descendant of ``parent``."""
+    found: list[tuple[int, str]] = []
+    frontier = [parent]
+    while frontier:
+        pid = frontier.pop()
+        children: list[int] = []
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                children += map(int, (task / "children").read_text().split())
+            except OSError:
+                continue
+        for child in children:
+            try:
+                command = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            found.append((child, command))
+            frontier.append(child)
+    return found
+
+
+def kill_first_job(root: Path, script_marker: str, timeout: float = 600) -> int:
+    """Start the workflow, SIGKILL the first job whose script matches, wait for Snakemake."""
+    command = [
+        sys.executable, "-m", "snakemake", "--snakefile", str(REPO_ROOT / "Snakefile"),
+        "--directory", str(root), "--configfile", str(root / "config.yaml"), "--cores", "2",
+    ]  # fmt: skip
+    log = (root / "snakemake-output.txt").open("w")
+    process = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + timeout
+    killed = False
+    while time.monotonic() < deadline and process.poll() is None and not killed:
+        for pid, cmdline in child_processes(process.pid):
+            if script_marker in cmdline and "python" in cmdline:
+                time.sleep(0.3)  # let the job get into its work
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    killed = True
+                except ProcessLookupError:
+                    continue
+                break
+        time.sleep(0.05)
+    process.wait(timeout=timeout)
+    log.close()
+    assert killed, f"no {script_marker} job was seen"
+    return process.returncode
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    experiment = make_mini_experiment(tmp_path_factory.mktemp("reference") / "exp", n_segments=15)
+    result = run_snakemake(experiment.root)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return tables_digest(experiment.root)
+
+
+@pytest.mark.parametrize("marker", ["score_run.py", "analysis.py"])
+def test_killed_job_then_rerun_equals_uninterrupted(
+    reference: dict[str, str], tmp_path: Path, marker: str
+) -> None:
+    experiment = make_mini_experiment(tmp_path / "exp", n_segments=15)
+    returncode = kill_first_job(experiment.root, marker)
+    assert returncode != 0
+    leftovers = [p for p in (experiment.root / "results").rglob("*.tmp")]
+    assert leftovers == [] or all(p.name.startswith(".") for p in leftovers)
+    rerun = run_snakemake(experiment.root)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert tables_digest(experiment.root) == reference
