@@ -21,6 +21,7 @@ if RAW_MODE:  # scores mode reads per-segment scores instead of scoring hypothes
 
 include: "workflow/rules/evaluation.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

@@ -23,4 +23,8 @@ def hypotheses_of(wildcards):
 
 def final_outputs():
     """Everything `rule all` asks for."""
-    return [f"{RESULTS}/evaluation.parquet", f"{RESULTS}/tables/glrt.csv"]
+    return [
+        f"{RESULTS}/evaluation.parquet",
+        f"{RESULTS}/tables/glrt.csv",
+        f"{RESULTS}/report.html",
+    ]

@@ -13,7 +13,7 @@ rule properties:
         options=PROPERTY_OPTIONS,
     log:
         "logs/properties.log",
-    threads: 1
+    threads: 2  # readability is split over worker processes on large test sets
     resources:
         mem_mb=2000,
         runtime=30,

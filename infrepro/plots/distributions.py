@@ -1,0 +1,86 @@
+"""Run-level mean scores per system: a box per system, every run as a point, the best run starred
+(thesis Fig. 2.4 and seed 002's score distributions)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+
+from .palette import level_styles, system_style
+from .svg import figure, legend_below, legend_rows, to_svg
+
+JITTER = 0.17
+LEGEND_COLUMNS = 3
+
+
+def run_distribution(
+    runs: pd.DataFrame,
+    systems: Sequence[str],
+    *,
+    ylabel: str,
+    title: str,
+    key: str,
+    colour_by: Mapping[str, tuple[str, Sequence[str]]] | None = None,
+) -> str:
+    """Box and strip plot of ``runs`` (columns ``system``, ``value``, ``is_best`` and any facet).
+
+    ``colour_by`` maps a system to (facet, ordered levels): its points are coloured by that
+    facet's level; other systems' points take the system's colour.
+    """
+    colour_by = colour_by or {}
+    rng = np.random.default_rng(20230501)
+    handles: list[Line2D] = []
+    entries = 1 + sum(len(levels) for _, levels in colour_by.values())
+    rows = legend_rows(entries, LEGEND_COLUMNS)
+    with figure(3.4, 2.45 + 0.17 * rows, left=0.6, bottom=0.3 + 0.17 * rows) as fig:
+        ax = fig.add_subplot()
+        for index, system in enumerate(systems):
+            rows = runs[runs["system"] == system]
+            if rows.empty:
+                continue
+            values = rows["value"].to_numpy(dtype=float)
+            style = system_style(index)
+            ax.boxplot(
+                values, positions=[index], widths=0.55, showfliers=False, patch_artist=True,
+                boxprops={"facecolor": "#f4f4f4", "edgecolor": "#9a9a9a", "linewidth": 0.8},
+                medianprops={"color": "#555555", "linewidth": 1.0},
+                whiskerprops={"color": "#9a9a9a", "linewidth": 0.8},
+                capprops={"color": "#9a9a9a", "linewidth": 0.8},
+            )  # fmt: skip
+            offsets = rng.uniform(-JITTER, JITTER, size=len(rows))
+            colours = [str(style["color"])] * len(rows)
+            if system in colour_by:
+                facet, levels = colour_by[system]
+                styles = level_styles([str(level) for level in levels])
+                colours = [str(styles[str(v)]["color"]) for v in rows[facet].astype(str)]
+                handles += [
+                    Line2D([], [], marker="o", linestyle="", color=str(s["color"]),
+                           label=f"{facet} = {level}", markersize=4)
+                    for level, s in styles.items()
+                ]  # fmt: skip
+            best = rows["is_best"].to_numpy(dtype=bool)
+            ax.scatter(
+                index + offsets[~best], values[~best], s=16, c=[colours[i] for i in
+                np.flatnonzero(~best)], alpha=0.85, linewidths=0.3, edgecolors="white", zorder=3,
+            )  # fmt: skip
+            if best.any():
+                ax.scatter(
+                    index + offsets[best], values[best], s=90, marker="*",
+                    c=[colours[i] for i in np.flatnonzero(best)], edgecolors="black",
+                    linewidths=0.7, zorder=4,
+                )  # fmt: skip
+        handles.append(
+            Line2D([], [], marker="*", linestyle="", color="#777777", markeredgecolor="black",
+                   markersize=8, label="best run")
+        )  # fmt: skip
+        ax.set_xticks(range(len(systems)), list(systems))
+        ax.set_xlim(-0.6, len(systems) - 0.4)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(axis="x", visible=False)
+        legend_below(fig, handles, [str(h.get_label()) for h in handles], LEGEND_COLUMNS,
+                     handletextpad=0.2, columnspacing=0.9)  # fmt: skip
+        return to_svg(fig, key, title)

@@ -1,0 +1,100 @@
+"""Interaction plots (paper Figs. 1-2, thesis Fig. 2.7): one line per group over a data property.
+
+Numeric properties: model predictions with 95% bands, binned observed means as points with 95%
+error bars. Categorical properties: model cell means with 95% error bars, joined per group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .svg import figure, legend_below, legend_rows, to_svg
+
+LEGEND_COLUMNS = 4
+
+
+def numeric_interaction(
+    lines: pd.DataFrame,
+    points: pd.DataFrame,
+    styles: Mapping[str, Mapping[str, object]],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    key: str,
+    legend_title: str = "",
+) -> str:
+    """Predicted lines (``group, x, estimate, lower, upper``) and binned means (same columns)."""
+    with _figure(len(styles), legend_title) as fig:
+        ax = fig.add_subplot()
+        for group, style in styles.items():
+            line = lines[lines["group"] == group].sort_values("x")
+            colour = style["color"]
+            if not line.empty:
+                ax.fill_between(
+                    line["x"], line["lower"], line["upper"], color=colour, alpha=0.13,
+                    linewidth=0,
+                )  # fmt: skip
+                ax.plot(line["x"], line["estimate"], label=str(group), **style)
+            dots = points[points["group"] == group].sort_values("x")
+            if not dots.empty:
+                ax.errorbar(
+                    dots["x"], dots["estimate"],
+                    yerr=[dots["estimate"] - dots["lower"], dots["upper"] - dots["estimate"]],
+                    fmt="o", color=colour, markersize=3.5, elinewidth=0.8, capsize=2,
+                    markeredgecolor="white", markeredgewidth=0.4, zorder=3,
+                )  # fmt: skip
+        _finish(fig, ax, xlabel, ylabel, title, legend_title, len(styles))
+        return to_svg(fig, key, title)
+
+
+def categorical_interaction(
+    points: pd.DataFrame,
+    levels: Sequence[str],
+    styles: Mapping[str, Mapping[str, object]],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    key: str,
+    legend_title: str = "",
+) -> str:
+    """Cell means (``group, bin, estimate, lower, upper``) per level of a categorical property."""
+    position = {level: i for i, level in enumerate(levels)}
+    dodge = np.linspace(-0.12, 0.12, len(styles)) if len(styles) > 1 else np.zeros(1)
+    with _figure(len(styles), legend_title) as fig:
+        ax = fig.add_subplot()
+        for shift, (group, style) in zip(dodge, styles.items(), strict=True):
+            cells = points[points["group"] == group].copy()
+            cells = cells[cells["bin"].isin(position)]
+            cells["pos"] = cells["bin"].map(position) + shift
+            cells = cells.sort_values("pos")
+            if cells.empty:
+                continue
+            ax.errorbar(
+                cells["pos"], cells["estimate"],
+                yerr=[cells["estimate"] - cells["lower"], cells["upper"] - cells["estimate"]],
+                marker="o", markersize=3.5, capsize=2, elinewidth=0.8, label=str(group),
+                **style,
+            )  # fmt: skip
+        ax.set_xticks(range(len(levels)), list(levels))
+        ax.grid(axis="x", visible=False)
+        _finish(fig, ax, xlabel, ylabel, title, legend_title, len(styles))
+        return to_svg(fig, key, title)
+
+
+def _figure(groups: int, legend_title: str):
+    rows = legend_rows(groups, LEGEND_COLUMNS) + (1 if legend_title else 0)
+    return figure(3.5, 2.45 + 0.17 * rows, left=0.6, bottom=0.5 + 0.17 * rows)
+
+
+def _finish(fig, ax, xlabel: str, ylabel: str, title: str, legend: str, groups: int) -> None:
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    handles, labels = ax.get_legend_handles_labels()
+    legend_below(fig, handles, labels, min(groups, LEGEND_COLUMNS), title=legend or None,
+                 title_fontsize=7, handlelength=2.6)  # fmt: skip

@@ -1,0 +1,37 @@
+"""Normal QQ plots of standardized residuals, one small panel per model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .svg import figure, to_svg
+
+
+def qq_panels(panels: Sequence[tuple[str, pd.DataFrame]], *, title: str, key: str) -> str:
+    """Each panel: (title, frame with ``theoretical`` and ``sample`` quantiles) as a line."""
+    count = max(len(panels), 1)
+    columns = min(count, 5)
+    rows = int(np.ceil(count / columns))
+    width, height = 1.75 * columns + 0.6, 1.6 * rows + 0.8
+    with figure(width, height, left=0.55, right=0.1, top=0.55, bottom=0.5, wspace=0.35,
+                hspace=0.6) as fig:  # fmt: skip
+        axes = fig.subplots(rows, columns, squeeze=False)
+        for ax in axes.flat[len(panels) :]:
+            ax.set_visible(False)
+        for ax, (name, frame) in zip(axes.flat, panels, strict=False):
+            data = frame.sort_values("theoretical")
+            x = data["theoretical"].to_numpy(dtype=float)
+            y = data["sample"].to_numpy(dtype=float)
+            if x.size:
+                bound = float(max(np.abs(x).max(), np.abs(y).max()))
+                ax.plot([-bound, bound], [-bound, bound], color="#999999", linewidth=0.7)
+                ax.plot(x, y, color="#0072B2", linewidth=1.1)
+            ax.set_title(name, fontsize=7, fontweight="normal")
+            ax.tick_params(labelsize=6)
+        fig.supxlabel("normal quantiles", fontsize=7)
+        fig.supylabel("residual quantiles", fontsize=7)
+        fig.suptitle(title, fontsize=8.5, fontweight="bold")
+        return to_svg(fig, key, title)

@@ -1,0 +1,39 @@
+"""Checksums of the experiment's input files (``results/tables/inputs.csv``)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+CHUNK = 1 << 20
+INPUT_COLUMNS = ["path", "sha256", "bytes"]
+
+
+def sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes, as hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def display_path(path: str | Path, root: str | Path) -> str:
+    """The path relative to ``root`` (the working directory), so tables do not depend on where
+    the experiment lives; POSIX separators."""
+    return Path(os.path.relpath(Path(path).resolve(), Path(root).resolve())).as_posix()
+
+
+def input_checksums(paths: Iterable[str | Path], root: str | Path = ".") -> pd.DataFrame:
+    """One row per distinct input file: path (relative to ``root``), SHA-256, size in bytes."""
+    rows = {}
+    for path in paths:
+        shown = display_path(path, root)
+        if shown not in rows:
+            size = Path(path).stat().st_size
+            rows[shown] = {"path": shown, "sha256": sha256(path), "bytes": size}
+    return pd.DataFrame(list(rows.values()), columns=INPUT_COLUMNS)

@@ -1,0 +1,98 @@
+"""What the report is built from: the tables in ``results/tables/`` and the experiment's names.
+
+Tables are read as text and only documented numeric columns are converted, so labels such as
+facet levels (``0.10``), bins and the preformatted p-values keep their exact spelling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+REPORT_TABLES = (
+    "glrt", "means", "contrasts", "slopes", "predictions", "variance_components", "reliability",
+    "dstudy", "importance", "classical", "run_summary", "run_means", "diagnostics", "qq",
+    "property_bins", "inputs", "software",
+)  # fmt: skip
+NUMERIC: dict[str, tuple[str, ...]] = {
+    "glrt": ("n_obs", "n_segments", "n_runs", "loglik_h1", "loglik_h0", "lr_stat", "df",
+             "log10_p", "log10_p_holm"),
+    "means": ("x", "estimate", "se", "n_obs"),
+    "contrasts": ("estimate", "se", "log10_p", "log10_p_holm", "effect_size"),
+    "slopes": ("slope", "se", "z", "log10_p"),
+    "predictions": ("x", "estimate", "se", "lower", "upper"),
+    "variance_components": ("variance", "percent", "n_levels"),
+    "reliability": ("phi", "n_per_facet_for_phi_08", "runs_for_phi_08", "n_facets"),
+    "dstudy": ("n_per_facet", "runs_averaged", "phi"),
+    "importance": ("variance", "percent", "rank"),
+    "classical": ("statistic", "estimate", "log10_p", "n", "samples"),
+    "run_summary": ("n_runs", "mean", "sd", "min", "max", "best_mean"),
+    "run_means": ("dev_score", "mean", "n_segments"),
+    "diagnostics": ("n_obs", "n_segments", "n_runs", "loglik"),
+    "qq": ("theoretical", "sample"),
+    "property_bins": ("lower", "upper"),
+    "inputs": ("bytes",),
+    "software": (),
+}  # fmt: skip
+BOOLEAN: dict[str, tuple[str, ...]] = {
+    "importance": ("dominant",),
+    "run_means": ("is_best",),
+    "diagnostics": ("reml", "converged", "singular"),
+}
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """The experiment as the report names it (no numbers: those come from the tables)."""
+
+    name: str
+    baseline: str
+    systems: list[str]
+    metrics: list[str]
+    better: Mapping[str, str]
+    properties: list[str] = field(default_factory=list)
+    facets: list[str] = field(default_factory=list)
+    config: Mapping[str, Any] = field(default_factory=dict)
+    date: str | None = None
+    alpha: float = 0.05
+    links: Mapping[str, str] = field(default_factory=dict)
+    rerun: str = "snakemake --cores 2"
+
+    def link(self, table: str) -> str:
+        """The relative link from the report to a table's CSV."""
+        return self.links.get(table, f"tables/{table}.csv")
+
+    @property
+    def competitors(self) -> list[str]:
+        return [s for s in self.systems if s != self.baseline]
+
+
+def read_table(name: str, path: str | Path) -> pd.DataFrame:
+    """One table with its numeric and boolean columns converted and labels kept as text."""
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    for column in NUMERIC.get(name, ()):
+        if column in frame:
+            frame[column] = pd.to_numeric(frame[column].replace("", None), errors="coerce")
+    for column in BOOLEAN.get(name, ()):
+        if column in frame:
+            frame[column] = frame[column].str.lower().isin(["true", "1"])
+    return frame
+
+
+def load_tables(paths: Mapping[str, str | Path]) -> dict[str, pd.DataFrame]:
+    """Every report table by name; a table without a path is empty."""
+    return {
+        name: read_table(name, paths[name]) if name in paths else pd.DataFrame()
+        for name in REPORT_TABLES
+    }
+
+
+def table_paths(directory: str | Path) -> dict[str, Path]:
+    """``results/tables/<name>.csv`` for every report table present in ``directory``."""
+    root = Path(directory)
+    paths = {name: root / f"{name}.csv" for name in REPORT_TABLES}
+    return {name: path for name, path in paths.items() if path.is_file()}

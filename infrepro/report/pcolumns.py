@@ -1,0 +1,41 @@
+"""Columns of p-values: shown as the tables give them, sorted by log10 p, marked when < alpha."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pandas as pd
+
+from .formatting import p_text
+from .htmltable import Column
+
+
+def significance_css(column: str, alpha: float) -> Callable[[pd.Series], str]:
+    """CSS class of a p cell: ``p-sig`` when its log10 p is below log10(alpha), else ``p-ns``."""
+    threshold = math.log10(alpha)
+
+    def css(row: pd.Series) -> str:
+        try:
+            value = float(row.get(column))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return ""
+        if math.isnan(value):
+            return ""
+        return "p-sig" if value < threshold else "p-ns"
+
+    return css
+
+
+def p_columns(alpha: float, holm: bool, *, label: str = "p") -> list[Column]:
+    """p and, when several tests form a family, Holm's adjusted p."""
+    columns = [
+        Column("p_value", label, p_text, sort_key="log10_p",
+               css=significance_css("log10_p", alpha)),
+    ]  # fmt: skip
+    if holm:
+        columns.append(
+            Column("p_holm", f"{label} (Holm)", p_text, sort_key="log10_p_holm",
+                   css=significance_css("log10_p_holm", alpha))
+        )  # fmt: skip
+    return columns

@@ -1,0 +1,47 @@
+"""Render the report with Jinja2 into one self-contained HTML page (CSS and JS inline)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from infrepro.plots.svg import share_glyphs
+
+from .context import build_context
+from .inputs import ReportSettings, load_tables
+
+TEMPLATE = "report.html.j2"
+ASSETS = {"css": "report.css", "js": "report.js"}
+
+
+def environment(template_dir: str | Path) -> jinja2.Environment:
+    """A strict, autoescaping environment over the report's template folder."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(template_dir)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render(context: Mapping[str, Any], template_dir: str | Path) -> str:
+    """The HTML page for a context built by :func:`build_context`."""
+    folder = Path(template_dir)
+    assets = {
+        name: Markup((folder / file).read_text(encoding="utf-8")) for name, file in ASSETS.items()
+    }
+    html = environment(folder).get_template(TEMPLATE).render(**context, assets=assets)
+    return share_glyphs(html)
+
+
+def render_report(
+    table_paths: Mapping[str, str | Path], settings: ReportSettings, template_dir: str | Path
+) -> str:
+    """Load the tables, build the context and render the page."""
+    return render(build_context(load_tables(table_paths), settings), template_dir)

@@ -1,0 +1,126 @@
+"""Diagnostics of every fit (convergence, singular fits, facets with few levels, sizes), residual
+QQ plots, and the classical tests shown for context (seed 002, thesis 2.1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from infrepro.plots import qq_panels
+
+from ..figure import Figure, make_figure
+from ..formatting import fixed, integer, points, significant
+from ..htmltable import Column, Table, frame_table, text
+from ..inputs import ReportSettings
+from ..labels import analysis_label, metric_label, property_label
+from ..pcolumns import p_columns
+from ..query import select
+
+QQ_ANALYSES = {
+    "best_vs_best": "best vs best",
+    "all_runs": "all runs",
+    "all_runs_run_aware": "run-aware",
+    "variance": "VCA",
+}
+
+
+@dataclass
+class Diagnostics:
+    summary: list[str] = field(default_factory=list)
+    table: Table | None = None
+    qq: list[Figure] = field(default_factory=list)
+    classical: Table | None = None
+
+
+def _yes(value: object) -> str:
+    return "yes" if value is True else ("no" if value is False else "")
+
+
+def summary_lines(diagnostics: pd.DataFrame) -> list[str]:
+    """Counts of fitted and skipped models, non-converged and singular fits, small facets."""
+    if diagnostics.empty:
+        return []
+    fitted = diagnostics[diagnostics["status"] == "fitted"]
+    skipped = diagnostics[diagnostics["status"] != "fitted"]
+    lines = [
+        f"{len(fitted)} model fits, {len(skipped)} analyses skipped; "
+        f"{int((~fitted['converged']).sum())} fits did not converge, "
+        f"{int(fitted['singular'].sum())} are singular (a variance at 0).",
+    ]
+    small = fitted[fitted["facets_lt5"].astype(str) != ""]
+    if not small.empty:
+        facets = sorted({f for v in small["facets_lt5"] for f in str(v).split(";") if f})
+        lines.append(
+            f"{len(small)} fits have facets with fewer than 5 levels ({', '.join(facets)}): "
+            "their variance is poorly estimated."
+        )
+    for reason in sorted(set(skipped["reason"]) - {""}):
+        lines.append(f"Skipped: {reason}")
+    return lines
+
+
+def qq_figures(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Figure]:
+    figures = []
+    qq = tables["qq"]
+    for metric in settings.metrics:
+        panels = []
+        for analysis, short in QQ_ANALYSES.items():
+            rows = select(qq, metric=metric, analysis=analysis)
+            for subset in sorted(set(rows["subset"])) if not rows.empty else []:
+                name = short
+                if analysis == "variance" or len(settings.systems) > 2:
+                    name = f"{name}: {subset}"
+                panels.append((name, select(rows, subset=subset)))
+        if panels:
+            key = f"qq-{metric}"
+            title = f"{metric_label(metric)}: residual QQ plots"
+            figures.append(make_figure(
+                qq_panels(panels, title=title, key=key),
+                f"{title} of the main models (H1 of each comparison, the VCA per system).", key,
+            ))  # fmt: skip
+    return figures
+
+
+def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Diagnostics:
+    section = Diagnostics()
+    diagnostics = tables["diagnostics"]
+    section.summary = summary_lines(diagnostics)
+    if not diagnostics.empty:
+        section.table = frame_table(diagnostics, [
+            Column("metric", "metric", metric_label, numeric=False),
+            Column("analysis", "analysis", analysis_label, numeric=False),
+            Column("subset", "subset", text, numeric=False),
+            Column("property", "property", lambda v: property_label(text(v)), numeric=False),
+            Column("model", "model", text, numeric=False, cls="code"),
+            Column("reml", "REML", _yes, numeric=False),
+            Column("status", "status", text, numeric=False,
+                   css=lambda r: "warn" if r["status"] != "fitted" else ""),
+            Column("converged", "converged", _yes, numeric=False,
+                   css=lambda r: "warn" if r["converged"] is False else ""),
+            Column("singular", "singular", _yes, numeric=False,
+                   css=lambda r: "warn" if r["singular"] is True else ""),
+            Column("n_obs", "rows", integer), Column("n_segments", "segments", integer),
+            Column("n_runs", "runs", integer),
+            Column("facets_lt5", "facets < 5 levels", text, numeric=False),
+            Column("loglik", "logLik", lambda v: fixed(v, 2)),
+            Column("reason", "reason", text, numeric=False, cls="wrap"),
+            Column("messages", "messages", text, numeric=False, cls="wrap"),
+        ], csv=settings.link("diagnostics"))  # fmt: skip
+    section.qq = qq_figures(tables, settings)
+    classical = tables["classical"]
+    if not classical.empty:
+        section.classical = frame_table(classical, [
+            Column("metric", "metric", metric_label, numeric=False),
+            Column("test", "test", text, numeric=False),
+            Column("subset", "systems", text, numeric=False),
+            Column("estimate", "Δ (1 − 2)", lambda v: points(v, sign=True),
+                   title="difference of means, points"),
+            Column("statistic", "statistic", significant),
+            *p_columns(settings.alpha, holm=False),
+            Column("n", "n", integer),
+            Column("samples", "resamples", integer),
+            Column("seed", "seed", text, numeric=False),
+            Column("note", "note", text, numeric=False, cls="wrap"),
+        ], csv=settings.link("classical"))  # fmt: skip
+    return section

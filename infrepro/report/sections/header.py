@@ -1,0 +1,84 @@
+"""The report's header: experiment name, systems and run counts, segments, metrics, date."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ..formatting import integer
+from ..inputs import ReportSettings
+from ..labels import better_label, metric_label, property_label
+from ..query import select
+
+NO_BREAK_HYPHEN = "\u2011"
+
+
+@dataclass
+class Header:
+    """Facts shown at the top of the report, as (label, text) pairs, plus warnings."""
+
+    name: str
+    date: str
+    facts: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _runs_per_system(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> str:
+    summary = tables["run_summary"]
+    metric = settings.metrics[0] if settings.metrics else ""
+    parts = []
+    for system in settings.systems:
+        row = select(summary, metric=metric, system=system)
+        count = integer(row["n_runs"].iloc[0]) if not row.empty else "?"
+        role = " (baseline)" if system == settings.baseline else ""
+        parts.append(f"{system}{role}: {count} runs")
+    return "; ".join(parts)
+
+
+def _segments(tables: dict[str, pd.DataFrame]) -> str:
+    glrt = select(tables["glrt"], analysis="all_runs")
+    if glrt.empty:
+        glrt = tables["glrt"]
+    if glrt.empty:
+        return "?"
+    return integer(glrt["n_segments"].max())
+
+
+def _computed_on(tables: dict[str, pd.DataFrame]) -> str:
+    bins = tables["property_bins"]
+    if bins.empty or "computed_on" not in bins:
+        return ""
+    places = sorted(set(bins["computed_on"]) - {""})
+    return ", ".join(places)
+
+
+def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Header:
+    header = Header(name=settings.name, date=settings.date or "not set")
+    header.facts.append(("Systems", _runs_per_system(tables, settings)))
+    header.facts.append(("Test segments", _segments(tables)))
+    header.facts.append(
+        ("Metrics", "; ".join(
+            f"{metric_label(m).replace('-', NO_BREAK_HYPHEN)} "
+            f"({better_label(settings.better.get(m, 'higher'))})"
+            for m in settings.metrics
+        ))
+    )  # fmt: skip
+    if settings.facets:
+        header.facts.append(("Meta-parameters (facets)", ", ".join(settings.facets)))
+    if settings.properties:
+        where = _computed_on(tables)
+        text = ", ".join(property_label(p) for p in settings.properties)
+        header.facts.append(("Data properties", text + (f" (computed on the {where})"
+                                                          if where else "")))  # fmt: skip
+    selected = sorted(set(tables["run_summary"].get("selected_by", pd.Series(dtype=str))))
+    if selected:
+        header.facts.append(("Best run selected by", ", ".join(s.replace("_", " ")
+                                                                  for s in selected)))  # fmt: skip
+        if any("optimistic" in s for s in selected):
+            header.warnings.append(
+                "The best runs were selected by their test-set mean (no dev scores): the "
+                "best-vs-best comparison is optimistic."
+            )
+    header.facts.append(("Significance level", f"α = {settings.alpha:g}"))
+    return header

@@ -1,0 +1,183 @@
+"""Shared by the data-property and meta-parameter sections: interaction plots of a factor
+(system or facet) with a property, and their GLRT, slope and within-bin tables."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from infrepro.plots import categorical_interaction, numeric_interaction
+
+from ..formatting import fixed, integer, points, significant
+from ..htmltable import Cell, Column, Table, frame_table, rows_table, text
+from ..inputs import ReportSettings
+from ..labels import analysis_label, metric_label, property_label
+from ..pcolumns import p_columns
+from ..query import ordered, select
+
+Z95 = 1.959963984540054
+
+
+def _in_points(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    out["lower"] = (frame["estimate"] - Z95 * frame["se"]) * 100
+    out["upper"] = (frame["estimate"] + Z95 * frame["se"]) * 100
+    out["estimate"] = frame["estimate"] * 100
+    return out
+
+
+def interaction_svg(
+    tables: dict[str, pd.DataFrame],
+    *,
+    metric: str,
+    analysis: str,
+    subset: str,
+    prop: str,
+    styles: Mapping[str, Mapping[str, object]],
+    bin_order: Sequence[str],
+    xlabel: str,
+    title: str,
+    key: str,
+    legend_title: str = "",
+) -> str | None:
+    """The interaction plot of one metric x property, or None when the tables hold no data."""
+    ylabel = f"{metric_label(metric)}, points"
+    lines = select(tables["predictions"], metric=metric, analysis=analysis, subset=subset,
+                   property=prop)  # fmt: skip
+    if not lines.empty:
+        lines = lines.assign(estimate=lines["estimate"] * 100, lower=lines["lower"] * 100,
+                             upper=lines["upper"] * 100)  # fmt: skip
+        points_ = select(tables["means"], metric=metric, analysis=analysis, subset=subset,
+                         property=prop, kind="observed")  # fmt: skip
+        return numeric_interaction(
+            lines, _in_points(points_) if not points_.empty else points_, styles,
+            xlabel=xlabel, ylabel=ylabel, title=title, key=key, legend_title=legend_title,
+        )  # fmt: skip
+    cells = select(tables["means"], metric=metric, analysis=analysis, subset=subset,
+                   property=prop, kind="model")  # fmt: skip
+    if cells.empty:
+        return None
+    levels = ordered(sorted(set(cells["bin"])), list(bin_order))
+    return categorical_interaction(
+        _in_points(cells), levels, styles, xlabel=xlabel, ylabel=ylabel, title=title, key=key,
+        legend_title=legend_title,
+    )  # fmt: skip
+
+
+def glrt_table(tables: dict[str, pd.DataFrame], settings: ReportSettings,
+               analyses: Sequence[str], props: Sequence[str], *,
+               with_subset: bool = False) -> Table:  # fmt: skip
+    """Joint and interaction-only GLRTs of the given properties, metric by metric."""
+    glrt = tables["glrt"]
+    rows = glrt[glrt["analysis"].isin(analyses) & glrt["property"].isin(props)].copy() \
+        if not glrt.empty else glrt  # fmt: skip
+    if not rows.empty:
+        rows["_m"] = rows["metric"].map({m: i for i, m in enumerate(settings.metrics)})
+        rows["_p"] = rows["property"].map({p: i for i, p in enumerate(props)})
+        rows["_a"] = rows["analysis"].map({a: i for i, a in enumerate(analyses)})
+        rows = rows.sort_values(["_m", "subset", "_p", "_a"], kind="stable")
+    columns = [
+        Column("metric", "metric", metric_label, numeric=False),
+        *([Column("subset", "system", text, numeric=False)] if with_subset else []),
+        Column("property", "property", property_label, numeric=False),
+        Column("analysis", "test", analysis_label, numeric=False),
+        Column("h1", "H1", text, numeric=False, cls="code"),
+        Column("h0", "H0", text, numeric=False, cls="code"),
+        Column("lr_stat", "LR", lambda v: fixed(v, 2)),
+        Column("df", "df", integer),
+        *p_columns(settings.alpha, holm=False),
+    ]
+    return frame_table(rows, columns, csv=settings.link("glrt"))
+
+
+def slopes_table(tables: dict[str, pd.DataFrame], settings: ReportSettings, analysis: str,
+                 props: Sequence[str], *, group_label: str = "system",
+                 with_subset: bool = False) -> Table:  # fmt: skip
+    """Per-group slopes of numeric properties, in points per unit of the property."""
+    slopes = tables["slopes"]
+    rows = select(slopes, analysis=analysis)
+    rows = rows[rows["property"].isin(props)] if not rows.empty else rows
+    columns = [
+        Column("metric", "metric", metric_label, numeric=False),
+        *([Column("subset", "system", text, numeric=False)] if with_subset else []),
+        Column("property", "property", property_label, numeric=False),
+        Column("group", group_label, text, numeric=False),
+        Column("slope", "slope", lambda v: significant(_times100(v)),
+               title="points per unit of the property"),
+        Column("se", "SE", lambda v: significant(_times100(v))),
+        Column("z", "z", lambda v: fixed(v, 2)),
+        *p_columns(settings.alpha, holm=False),
+    ]  # fmt: skip
+    return frame_table(rows, columns, csv=settings.link("slopes"))
+
+
+def _times100(value: object) -> object:
+    try:
+        return float(value) * 100  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return value
+
+
+def within_bins_table(tables: dict[str, pd.DataFrame], settings: ReportSettings, analysis: str,
+                      props: Sequence[str], bins: Mapping[str, list[str]], *,
+                      with_subset: bool = False) -> Table:  # fmt: skip
+    """Pairwise comparisons within each bin or level (Holm-adjusted within a property), with
+    the two model cell means (thesis Table 2.4)."""
+    headers = [
+        Column("metric", "metric", numeric=False),
+        *([Column("subset", "system", numeric=False)] if with_subset else []),
+        Column("property", "property", numeric=False),
+        Column("bin", "bin", numeric=False),
+        Column("level1", "1", numeric=False), Column("mean1", "mean 1"),
+        Column("level2", "2", numeric=False), Column("mean2", "mean 2"),
+        Column("estimate", "Δ (1 − 2)", title="difference of model cell means, points"),
+        Column("se", "SE"), Column("effect", "effect size"),
+        Column("p", "p (Wald)"), Column("p_holm", "p (Holm)"),
+    ]  # fmt: skip
+    contrasts = select(tables["contrasts"], analysis=analysis)
+    out: list[list[Cell]] = []
+    if contrasts.empty:
+        return rows_table(headers, out, csv=settings.link("contrasts"))
+    cells = select(tables["means"], analysis=analysis, kind="model")
+    means = {
+        (r.metric, r.subset, r.property, r.bin, r.group): r.estimate
+        for r in cells.itertuples(index=False)
+    }
+    for metric in settings.metrics:
+        for subset in sorted(set(select(contrasts, metric=metric)["subset"])):
+            for prop in props:
+                rows = select(contrasts, metric=metric, subset=subset, property=prop)
+                base = prop.removesuffix("_bin")
+                for b in ordered(sorted(set(rows["bin"])), bins.get(base, [])):
+                    for row in select(rows, bin=b).itertuples(index=False):
+                        out.append(_bin_row(means, row, metric, subset, prop, with_subset,
+                                            settings.alpha))  # fmt: skip
+    return rows_table(headers, out, csv=settings.link("contrasts"))
+
+
+def _bin_row(means: Mapping[tuple[str, ...], float], row, metric: str, subset: str, prop: str,
+             with_subset: bool, alpha: float) -> list[Cell]:  # fmt: skip
+    def mean(group: str) -> Cell:
+        value = means.get((metric, subset, prop, str(row.bin), group))
+        return Cell(points(value), None if value is None else float(value))
+
+    significant_ = row.log10_p_holm < math.log10(alpha)
+    cells = [Cell(metric_label(metric))]
+    if with_subset:
+        cells.append(Cell(subset))
+    cells += [
+        Cell(property_label(prop.removesuffix("_bin"))),
+        Cell(str(row.bin)),
+        Cell(str(row.level1)),
+        mean(str(row.level1)),
+        Cell(str(row.level2)),
+        mean(str(row.level2)),
+        Cell(points(row.estimate, sign=True), float(row.estimate)),
+        Cell(points(row.se), float(row.se)),
+        Cell(f"{fixed(row.effect_size, 2, sign=True)} {row.effect_label}", float(row.effect_size)),
+        Cell(str(row.p_value), float(row.log10_p)),
+        Cell(str(row.p_holm), float(row.log10_p_holm), "p-sig" if significant_ else "p-ns"),
+    ]
+    return cells

@@ -1,0 +1,111 @@
+"""Data properties: system x property interaction plots (paper Fig. 1, baseline solid and
+competitor dashed), the conditional GLRTs, slopes and within-bin comparisons (thesis Table 2.4)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from infrepro.plots import system_style
+
+from ..figure import Figure, make_figure
+from ..formatting import significant
+from ..htmltable import Cell, Column, Table, rows_table
+from ..inputs import ReportSettings
+from ..labels import metric_label, property_label
+from ..query import first, select
+from .interactions import glrt_table, interaction_svg, slopes_table, within_bins_table
+
+ANALYSES = ("conditional_joint", "conditional_interaction")
+
+
+@dataclass
+class PropertyBlock:
+    name: str
+    label: str
+    bins_text: str
+    figures: list[Figure] = field(default_factory=list)
+    glrt: Table | None = None
+    slopes: Table | None = None
+    within: Table | None = None
+
+
+def bins_text(tables: dict[str, pd.DataFrame], prop: str) -> str:
+    """``low (−inf, 11], mid (11, 18], high (18, inf)`` from property_bins.csv."""
+    rows = select(tables["property_bins"], property=prop)
+    if rows.empty:
+        return ""
+    parts = [
+        f"{r.bin} ({significant(r.lower, 4)}, {significant(r.upper, 4)}]"
+        for r in rows.itertuples(index=False)
+    ]
+    text = ", ".join(parts).replace("−inf", "−∞").replace("inf]", "∞)")
+    return "Bins (right-closed): " + text + "."
+
+
+def p_of(tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str,
+         prop: str) -> str:  # fmt: skip
+    row = first(tables["glrt"], metric=metric, analysis=analysis, subset=subset, property=prop)
+    return "not fitted" if row is None else str(row["p_value"])
+
+
+def overview(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Table:
+    """Interaction-only GLRT p of every property (rows) and metric (columns)."""
+    headers = [Column("property", "property", numeric=False)] + [
+        Column(m, metric_label(m), title="p of system × property (interaction only); "
+               "joint p in the tooltip") for m in settings.metrics
+    ]  # fmt: skip
+    threshold = math.log10(settings.alpha)
+    rows = []
+    for prop in settings.properties:
+        for variant in (prop, f"{prop}_bin"):
+            cells = [Cell(property_label(variant))]
+            for metric in settings.metrics:
+                test = first(tables["glrt"], metric=metric, analysis="conditional_interaction",
+                             subset="all runs", property=variant)  # fmt: skip
+                if test is None:
+                    cells.append(Cell("–"))
+                    continue
+                joint = p_of(tables, metric, "conditional_joint", "all runs", variant)
+                log10_p = float(test["log10_p"])
+                cells.append(Cell(str(test["p_value"]), log10_p,
+                                  "p-sig" if log10_p < threshold else "p-ns",
+                                  f"joint p = {joint}"))  # fmt: skip
+            if any(c.sort is not None for c in cells[1:]):
+                rows.append(cells)
+    return rows_table(headers, rows, csv=settings.link("glrt"))
+
+
+def build(tables: dict[str, pd.DataFrame], settings: ReportSettings,
+          bins: dict[str, list[str]]) -> list[PropertyBlock]:  # fmt: skip
+    styles = {s: system_style(i) for i, s in enumerate(settings.systems)}
+    where = sorted(set(tables["property_bins"].get("computed_on", pd.Series(dtype=str))) - {""})
+    on = f" (of the {where[0]})" if len(where) == 1 else ""
+    blocks = []
+    for prop in settings.properties:
+        variants = [prop, f"{prop}_bin"]
+        block = PropertyBlock(prop, property_label(prop), bins_text(tables, prop))
+        for metric in settings.metrics:
+            title = f"{metric_label(metric)} × {property_label(prop)}"
+            svg = interaction_svg(
+                tables, metric=metric, analysis="conditional", subset="all runs", prop=prop,
+                styles=styles, bin_order=bins.get(prop, []),
+                xlabel=property_label(prop) + on, title=title, key=f"cond-{metric}-{prop}",
+            )  # fmt: skip
+            if svg is None:
+                continue
+            caption = (
+                f"{title}, all runs: joint p = "
+                f"{p_of(tables, metric, 'conditional_joint', 'all runs', prop)}, interaction p = "
+                f"{p_of(tables, metric, 'conditional_interaction', 'all runs', prop)}."
+            )
+            block.figures.append(make_figure(svg, caption, f"cond-{metric}-{prop}"))
+        block.glrt = glrt_table(tables, settings, ANALYSES, variants)
+        slopes = slopes_table(tables, settings, "conditional", [prop])
+        block.slopes = None if slopes.empty else slopes
+        within = within_bins_table(tables, settings, "conditional", variants, bins)
+        block.within = None if within.empty else within
+        blocks.append(block)
+    return blocks

@@ -1,0 +1,205 @@
+"""The page rendered from small hand-made tables: headline verdict, links, no network, and a
+page that still renders when an experiment's analyses wrote nothing."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from infrepro.io import write_csv
+from infrepro.report import (
+    REPORT_TABLES,
+    ReportSettings,
+    build_context,
+    render,
+    render_report,
+    table_paths,
+)
+
+TEMPLATES = Path(__file__).resolve().parents[1] / "workflow" / "report"
+SUBSET = "bl vs comp"
+
+
+def settings(**changes) -> ReportSettings:
+    base = {
+        "name": "Toy <experiment>", "baseline": "bl", "systems": ["bl", "comp"],
+        "metrics": ["ter"], "better": {"ter": "lower"}, "config": {"experiment": "toy"},
+    }  # fmt: skip
+    return ReportSettings(**{**base, **changes})
+
+
+def comparison_tables() -> dict[str, pd.DataFrame]:
+    """Best vs best: competitor better (TER 0.40 vs 0.45); all runs: baseline better."""
+    tables = {name: pd.DataFrame() for name in REPORT_TABLES}
+    rows = [
+        # analysis, baseline mean, competitor mean, p text, log10 p
+        ("best_vs_best", 0.45, 0.40, "3.1e-06", -5.509),
+        ("all_runs", 0.46, 0.50, "2.5e-40", -39.6),
+        ("all_runs_run_aware", 0.46, 0.50, "0.21", -0.678),
+    ]
+    tables["contrasts"] = pd.DataFrame(
+        [
+            {"metric": "ter", "analysis": a, "subset": SUBSET, "property": "", "bin": "",
+             "level1": "bl", "level2": "comp", "estimate": b - c, "se": 0.01, "p_value": p,
+             "p_holm": p, "log10_p": lg, "log10_p_holm": lg, "p_method": "GLRT",
+             "effect_size": (b - c) / 0.1, "effect_label": "small"}
+            for a, b, c, p, lg in rows
+        ]
+    )  # fmt: skip
+    tables["means"] = pd.DataFrame(
+        [
+            {"metric": "ter", "analysis": a, "subset": SUBSET, "property": "", "bin": "",
+             "group": g, "kind": "model", "x": float("nan"), "estimate": m, "se": 0.01,
+             "n_obs": 100}
+            for a, b, c, _, _ in rows for g, m in (("bl", b), ("comp", c))
+        ]
+    )  # fmt: skip
+    tables["glrt"] = pd.DataFrame(
+        [
+            {"metric": "ter", "analysis": a, "property": "", "subset": SUBSET, "facet": "",
+             "h1": "ter ~ system + (1|segment_id)", "h0": "ter ~ 1 + (1|segment_id)",
+             "n_obs": 200, "n_segments": 100, "n_runs": 2, "loglik_h1": 1.0, "loglik_h0": 0.0,
+             "lr_stat": 2.0, "df": 1, "p_value": p, "p_holm": p, "log10_p": lg,
+             "log10_p_holm": lg, "note": "best run per system by dev_score"}
+            for a, _, _, p, lg in rows
+        ]
+    )  # fmt: skip
+    for name, frame in tables.items():
+        for column in ("p_value", "p_holm"):
+            if column in frame:
+                frame[column] = frame[column].astype(str)
+        tables[name] = frame
+    return tables
+
+
+def headline_of(html: str) -> str:
+    return html.split('<section id="headline">')[1].split("</section>")[0]
+
+
+def test_headline_states_the_verdict_with_numbers_from_the_tables() -> None:
+    html = render(build_context(comparison_tables(), settings()), TEMPLATES)
+    headline = headline_of(html)
+    assert "does not survive" in headline
+    assert "Best vs best: comp better by 5.00 points (p = 3.1e-06)" in headline
+    assert "all runs: bl better by 4.00 points (paper p = 2.5e-40, run-aware p = 0.21)" in headline
+    for text in ("45.00", "40.00", "+5.00", "46.00", "50.00", "\u22124.00", "+0.50"):
+        assert f">{text}<" in headline or f">{text} " in headline, text
+    assert 'href="tables/contrasts.csv"' in headline
+    assert "Toy &lt;experiment&gt;" in html  # names are escaped
+
+
+def test_page_is_offline_and_links_only_to_tables() -> None:
+    html = render(build_context(comparison_tables(), settings()), TEMPLATES)
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", html)
+    links = set(re.findall(r'href="([^"#][^"]*)"', html))
+    assert links and all(re.fullmatch(r"tables/[a-z_]+\.csv", link) for link in links)
+
+
+def test_custom_links_alpha_and_date_are_used() -> None:
+    html = render(
+        build_context(comparison_tables(), settings(
+            links={"contrasts": "../t/contrasts.csv"}, alpha=1e-7, date="2024-05-01",
+        )),
+        TEMPLATES,
+    )  # fmt: skip
+    assert 'href="../t/contrasts.csv"' in html
+    assert "date: 2024-05-01" in html
+    assert "no significant improvement" in headline_of(html)  # 3.1e-06 > alpha
+
+
+def test_an_experiment_without_tables_still_renders() -> None:
+    tables = {name: pd.DataFrame() for name in REPORT_TABLES}
+    html = render(build_context(tables, settings(properties=["length"])), TEMPLATES)
+    assert "date: not set" in html
+    assert "Not computed for this experiment." in html
+    assert html.count("<section") == 9
+
+
+@pytest.mark.parametrize("better, badge", [("lower", "does not survive"),
+                                           ("higher", "no improvement")])  # fmt: skip
+def test_direction_decides_who_is_better(better: str, badge: str) -> None:
+    html = render(build_context(comparison_tables(), settings(better={"ter": better})), TEMPLATES)
+    assert badge in headline_of(html)
+
+
+def figure_tables() -> dict[str, pd.DataFrame]:
+    """The comparison tables plus enough for a few figures: run means, variance components,
+    a D-study and one property's predictions."""
+    tables = comparison_tables()
+    runs = [("bl", f"bl_s{i}", 0.45 + 0.01 * i, "", str(i)) for i in range(3)]
+    runs += [("comp", f"comp_l{lam}_s{i}", 0.40 + 0.05 * k + 0.01 * i, str(lam), str(i))
+             for k, lam in enumerate((0.1, 0.5)) for i in range(3)]  # fmt: skip
+    tables["run_means"] = pd.DataFrame(
+        [{"metric": "ter", "run_id": r, "system": s, "lambda": lam, "seed": seed,
+          "mean": m, "n_segments": 100, "is_best": r in ("bl_s0", "comp_l0.1_s0")}
+         for s, r, m, lam, seed in runs]
+    )  # fmt: skip
+    tables["importance"] = pd.DataFrame(
+        [{"metric": "ter", "system": "comp", "facet": "lambda", "variance": 0.004,
+          "percent": 20.0, "rank": 1, "dominant": True}]
+    )  # fmt: skip
+    tables["variance_components"] = pd.DataFrame(
+        [{"metric": "ter", "system": s, "component": c, "variance": v, "percent": p,
+          "n_levels": n}
+         for s, c, v, p, n in [("bl", "segment_id", 0.02, 80.0, 100), ("bl", "seed", 1e-4, 0.4, 3),
+                               ("bl", "Residual", 0.0049, 19.6, 300),
+                               ("comp", "segment_id", 0.02, 70.0, 100),
+                               ("comp", "lambda", 0.004, 14.0, 2),
+                               ("comp", "Residual", 0.0046, 16.0, 600)]]
+    )  # fmt: skip
+    tables["dstudy"] = pd.DataFrame(
+        [{"metric": "ter", "system": s, "n_per_facet": n, "runs_averaged": n,
+          "phi": phi / (phi + (1 - phi) / n)} for s, phi in (("bl", 0.8), ("comp", 0.7))
+         for n in range(1, 6)]
+    )  # fmt: skip
+    x = [5.0 + 2.5 * i for i in range(5)]
+    tables["predictions"] = pd.DataFrame(
+        [{"metric": "ter", "analysis": "conditional", "subset": "all runs", "property": "length",
+          "group": g, "x": v, "estimate": b + 0.002 * v, "se": 0.01,
+          "lower": b + 0.002 * v - 0.02, "upper": b + 0.002 * v + 0.02}
+         for g, b in (("bl", 0.45), ("comp", 0.48)) for v in x]
+    )  # fmt: skip
+    observed = pd.DataFrame(
+        [{"metric": "ter", "analysis": "conditional", "subset": "all runs", "property": "length",
+          "bin": b, "group": g, "kind": "observed", "x": v, "estimate": 0.46 + 0.002 * v,
+          "se": 0.005, "n_obs": 50}
+         for g in ("bl", "comp") for b, v in (("low", 6.0), ("high", 14.0))]
+    )  # fmt: skip
+    tables["means"] = pd.concat([tables["means"], observed], ignore_index=True)
+    tables["property_bins"] = pd.DataFrame(
+        {"computed_on": "source", "property": "length", "bin": ["low", "high"],
+         "lower": [float("-inf"), 10.0], "upper": [10.0, float("inf")]}
+    )  # fmt: skip
+    return tables
+
+
+RENDER_FROM_CSV = """
+import sys
+from infrepro.report import ReportSettings, render_report, table_paths
+settings = ReportSettings(name="Toy", baseline="bl", systems=["bl", "comp"], metrics=["ter"],
+                          better={"ter": "lower"}, properties=["length"], facets=["lambda", "seed"])
+sys.stdout.write(render_report(table_paths(sys.argv[1]), settings, sys.argv[2]))
+"""
+
+
+def test_page_is_byte_identical_across_renders_and_processes(tmp_path: Path) -> None:
+    for name, frame in figure_tables().items():
+        if not frame.empty:
+            write_csv(frame, tmp_path / f"{name}.csv")
+    settings_ = ReportSettings(name="Toy", baseline="bl", systems=["bl", "comp"],
+                               metrics=["ter"], better={"ter": "lower"}, properties=["length"],
+                               facets=["lambda", "seed"])  # fmt: skip
+    first = render_report(table_paths(tmp_path), settings_, TEMPLATES)
+    assert first.count('class="plot"') == 4  # distribution, interaction, bars, D-study
+    assert render_report(table_paths(tmp_path), settings_, TEMPLATES) == first
+    other = subprocess.run(
+        [sys.executable, "-c", RENDER_FROM_CSV, str(tmp_path), str(TEMPLATES)],
+        capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    assert other.stdout == first

@@ -1,0 +1,85 @@
+# The HTML report (results/report.html): provenance tables, then one self-contained page rendered
+# from results/tables/*.csv. Both are also registered with Snakemake's own report (--report).
+import os
+from pathlib import Path
+
+from infrepro.report import REPORT_TABLES, software_versions
+
+REPORT_OPTIONS = config.get("report", {}) or {}
+REPORT_TEMPLATES = Path(workflow.basedir) / "workflow" / "report"
+REPORT_ASSETS = ["report.html.j2", "macros.html.j2", "report.css", "report.js"]
+
+
+def _relative(path):
+    return Path(os.path.relpath(Path(path).resolve())).as_posix()
+
+
+def config_files():
+    """The config files in use, once each, relative to the working directory."""
+    return list(dict.fromkeys(_relative(p) for p in workflow.configfiles if Path(p).is_file()))
+
+
+def rerun_command():
+    """How to rerun this experiment (the config files given on the command line, if any)."""
+    given = [_relative(p) for p in workflow.overwrite_configfiles or []]
+    return " ".join(["snakemake --cores 2", *(f"--configfile {p}" for p in given)])
+
+
+rule report_provenance:
+    input:
+        inputs=list(dict.fromkeys([*EXPERIMENT.inputs, *config_files()])),
+    output:
+        inputs=report(
+            f"{RESULTS}/tables/inputs.csv",
+            caption="../report/captions/inputs.rst",
+            category="Provenance",
+        ),
+        software=report(
+            f"{RESULTS}/tables/software.csv",
+            caption="../report/captions/software.rst",
+            category="Provenance",
+        ),
+    params:
+        versions=software_versions(),
+    log:
+        "logs/report_provenance.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../../scripts/report.py"
+
+
+rule report:
+    input:
+        **{name: f"{RESULTS}/tables/{name}.csv" for name in REPORT_TABLES},
+        templates=[str(REPORT_TEMPLATES / name) for name in REPORT_ASSETS],
+    output:
+        html=report(
+            f"{RESULTS}/report.html",
+            caption="../report/captions/report.rst",
+            category="Report",
+            labels={"name": "infrepro report"},
+        ),
+    params:
+        name=EXPERIMENT.name,
+        baseline=EXPERIMENT.baseline,
+        systems=EXPERIMENT.systems,
+        metrics=EXPERIMENT.metrics,
+        better=EXPERIMENT.better,
+        properties=EXPERIMENT.properties,
+        facets=EXPERIMENT.facets,
+        config=config,
+        date=REPORT_OPTIONS.get("date"),
+        alpha=REPORT_OPTIONS.get("alpha", 0.05),
+        rerun=rerun_command(),
+        templates=str(REPORT_TEMPLATES),
+    log:
+        "logs/report.log",
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../../scripts/report.py"
