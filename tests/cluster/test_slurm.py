@@ -1,0 +1,216 @@
+"""The workflow on a real single-node SLURM cluster gives the same results as a local run.
+
+Opt-in, because it starts daemons and takes minutes: `INFREPRO_SLURM_TEST=1 pytest
+tests/cluster` runs the whole bundled example, `INFREPRO_SLURM_TEST=quick` a smaller part of it
+(6 of its 24 runs, TER only, the system comparisons only). It needs root and Debian's
+`slurmctld slurmd slurm-client munge` packages plus the `.[slurm]` extra; once opted in, their
+absence is a failure, not a skip. start_slurm.sh starts munged, slurmctld and slurmd; the
+example runs once with `snakemake --cores 2` and once with `snakemake --profile profiles/slurm`;
+every result file must be the same (CSV byte for byte, Parquet frame-equal); stop_slurm.sh ends
+the daemons whatever happens.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parents[1]
+MODE = os.environ.get("INFREPRO_SLURM_TEST", "")
+QUICK_RUNS = 6  # quick mode: the first three baseline and three competitor runs
+SLURM_TOOLS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "scancel")
+TIMEOUT = 3600  # seconds per Snakemake run
+
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.skipif(
+        MODE not in {"1", "full", "quick"},
+        reason="SLURM test is opt-in: INFREPRO_SLURM_TEST=1 (or quick) pytest tests/cluster",
+    ),
+]
+
+
+def which(tool: str) -> str | None:
+    """A tool on PATH or in /usr/sbin (where Debian puts the daemons)."""
+    return shutil.which(tool) or shutil.which(tool, path="/usr/sbin")
+
+
+def missing_requirements() -> list[str]:
+    """What this test needs and this machine lacks."""
+    missing = [tool for tool in SLURM_TOOLS if which(tool) is None]
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
+        missing.append("snakemake-executor-plugin-slurm (pip install -e '.[slurm]')")
+    if os.geteuid() != 0:
+        missing.append("root (slurmd runs jobs as their user)")
+    return missing
+
+
+@pytest.fixture(scope="module")
+def slurm_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """A running single-node SLURM cluster; the environment that points its commands at it."""
+    missing = missing_requirements()
+    assert not missing, f"INFREPRO_SLURM_TEST is set but this machine lacks: {missing}"
+    state = tmp_path_factory.mktemp("slurm")
+    env = {**os.environ, "SLURM_CONF": str(state / "slurm.conf")}
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}:/usr/sbin"
+    try:
+        started = subprocess.run(
+            ["bash", str(HERE / "start_slurm.sh"), str(state)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=180,
+        )
+        assert started.returncode == 0, started.stdout + started.stderr
+        yield env
+    finally:
+        subprocess.run(
+            ["bash", str(HERE / "stop_slurm.sh"), str(state)],
+            capture_output=True,
+            env=env,
+            timeout=180,
+        )
+
+
+def copy_example(destination: Path) -> Path:
+    """The bundled example's config and data in ``destination`` (reduced in quick mode)."""
+    shutil.copytree(REPO_ROOT / "config", destination / "config")
+    shutil.copytree(REPO_ROOT / "resources" / "example", destination / "resources" / "example")
+    config_path = destination / "config" / "config.yaml"
+    if MODE == "quick":
+        runs_path = destination / "config" / "runs.tsv"
+        runs = pd.read_csv(runs_path, sep="\t", dtype=str, keep_default_na=False)
+        subset = runs.groupby("system", sort=False).head(QUICK_RUNS // 2)
+        subset.to_csv(runs_path, sep="\t", index=False)
+        config = yaml.safe_load(config_path.read_text())
+        config.update(metrics=["ter"], analyses={"run": ["comparison"]})
+        config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return destination
+
+
+def snakemake(
+    workdir: Path, *options: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the repository's workflow on the example in ``workdir`` (all of `rule all`)."""
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO_ROOT / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config" / "config.yaml"),
+        *options,
+    ]
+    result = subprocess.run(
+        command, capture_output=True, text=True, cwd=workdir, env=env, timeout=TIMEOUT
+    )
+    assert result.returncode == 0, (result.stdout + result.stderr)[-6000:]
+    return result
+
+
+def result_files(root: Path) -> dict[str, Path]:
+    """Every file under ``root/results``, by its path relative to the working directory."""
+    return {
+        str(path.relative_to(root)): path
+        for path in sorted((root / "results").rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def runs(
+    slurm_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Path, str]:
+    """The example run locally and on SLURM: (local root, SLURM root, SLURM run's output)."""
+    local = copy_example(tmp_path_factory.mktemp("local"))
+    snakemake(local, "--cores", "2")
+    cluster = copy_example(tmp_path_factory.mktemp("slurm_run"))
+    result = snakemake(
+        cluster,
+        "--profile",
+        str(REPO_ROOT / "profiles" / "slurm"),
+        # No accounting database on the test cluster: job states come from squeue.
+        "--slurm-status-command",
+        "squeue",
+        "--slurm-init-seconds-before-status-checks",
+        "5",
+        env=slurm_env,
+    )
+    return local, cluster, result.stdout + result.stderr
+
+
+def job_stats(output: str) -> dict[str, int]:
+    """Snakemake's 'Job stats' table as {rule: number of jobs}."""
+    table = output.split("Job stats:", 1)[1].splitlines()[3:]
+    counts: dict[str, int] = {}
+    for row in table:
+        parts = row.split()
+        if len(parts) != 2 or not parts[1].isdigit() or parts[0] == "total":
+            break
+        counts[parts[0]] = int(parts[1])
+    return counts
+
+
+def slurm_submissions(output: str) -> dict[str, str]:
+    """{SLURM job id: the rule_<rule> or group_<group> its log folder names}."""
+    pattern = r"submitted with SLURM jobid (\d+) \(log: \S*?/slurm_logs/((?:rule|group)_[^/]+)/"
+    return dict(re.findall(pattern, output))
+
+
+def scoring_batch_size() -> int:
+    """The number of score_run jobs per SLURM job set by the profile's group-components."""
+    profile = yaml.safe_load((REPO_ROOT / "profiles" / "slurm" / "config.yaml").read_text())
+    sizes = dict(entry.split("=") for entry in profile["group-components"])
+    return int(sizes["scoring"])
+
+
+def test_jobs_ran_on_slurm_with_scoring_grouped(runs: tuple[Path, Path, str]) -> None:
+    _, cluster, output = runs
+    counts = job_stats(output)
+    n_runs = len(pd.read_csv(cluster / "config" / "runs.tsv", sep="\t"))
+    assert counts["score_run"] == n_runs
+    assert len(list((cluster / "results" / "scores").glob("*.parquet"))) == n_runs
+    submitted = sorted(slurm_submissions(output).values())
+    # Every job but the target `all` went to SLURM; score_run jobs in batches of the `scoring`
+    # group (the profile's group-components), not one SLURM job per run.
+    batches = -(-n_runs // scoring_batch_size())
+    expected = sorted(
+        [
+            f"rule_{rule}"
+            for rule, n in counts.items()
+            if rule not in {"all", "score_run"}
+            for _ in range(n)
+        ]
+        + ["group_scoring_score_run"] * batches
+    )
+    assert submitted == expected
+
+
+def test_slurm_results_equal_local_results(runs: tuple[Path, Path, str]) -> None:
+    local, cluster, _ = runs
+    local_files, cluster_files = result_files(local), result_files(cluster)
+    assert sorted(cluster_files) == sorted(local_files)
+    assert "results/evaluation.parquet" in local_files
+    assert "results/tables/glrt.csv" in local_files
+    for name, local_path in local_files.items():
+        cluster_path = cluster_files[name]
+        if local_path.suffix == ".parquet":
+            pd.testing.assert_frame_equal(
+                pd.read_parquet(cluster_path), pd.read_parquet(local_path), check_exact=True
+            )
+        else:
+            assert cluster_path.read_bytes() == local_path.read_bytes(), name
