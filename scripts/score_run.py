@@ -3,6 +3,7 @@
 import logging
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from infrepro.io import read_hypotheses, reference_columns, write_parquet
 from infrepro.metrics import score_segments
@@ -10,10 +11,13 @@ from infrepro.scripting import run_rule_script
 
 
 def main(smk) -> None:
-    testset = pd.read_parquet(smk.input.testset)
+    # Only the ids and references: the sources (~700 words each in summarization) are not
+    # needed here, and every run's job would otherwise read them again.
+    columns = reference_columns(pq.read_schema(smk.input.testset).names)
+    testset = pd.read_parquet(smk.input.testset, columns=["segment_id", *columns])
     segment_ids = list(testset["segment_id"])
     hypotheses = read_hypotheses(smk.input.hypotheses, segment_ids)
-    references = testset[reference_columns(testset.columns)].to_numpy().tolist()
+    references = testset[columns].to_numpy().tolist()
     scores = score_segments(
         hypotheses,
         references,

@@ -1,0 +1,1 @@
+"""Helpers of benchmarks/paper_scale.py: the synthetic experiment and the job monitor."""
