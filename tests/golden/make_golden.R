@@ -348,45 +348,45 @@ hp_factors <- c("sentence_id", "learning_rate", "seed", "encoder_dropout", "deco
 
 if (have_shared) {
   # 1. system comparison on data_ter (ML)
-  run_case("kreutzer_ter_system_h1", shared(ter), c("sentence_id", "system"), "ter",
+  run_case("kr20_ter_system_h1", shared(ter), c("sentence_id", "system"), "ter",
            "ter ~ system + (1|sentence_id)", FALSE)
-  run_case("kreutzer_ter_system_h0", shared(ter), c("sentence_id"), "ter",
+  run_case("kr20_ter_system_h0", shared(ter), c("sentence_id"), "ter",
            "ter ~ 1 + (1|sentence_id)", FALSE)
   # 2. conditional on binned source length (ML)
-  run_case("kreutzer_ter_lenclass_interaction", shared(ter, recipe = "len_class"),
+  run_case("kr20_ter_lenclass_interaction", shared(ter, recipe = "len_class"),
            c("sentence_id", "system", "len_class"), "ter",
            "ter ~ system * len_class + (1|sentence_id)", FALSE)
-  run_case("kreutzer_ter_lenclass_additive", shared(ter, recipe = "len_class"),
+  run_case("kr20_ter_lenclass_additive", shared(ter, recipe = "len_class"),
            c("sentence_id", "system", "len_class"), "ter",
            "ter ~ system + len_class + (1|sentence_id)", FALSE)
-  run_case("kreutzer_ter_lenclass_only", shared(ter, recipe = "len_class"),
+  run_case("kr20_ter_lenclass_only", shared(ter, recipe = "len_class"),
            c("sentence_id", "len_class"), "ter",
            "ter ~ len_class + (1|sentence_id)", FALSE)
   # 3. numeric covariate (ML)
-  run_case("kreutzer_ter_srclength_interaction", shared(ter), c("sentence_id", "system"), "ter",
+  run_case("kr20_ter_srclength_interaction", shared(ter), c("sentence_id", "system"), "ter",
            "ter ~ system * src_length + (1|sentence_id)", FALSE)
   # 4. Marking VCA (REML) and run-aware system comparison (ML)
-  run_case("kreutzer_ter_marking_vca", shared(ter, filter = list(system = "Marking")),
+  run_case("kr20_ter_marking_vca", shared(ter, filter = list(system = "Marking")),
            c("sentence_id", "replication"), "ter",
            "ter ~ 1 + (1|sentence_id) + (1|replication)", TRUE)
-  run_case("kreutzer_ter_runaware_h1", shared(ter), c("sentence_id", "system", "replication"),
+  run_case("kr20_ter_runaware_h1", shared(ter), c("sentence_id", "system", "replication"),
            "ter", "ter ~ system + (1|sentence_id) + (1|system:replication)", FALSE)
-  run_case("kreutzer_ter_runaware_h0", shared(ter), c("sentence_id", "system", "replication"),
+  run_case("kr20_ter_runaware_h0", shared(ter), c("sentence_id", "system", "replication"),
            "ter", "ter ~ 1 + (1|sentence_id) + (1|system:replication)", FALSE)
   # 5. 7-factor crossed VCA (REML) on the partial and the full grid
-  run_case("kreutzer_hp_partial_vca7", shared(partial), hp_factors, "ter", hp7, TRUE)
+  run_case("kr20_hp_partial_vca7", shared(partial), hp_factors, "ter", hp7, TRUE)
   # 6. interaction random terms on the partial grid (REML)
-  run_case("kreutzer_hp_partial_seg_x_seed", shared(partial), c("sentence_id", "seed"), "ter",
+  run_case("kr20_hp_partial_seg_x_seed", shared(partial), c("sentence_id", "seed"), "ter",
            "ter ~ 1 + (1|sentence_id) + (1|seed) + (1|sentence_id:seed)", TRUE)
-  run_case("kreutzer_hp_partial_lr_x_seed", shared(partial),
+  run_case("kr20_hp_partial_lr_x_seed", shared(partial),
            c("sentence_id", "learning_rate", "seed"), "ter",
            "ter ~ 1 + (1|sentence_id) + (1|learning_rate) + (1|seed) + (1|learning_rate:seed)",
            TRUE)
   # 12. annotation G-study (REML)
   ann_f <- c("sentence", "rater", "occasion", "mode")
-  run_case("kreutzer_annotation_gstudy", shared("data_annotation.csv.gz"), ann_f, "score",
+  run_case("kr20_annotation_gstudy", shared("data_annotation.csv.gz"), ann_f, "score",
            "score ~ 1 + (1|sentence) + (1|rater) + (1|occasion) + (1|mode)", TRUE)
-  run_case("kreutzer_annotation_gstudy_sxr", shared("data_annotation.csv.gz"), ann_f, "score",
+  run_case("kr20_annotation_gstudy_sxr", shared("data_annotation.csv.gz"), ann_f, "score",
            "score ~ 1 + (1|sentence) + (1|rater) + (1|occasion) + (1|mode) + (1|sentence:rater)",
            TRUE)
 }
@@ -428,5 +428,5 @@ run_case("synth_crossed_ml", local_data("synth_crossed"), c("seg", "rater"), "sc
 
 # 5 (continued). The full 324-run grid last: it is the slow one (the benchmark's bar).
 if (have_shared) {
-  run_case("kreutzer_hp_full_vca7", shared(full), hp_factors, "ter", hp7, TRUE)
+  run_case("kr20_hp_full_vca7", shared(full), hp_factors, "ter", hp7, TRUE)
 }
