@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -121,13 +122,15 @@ def factor_analysis(
             tables.glrt.append(outcome.row)
     if joint is None:
         return
-    fitted = joint.h1
-    group_levels = _levels(rows, factor, reference)
+    post = _PostHoc(
+        metric=data.metric, fitted=joint.h1, rows=rows, factor=factor, prop=prop,
+        levels=_levels(rows, factor, reference), analysis=analysis, subset=subset,
+    )  # fmt: skip
     if data.is_numeric(prop) and pd.api.types.is_numeric_dtype(rows[prop]):
-        _slopes(data, tables, fitted, factor, prop, group_levels, analysis, subset)
-        _predictions(data, tables, fitted, rows, factor, prop, group_levels, analysis, subset)
+        post.slopes(tables)
+        post.predictions(tables)
     else:
-        _cells(data, tables, fitted, rows, factor, prop, group_levels, analysis, subset)
+        post.cells(tables, _ordered_bins(rows, prop, data.bin_order.get(prop, [])))
 
 
 def _levels(rows: pd.DataFrame, factor: str, reference: str) -> list[str]:
@@ -135,135 +138,121 @@ def _levels(rows: pd.DataFrame, factor: str, reference: str) -> list[str]:
     return [reference] + [lev for lev in present if lev != reference]
 
 
-def _slopes(
-    data: MetricData,
-    tables: _Tables,
-    fitted: LmmResult,
-    factor: str,
-    prop: str,
-    levels: list[str],
-    analysis: str,
-    subset: str,
-) -> None:
-    names = list(fitted.fixed_effects.index)
-    beta = fitted.fixed_effects.to_numpy()
-    cov = fitted.fixed_cov.to_numpy()
-    for level in levels:
-        weights = np.zeros(len(names))
-        weights[names.index(prop)] = 1.0
-        interaction = f"{factor}{level}:{prop}"
-        if level != levels[0]:
-            weights[names.index(interaction)] = 1.0
-        slope = float(weights @ beta)
-        se = float(math.sqrt(weights @ cov @ weights))
-        z = slope / se if se > 0 else math.nan
-        log10_p = normal_log10_two_sided(z) if se > 0 else math.nan
-        tables.slopes.append(
-            {
-                "metric": data.metric, "analysis": analysis, "subset": subset, "property": prop,
-                "group": level, "slope": slope, "se": se, "z": z,
-                "p_value": format_p(log10_p), "log10_p": log10_p,
-            }
-        )  # fmt: skip
+def wald(weights: np.ndarray, fitted: LmmResult) -> tuple[float, float, float, float]:
+    """Estimate, SE, z and two-sided log10 p of the linear combination ``weights @ beta``."""
+    estimate = float(weights @ fitted.fixed_effects.to_numpy())
+    se = float(math.sqrt(weights @ fitted.fixed_cov.to_numpy() @ weights))
+    if se <= 0:
+        return estimate, se, math.nan, math.nan
+    z = estimate / se
+    return estimate, se, z, normal_log10_two_sided(z)
 
 
-def _predictions(
-    data: MetricData,
-    tables: _Tables,
-    fitted: LmmResult,
-    rows: pd.DataFrame,
-    factor: str,
-    prop: str,
-    levels: list[str],
-    analysis: str,
-    subset: str,
-) -> None:
-    low, high = np.quantile(rows[prop].to_numpy(dtype=float), [0.01, 0.99])
-    grid = np.linspace(low, high, GRID_POINTS)
-    newdata = pd.DataFrame(
-        {factor: np.repeat(levels, GRID_POINTS), prop: np.tile(grid, len(levels))}
-    )
-    predicted = fitted.predict(newdata)
-    for (level, x), (estimate, se) in zip(
-        newdata[[factor, prop]].itertuples(index=False),
-        predicted[["estimate", "se"]].itertuples(index=False),
-        strict=True,
-    ):
-        tables.predictions.append(
+@dataclass(frozen=True)
+class _PostHoc:
+    """Post-hoc tables of one ``factor * prop`` fit: slopes, prediction bands, cell means."""
+
+    metric: str
+    fitted: LmmResult
+    rows: pd.DataFrame
+    factor: str
+    prop: str
+    levels: list[str]
+    analysis: str
+    subset: str
+
+    def key(self) -> dict[str, object]:
+        """The columns every row of these tables starts with."""
+        return {
+            "metric": self.metric, "analysis": self.analysis, "subset": self.subset,
+            "property": self.prop,
+        }  # fmt: skip
+
+    def slopes(self, tables: _Tables) -> None:
+        """The slope of ``prop`` for every level of ``factor`` (reference + interaction)."""
+        names = list(self.fitted.fixed_effects.index)
+        for level in self.levels:
+            weights = np.zeros(len(names))
+            weights[names.index(self.prop)] = 1.0
+            if level != self.levels[0]:
+                weights[names.index(f"{self.factor}{level}:{self.prop}")] = 1.0
+            slope, se, z, log10_p = wald(weights, self.fitted)
+            tables.slopes.append(
+                {
+                    **self.key(), "group": level, "slope": slope, "se": se, "z": z,
+                    "p_value": format_p(log10_p), "log10_p": log10_p,
+                }
+            )  # fmt: skip
+
+    def predictions(self, tables: _Tables) -> None:
+        """Prediction lines with 95 % bands over the property's range, and binned raw means."""
+        values = self.rows[self.prop].to_numpy(dtype=float)
+        grid = np.linspace(*np.quantile(values, [0.01, 0.99]), GRID_POINTS)
+        newdata = pd.DataFrame(
             {
-                "metric": data.metric, "analysis": analysis, "subset": subset, "property": prop,
-                "group": level, "x": float(x), "estimate": float(estimate), "se": float(se),
-                "lower": float(estimate - Z95 * se), "upper": float(estimate + Z95 * se),
+                self.factor: np.repeat(self.levels, GRID_POINTS),
+                self.prop: np.tile(grid, len(self.levels)),
             }
+        )
+        predicted = self.fitted.predict(newdata)
+        for (level, x), (estimate, se) in zip(
+            newdata[[self.factor, self.prop]].itertuples(index=False),
+            predicted[["estimate", "se"]].itertuples(index=False),
+            strict=True,
+        ):
+            tables.predictions.append(
+                {
+                    **self.key(), "group": level, "x": float(x), "estimate": float(estimate),
+                    "se": float(se), "lower": float(estimate - Z95 * se),
+                    "upper": float(estimate + Z95 * se),
+                }
+            )  # fmt: skip
+        bin_column = self.prop + "_bin"
+        if bin_column not in self.rows:
+            return
+        observed = self.rows.groupby([self.factor, bin_column], sort=False).agg(
+            x=(self.prop, "mean"), estimate=(self.metric, "mean"), sd=(self.metric, "std"),
+            n_obs=(self.metric, "size"),
         )  # fmt: skip
-    bin_column = prop + "_bin"
-    if bin_column in rows:
-        observed = rows.groupby([factor, bin_column], sort=False).agg(
-            x=(prop, "mean"), estimate=(data.metric, "mean"), sd=(data.metric, "std"),
-            n_obs=(data.metric, "size"),
-        )  # fmt: skip
-        for (level, bin_name), values in observed.iterrows():
+        for (level, bin_name), row in observed.iterrows():
             tables.means.append(
                 {
-                    "metric": data.metric, "analysis": analysis, "subset": subset,
-                    "property": prop, "bin": bin_name, "group": level, "kind": "observed",
-                    "x": float(values["x"]), "estimate": float(values["estimate"]),
-                    "se": float(values["sd"] / math.sqrt(values["n_obs"])),
-                    "n_obs": int(values["n_obs"]),
+                    **self.key(), "bin": bin_name, "group": level, "kind": "observed",
+                    "x": float(row["x"]), "estimate": float(row["estimate"]),
+                    "se": float(row["sd"] / math.sqrt(row["n_obs"])), "n_obs": int(row["n_obs"]),
                 }
             )  # fmt: skip
 
-
-def _cells(
-    data: MetricData,
-    tables: _Tables,
-    fitted: LmmResult,
-    rows: pd.DataFrame,
-    factor: str,
-    prop: str,
-    levels: list[str],
-    analysis: str,
-    subset: str,
-) -> None:
-    bins = _ordered_bins(rows, prop, data.bin_order.get(prop, []))
-    counts = rows.groupby([factor, prop]).size()
-    cells = pd.DataFrame(
-        [(level, b) for b in bins for level in levels if counts.get((level, b), 0) > 0],
-        columns=[factor, prop],
-    )
-    x = fitted.design_matrix(cells)
-    beta = fitted.fixed_effects.to_numpy()
-    cov = fitted.fixed_cov.to_numpy()
-    estimates = x @ beta
-    for i, (level, b) in enumerate(cells.itertuples(index=False)):
-        tables.means.append(
-            {
-                "metric": data.metric, "analysis": analysis, "subset": subset, "property": prop,
-                "bin": b, "group": level, "kind": "model", "x": float("nan"),
-                "estimate": float(estimates[i]), "se": float(math.sqrt(x[i] @ cov @ x[i])),
-                "n_obs": int(counts.get((level, b), 0)),
-            }
-        )  # fmt: skip
-    index = {(level, b): i for i, (level, b) in enumerate(cells.itertuples(index=False))}
-    for b in bins:
-        for first, second in itertools.combinations(levels, 2):
-            if (first, b) not in index or (second, b) not in index:
-                continue
-            weights = x[index[(first, b)]] - x[index[(second, b)]]
-            difference = float(weights @ beta)
-            se = float(math.sqrt(weights @ cov @ weights))
-            z = difference / se if se > 0 else math.nan
-            log10_p = normal_log10_two_sided(z) if se > 0 else math.nan
-            d = effect_size(difference, fitted.sigma)
-            tables.contrasts.append(
+    def cells(self, tables: _Tables, bins: list[str]) -> None:
+        """Model cell means and within-bin pairwise comparisons of the factor's levels."""
+        counts = self.rows.groupby([self.factor, self.prop]).size()
+        present = [(lev, b) for b in bins for lev in self.levels if counts.get((lev, b), 0) > 0]
+        cells = pd.DataFrame(present, columns=[self.factor, self.prop])
+        x = self.fitted.design_matrix(cells)
+        for i, (level, b) in enumerate(present):
+            estimate, se, _, _ = wald(x[i], self.fitted)
+            tables.means.append(
                 {
-                    "metric": data.metric, "analysis": analysis, "subset": subset,
-                    "property": prop, "bin": b, "level1": first, "level2": second,
-                    "estimate": difference, "se": se, "p_value": format_p(log10_p),
-                    "p_holm": "", "log10_p": log10_p, "log10_p_holm": math.nan,
-                    "p_method": "Wald z", "effect_size": d, "effect_label": effect_label(d),
+                    **self.key(), "bin": b, "group": level, "kind": "model", "x": math.nan,
+                    "estimate": estimate, "se": se, "n_obs": int(counts.get((level, b), 0)),
                 }
             )  # fmt: skip
+        index = {cell: i for i, cell in enumerate(present)}
+        for b in bins:
+            for first, second in itertools.combinations(self.levels, 2):
+                if (first, b) not in index or (second, b) not in index:
+                    continue
+                weights = x[index[(first, b)]] - x[index[(second, b)]]
+                difference, se, _, log10_p = wald(weights, self.fitted)
+                d = effect_size(difference, self.fitted.sigma)
+                tables.contrasts.append(
+                    {
+                        **self.key(), "bin": b, "level1": first, "level2": second,
+                        "estimate": difference, "se": se, "p_value": format_p(log10_p),
+                        "p_holm": "", "log10_p": log10_p, "log10_p_holm": math.nan,
+                        "p_method": "Wald z", "effect_size": d, "effect_label": effect_label(d),
+                    }
+                )  # fmt: skip
 
 
 def _ordered_bins(rows: pd.DataFrame, prop: str, order: list[str]) -> list[str]:
