@@ -7,12 +7,11 @@ import hashlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from workflow_helpers import REPO_ROOT, make_mini_experiment, run_snakemake
+from workflow_helpers import make_mini_experiment, run_snakemake, snakemake_command
 
 pytestmark = pytest.mark.e2e
 
@@ -46,10 +45,7 @@ def child_processes(parent: int) -> list[tuple[int, str]]:
 
 def kill_first_job(root: Path, script_marker: str, timeout: float = 600) -> int:
     """Start the workflow, SIGKILL the first job whose script matches, wait for Snakemake."""
-    command = [
-        sys.executable, "-m", "snakemake", "--snakefile", str(REPO_ROOT / "Snakefile"),
-        "--directory", str(root), "--configfile", str(root / "config.yaml"), "--cores", "2",
-    ]  # fmt: skip
+    command = [*snakemake_command(root), "--cores", "2"]
     log = (root / "snakemake-output.txt").open("w")
     process = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + timeout

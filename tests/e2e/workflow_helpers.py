@@ -94,11 +94,9 @@ def make_mini_experiment(root: Path, n_segments: int = 30, n_seeds: int = 2) -> 
     return experiment
 
 
-def run_snakemake(
-    workdir: Path, *args: str, configfile: Path | None = None, targets: tuple[str, ...] = ()
-) -> subprocess.CompletedProcess[str]:
-    """Run the repository's workflow in ``workdir`` and capture its output."""
-    command = [
+def snakemake_command(workdir: Path, configfile: Path | None = None) -> list[str]:
+    """The command that runs the repository's workflow in ``workdir`` (no cores, no targets)."""
+    return [
         sys.executable,
         "-m",
         "snakemake",
@@ -108,11 +106,14 @@ def run_snakemake(
         str(workdir),
         "--configfile",
         str(configfile or workdir / "config.yaml"),
-        "--cores",
-        "2",
-        *args,
-        *targets,
     ]
+
+
+def run_snakemake(
+    workdir: Path, *args: str, configfile: Path | None = None, targets: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """Run the repository's workflow in ``workdir`` with 2 cores and capture its output."""
+    command = [*snakemake_command(workdir, configfile), "--cores", "2", *args, *targets]
     return subprocess.run(command, capture_output=True, text=True, cwd=workdir, timeout=900)
 
 
