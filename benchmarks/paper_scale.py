@@ -12,7 +12,7 @@ Usage: `python benchmarks/paper_scale.py [--scale 1.0] [--workdir /tmp/infrepro-
    jobs, the stage's span (first job start to last job end), the summed and the longest job wall
    time, and the largest peak RSS of any job (`paper_scale/monitor.py`: /proc polling of VmHWM).
 3. Appends `--added-seeds` baseline seeds to the runs sheet and times the incremental rerun.
-4. Compares segments scored per second: the workflow's scoring stage (2 threads per job,
+4. Compares segments scored per second: the workflow's scoring stage (1 thread per job,
    including process start, reading and writing), infrepro's scorer in-process on a sample of
    the same pairs, and a plain loop over sacrebleu's TER and rouge-score's RougeScorer on that
    sample (extrapolated); the sample's scores must be identical (==).
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{span:,.0f} s |"
     )
     print(
-        f"| workflow score_run jobs (job time, 2 threads each) | {workflow_rate:,.0f} | "
+        f"| workflow score_run jobs (per job: job time, 1 thread) | {workflow_rate:,.0f} | "
         f"{total / workflow_rate:,.0f} s |"
     )
     for threads in (1, 2):
