@@ -3,9 +3,12 @@ with a specific InputError; never another exception, never a silent misalignment
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,8 +21,27 @@ TEXT = st.text(
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+_SCRATCH: list[Path] = []
+
+
+@pytest.fixture(autouse=True, scope="module")
+def scratch_root() -> Iterator[None]:
+    """One folder for the module's many examples, removed afterwards (hypothesis cannot use
+    function-scoped fixtures such as tmp_path)."""
+    root = Path(tempfile.mkdtemp(prefix="infrepro io tests "))
+    _SCRATCH.append(root)
+    yield
+    _SCRATCH.remove(root)
+    shutil.rmtree(root)
+
+
+def scratch_folder(prefix: str) -> Path:
+    """A new folder whose path contains a space, under the module's scratch root."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=_SCRATCH[-1]))
+
+
 def write(data: bytes, name: str = "file.txt") -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="infrepro io "))  # a path with a space
+    folder = scratch_folder("infrepro io ")
     path = folder / name
     path.write_bytes(data)
     return path
@@ -145,7 +167,7 @@ def test_very_long_line_is_accepted() -> None:
 @SETTINGS
 @given(st.lists(TEXT.filter(lambda s: s.strip() != ""), min_size=1, max_size=6))
 def test_runs_sheet_with_unicode_facets(values: list[str]) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="runs sheet "))
+    folder = scratch_folder("runs sheet ")
     (folder / "h y p.txt").write_text("x\n", encoding="utf-8")
     body = "".join(f"r{i}\tsys\th y p.txt\t{v}\n" for i, v in enumerate(values))
     sheet = folder / "runs.tsv"
