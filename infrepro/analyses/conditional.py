@@ -16,7 +16,7 @@ import pandas as pd
 
 from infrepro.lmm import LmmResult
 
-from .data import SYSTEM, MetricData
+from .data import SYSTEM, MetricData, distinct_strings
 from .effects import effect_label, effect_size
 from .fitlog import FitLog
 from .glrt import holm_within, run_glrt
@@ -134,7 +134,7 @@ def factor_analysis(
 
 
 def _levels(rows: pd.DataFrame, factor: str, reference: str) -> list[str]:
-    present = sorted(set(map(str, rows[factor])))
+    present = sorted(distinct_strings(rows[factor]))
     return [reference] + [lev for lev in present if lev != reference]
 
 
@@ -257,6 +257,6 @@ class _PostHoc:
 
 def _ordered_bins(rows: pd.DataFrame, prop: str, order: list[str]) -> list[str]:
     """Levels present in the rows: bins in their defined order, other categories sorted."""
-    present = set(map(str, rows[prop]))
+    present = distinct_strings(rows[prop])
     ordered = [b for b in order if b in present]
     return ordered + sorted(present - set(ordered))

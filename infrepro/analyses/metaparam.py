@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .conditional import _Tables, factor_analysis
-from .data import SYSTEM, MetricData
+from .data import SYSTEM, MetricData, distinct_strings
 from .fitlog import FitLog
 
 IMPORTANCE_COLUMNS = ["metric", "system", "facet", "variance", "percent", "rank", "dominant"]
@@ -46,7 +46,7 @@ def metaparameter_interactions(
             continue
         facet = str(dominant["facet"].iloc[0])
         rows = data.evaluation[data.evaluation[SYSTEM] == system].dropna(subset=[facet])
-        reference = sorted(set(map(str, rows[facet])))[0]
+        reference = sorted(distinct_strings(rows[facet]))[0]
         for prop in data.properties:
             for variant in data.property_variants(prop):
                 factor_analysis(

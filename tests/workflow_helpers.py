@@ -1,0 +1,143 @@
+"""Helpers for the workflow tests (tests/e2e, tests/cluster): the bundled example or a small
+generated experiment in a temporary folder, and the command that runs Snakemake on it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+WORDS = (
+    "the a model system data test seed run score value good bad high low new old long short "
+    "translation summary evaluation significant variance reliability interaction property "
+    "notwithstanding heterogeneity institutional considerable"
+).split()
+
+
+@dataclass
+class MiniExperiment:
+    """A tiny raw-mode experiment in a temporary folder."""
+
+    root: Path
+    n_segments: int
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "config.yaml"
+
+    @property
+    def runs_path(self) -> Path:
+        return self.root / "runs.tsv"
+
+    def config(self) -> dict:
+        return yaml.safe_load(self.config_path.read_text())
+
+    def write_config(self, config: dict) -> None:
+        self.config_path.write_text(yaml.safe_dump(config, sort_keys=False))
+
+    def add_run(self, run_id: str, system: str, seed: str, rng_seed: int) -> None:
+        """Write a hypotheses file and append its row to the runs sheet."""
+        references = [
+            line.split("\t")[2] for line in (self.root / "testset.tsv").read_text().splitlines()[1:]
+        ]
+        rng = np.random.default_rng(rng_seed)
+        path = self.root / "hyps" / f"{run_id}.txt"
+        path.write_text("".join(corrupt(ref, rng) + "\n" for ref in references))
+        with self.runs_path.open("a") as handle:
+            handle.write(f"{run_id}\t{system}\thyps/{run_id}.txt\t{rng.random():.4f}\t{seed}\n")
+
+
+def sentence(rng: np.random.Generator) -> str:
+    n = int(rng.integers(3, 25))
+    return " ".join(rng.choice(WORDS, size=n)) + "."
+
+
+def corrupt(reference: str, rng: np.random.Generator) -> str:
+    tokens = reference.split()
+    for i in range(len(tokens)):
+        if rng.random() < 0.3:
+            tokens[i] = str(rng.choice(WORDS))
+    if len(tokens) > 3 and rng.random() < 0.3:
+        tokens = tokens[2:] + tokens[:2]
+    return " ".join(tokens)
+
+
+def copy_example(destination: Path) -> Path:
+    """Copy the bundled example's config and data so the workflow can run in ``destination``."""
+    destination.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(REPO_ROOT / "config", destination / "config")
+    shutil.copytree(REPO_ROOT / "resources" / "example", destination / "resources" / "example")
+    return destination
+
+
+def make_mini_experiment(root: Path, n_segments: int = 30, n_seeds: int = 2) -> MiniExperiment:
+    """Write a test set, hypotheses of baseline and competitor runs, runs sheet and config."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "hyps").mkdir(exist_ok=True)
+    rng = np.random.default_rng(7)
+    lines = ["segment_id\tsource\treference"]
+    for i in range(n_segments):
+        lines.append(f"s{i:03d}\t{sentence(rng)}\t{sentence(rng)}")
+    (root / "testset.tsv").write_text("\n".join(lines) + "\n")
+    (root / "runs.tsv").write_text("run_id\tsystem\thypotheses\tdev_score\tseed\n")
+    experiment = MiniExperiment(root, n_segments)
+    for system_index, system in enumerate(["base", "comp"]):
+        for seed in range(1, n_seeds + 1):
+            experiment.add_run(f"{system}_s{seed}", system, str(seed), 100 * system_index + seed)
+    experiment.write_config(
+        {
+            "experiment": "mini",
+            "testset": "testset.tsv",
+            "runs": "runs.tsv",
+            "baseline": "base",
+            "metrics": ["ter", "rouge1", "rougeL"],
+            "properties": ["length", "readability", "word_rarity"],
+            "scoring": {"threads": 1},
+        }
+    )
+    return experiment
+
+
+def snakemake_command(workdir: Path, configfile: Path | None = None) -> list[str]:
+    """The command that runs the repository's workflow in ``workdir`` (no cores, no targets)."""
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(REPO_ROOT / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(configfile or workdir / "config.yaml"),
+    ]
+
+
+def run_snakemake(
+    workdir: Path, *args: str, configfile: Path | None = None, targets: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """Run the repository's workflow in ``workdir`` with 2 cores and capture its output."""
+    command = [*snakemake_command(workdir, configfile), "--cores", "2", *args, *targets]
+    return subprocess.run(command, capture_output=True, text=True, cwd=workdir, timeout=900)
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """Parse Snakemake's 'Job stats' table (dry run or real run) into {rule: count}."""
+    counts: dict[str, int] = {}
+    lines = output.splitlines()
+    for index, line in enumerate(lines):
+        if line.strip() == "Job stats:":
+            for row in lines[index + 3 :]:
+                parts = row.split()
+                if len(parts) != 2 or not parts[1].isdigit():
+                    break
+                if parts[0] != "total":
+                    counts[parts[0]] = int(parts[1])
+            break
+    return counts
