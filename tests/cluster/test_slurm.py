@@ -24,9 +24,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from workflow_helpers import REPO_ROOT, copy_example, job_counts, snakemake_command
 
 HERE = Path(__file__).resolve().parent
-REPO_ROOT = HERE.parents[1]
 MODE = os.environ.get("INFREPRO_SLURM_TEST", "")
 QUICK_RUNS = 6  # quick mode: the first three baseline and three competitor runs
 SLURM_TOOLS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "scancel")
@@ -83,10 +83,9 @@ def slurm_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, st
         )
 
 
-def copy_example(destination: Path) -> Path:
+def example(destination: Path) -> Path:
     """The bundled example's config and data in ``destination`` (reduced in quick mode)."""
-    shutil.copytree(REPO_ROOT / "config", destination / "config")
-    shutil.copytree(REPO_ROOT / "resources" / "example", destination / "resources" / "example")
+    copy_example(destination)
     config_path = destination / "config" / "config.yaml"
     if MODE == "quick":
         runs_path = destination / "config" / "runs.tsv"
@@ -103,18 +102,7 @@ def snakemake(
     workdir: Path, *options: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run the repository's workflow on the example in ``workdir`` (all of `rule all`)."""
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO_ROOT / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config" / "config.yaml"),
-        *options,
-    ]
+    command = [*snakemake_command(workdir, workdir / "config" / "config.yaml"), *options]
     result = subprocess.run(
         command, capture_output=True, text=True, cwd=workdir, env=env, timeout=TIMEOUT
     )
@@ -136,9 +124,9 @@ def runs(
     slurm_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, Path, str]:
     """The example run locally and on SLURM: (local root, SLURM root, SLURM run's output)."""
-    local = copy_example(tmp_path_factory.mktemp("local"))
+    local = example(tmp_path_factory.mktemp("local"))
     snakemake(local, "--cores", "2")
-    cluster = copy_example(tmp_path_factory.mktemp("slurm_run"))
+    cluster = example(tmp_path_factory.mktemp("slurm_run"))
     result = snakemake(
         cluster,
         "--profile",
@@ -151,18 +139,6 @@ def runs(
         env=slurm_env,
     )
     return local, cluster, result.stdout + result.stderr
-
-
-def job_stats(output: str) -> dict[str, int]:
-    """Snakemake's 'Job stats' table as {rule: number of jobs}."""
-    table = output.split("Job stats:", 1)[1].splitlines()[3:]
-    counts: dict[str, int] = {}
-    for row in table:
-        parts = row.split()
-        if len(parts) != 2 or not parts[1].isdigit() or parts[0] == "total":
-            break
-        counts[parts[0]] = int(parts[1])
-    return counts
 
 
 def slurm_submissions(output: str) -> dict[str, str]:
@@ -180,7 +156,7 @@ def scoring_batch_size() -> int:
 
 def test_jobs_ran_on_slurm_with_scoring_grouped(runs: tuple[Path, Path, str]) -> None:
     _, cluster, output = runs
-    counts = job_stats(output)
+    counts = job_counts(output)
     n_runs = len(pd.read_csv(cluster / "config" / "runs.tsv", sep="\t"))
     assert counts["score_run"] == n_runs
     assert len(list((cluster / "results" / "scores").glob("*.parquet"))) == n_runs

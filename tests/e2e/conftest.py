@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from workflow_helpers import REPO_ROOT, run_snakemake
-
-
-def copy_example(destination: Path) -> Path:
-    """Copy the bundled example's config and data so the workflow can run in ``destination``."""
-    destination.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(REPO_ROOT / "config", destination / "config")
-    shutil.copytree(REPO_ROOT / "resources" / "example", destination / "resources" / "example")
-    return destination
+from workflow_helpers import copy_example, run_snakemake
 
 
 @pytest.fixture(scope="session")

@@ -6,8 +6,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from conftest import copy_example
-from workflow_helpers import run_snakemake
+from workflow_helpers import copy_example, run_snakemake
 
 pytestmark = pytest.mark.e2e
 TEST_ARTIFACTS = {"report-screenshot.png"}

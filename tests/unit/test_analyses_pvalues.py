@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
@@ -14,6 +14,7 @@ from statsmodels.stats.multitest import multipletests
 from infrepro.analyses.pvalues import chi2_log10_sf, format_p, holm_log10
 
 
+@settings(max_examples=30)  # statsmodels' multipletests costs ~0.1 s per call
 @given(st.lists(st.floats(min_value=1e-300, max_value=1.0), min_size=1, max_size=12))
 def test_holm_equals_statsmodels(p_values: list[float]) -> None:
     expected = multipletests(p_values, method="holm")[1]

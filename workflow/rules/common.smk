@@ -8,7 +8,9 @@ from infrepro.io import InputError, load_experiment
 RESULTS = "results"
 
 try:
-    EXPERIMENT = load_experiment(config)
+    # Jobs that Snakemake runs as its own processes (each SLURM job, for one) re-read this file;
+    # the main process has already checked every hypotheses file, so they skip that re-read.
+    EXPERIMENT = load_experiment(config, check_hypotheses=workflow.is_main_process)
 except InputError as err:
     raise WorkflowError(f"infrepro: invalid input: {err}") from None
 

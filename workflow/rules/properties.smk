@@ -13,7 +13,7 @@ rule properties:
         options=PROPERTY_OPTIONS,
     log:
         "logs/properties.log",
-    threads: 2  # readability is split over worker processes on large test sets
+    threads: 1  # textstat is single-threaded; the job runs beside the scoring jobs
     resources:
         mem_mb=2000,
         runtime=30,
