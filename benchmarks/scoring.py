@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from synthetic_words import NAMES, SUFFIXES, SYLLABLES
 
 from infrepro.metrics import TER_BACKEND, rouge, ter
 from infrepro.metrics.reference import rouge_reference, ter_reference
@@ -54,18 +55,6 @@ _CONTENT = (
     "happy serious major former young old british american local national dead huge small "
     "quickly recently later early finally reportedly"
 ).split()
-_NAMES = (
-    "Obama London Chelsea Smith Johnson Paris Syria Texas McDonald O'Neill "
-    "Müller José Zürich 2014 2015 $5 3.5 20-year-old"
-).split()
-
-
-_SYLLABLES = (
-    "ba be bi bo bu ca co da de di do fa fe fi ga go ha he ho ka ke ki la le li lo "
-    "ma me mi mo na ne ni no pa pe pi po ra re ri ro sa se si so ta te ti to va ve "
-    "vi wa we za ze"
-).split()
-_SUFFIXES = ("", "", "", "s", "ed", "ing", "er", "ly", "tion", "ment")
 
 
 def _vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
@@ -73,8 +62,8 @@ def _vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
     words = list(_CONTENT)
     seen = set(words)
     while len(words) < size:
-        w = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
-        w += rng.choice(_SUFFIXES)
+        w = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))
+        w += rng.choice(SUFFIXES)
         if w not in seen:
             seen.add(w)
             words.append(w)
@@ -92,7 +81,7 @@ def _word(rng: random.Random) -> str:
         return rng.choice(_FUNCTION)
     if u < 0.95:
         return _VOCAB[int(np.searchsorted(_ZIPF, rng.random()))]
-    return rng.choice(_NAMES)
+    return rng.choice(NAMES)
 
 
 def _sentence(words: list[str], rng: random.Random) -> str:

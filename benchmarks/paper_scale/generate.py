@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from synthetic_words import NAMES, SUFFIXES, SYLLABLES
 
 FULL_SEGMENTS = 11_490
 LAMBDAS = ("0.1", "0.5", "0.9")
@@ -61,15 +62,6 @@ _CONTENT = (
     "later early finally reportedly extraordinary investigation responsibility international "
     "administration controversial unfortunately independently environmental"
 ).split()
-_NAMES = (
-    "Obama London Chelsea Smith Johnson Paris Syria Texas McDonald O'Neill Müller José Zürich "
-    "2014 2015 $5 3.5 20-year-old"
-).split()
-_SYLLABLES = (
-    "ba be bi bo bu ca co da de di do fa fe fi ga go ha he ho ka ke ki la le li lo ma me mi mo "
-    "na ne ni no pa pe pi po ra re ri ro sa se si so ta te ti to va ve vi wa we za ze"
-).split()
-_SUFFIXES = ("", "", "", "s", "ed", "ing", "er", "ly", "tion", "ment")
 
 
 @dataclass(frozen=True)
@@ -90,20 +82,20 @@ class Vocabulary:
     def __init__(self, size: int = 20_000) -> None:
         rng = np.random.default_rng(zlib.crc32(b"paper-scale-vocabulary"))
         content = list(_CONTENT)
-        seen = set(content) | set(_FUNCTION) | set(_NAMES)
+        seen = set(content) | set(_FUNCTION) | set(NAMES)
         while len(content) < size:
-            parts = rng.choice(_SYLLABLES, size=int(rng.integers(2, 5)))
-            word = "".join(parts) + _SUFFIXES[int(rng.integers(len(_SUFFIXES)))]
+            parts = rng.choice(SYLLABLES, size=int(rng.integers(2, 5)))
+            word = "".join(parts) + SUFFIXES[int(rng.integers(len(SUFFIXES)))]
             if word not in seen:
                 seen.add(word)
                 content.append(word)
-        self.words: list[str] = [*_FUNCTION, *content, *_NAMES]
+        self.words: list[str] = [*_FUNCTION, *content, *NAMES]
         zipf = 1.0 / (np.arange(1, len(content) + 1) + 2.0)
         self.p = np.concatenate(
             [
                 np.full(len(_FUNCTION), 0.40 / len(_FUNCTION)),
                 0.55 * zipf / zipf.sum(),
-                np.full(len(_NAMES), 0.05 / len(_NAMES)),
+                np.full(len(NAMES), 0.05 / len(NAMES)),
             ]
         )
         self.p /= self.p.sum()
