@@ -120,8 +120,9 @@ def a_vs_a_rates(
         rows = {}
         for name, run_aware in VARIANTS.items():
             h1, h0 = formulas(data.metric, run_aware)
-            outcome = run_glrt(log, data.evaluation, h1, h0, analysis=name,
-                               reference_levels=data.reference_levels)  # fmt: skip
+            outcome = run_glrt(
+                log, data.evaluation, h1, h0, analysis=name, reference_levels=data.reference_levels
+            )
             if outcome is not None:
                 rows[name] = outcome.row
         if len(rows) < len(VARIANTS):
@@ -175,10 +176,16 @@ def main(argv: list[str] | None = None) -> None:
         args.n, args.segments, args.runs = 60, 100, "6"
     start, cpu = time.perf_counter(), time.process_time()
     results = [
-        a_vs_a_rates(int(m), args.segments, args.n, args.seed + 100_000 * int(m), args.run_sd,
-                     progress=args.progress)
+        a_vs_a_rates(
+            int(m),
+            args.segments,
+            args.n,
+            args.seed + 100_000 * int(m),
+            args.run_sd,
+            progress=args.progress,
+        )
         for m in args.runs.split(",")
-    ]  # fmt: skip
+    ]
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
     print(
         f"A-vs-A experiments: 2 identical systems, run SD {args.run_sd}, segment SD 0.096, "

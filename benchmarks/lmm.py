@@ -38,8 +38,14 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
 KREUTZER_FULL = SHARED / "kreutzer2020" / "data_hyperparameter-marking_full.csv.gz"
-FACETS_A = ["learning_rate", "seed", "encoder_dropout", "decoder_dropout",
-            "decoder_dropout_hidden", "delta_scheme"]
+FACETS_A = [
+    "learning_rate",
+    "seed",
+    "encoder_dropout",
+    "decoder_dropout",
+    "decoder_dropout_hidden",
+    "delta_scheme",
+]
 N_SEGMENTS = 11_490
 SM_MEMORY_CAP = 8 * 1024**3
 
@@ -47,8 +53,7 @@ CASES: dict[str, dict] = {
     "a": {
         "title": "Kreutzer full grid VCA (REML, 337,284 rows, 7 factors)",
         "factors": ["sentence_id", *FACETS_A],
-        "formulas": ["ter ~ 1 + (1|sentence_id) + "
-                     + " + ".join(f"(1|{f})" for f in FACETS_A)],
+        "formulas": ["ter ~ 1 + (1|sentence_id) + " + " + ".join(f"(1|{f})" for f in FACETS_A)],
         "reml": True,
     },
     "b": {
@@ -73,16 +78,23 @@ def make_case_b(seed: int = 1) -> pd.DataFrame:
     seg = np.repeat(np.arange(N_SEGMENTS), 30)
     run = np.tile(np.arange(30), N_SEGMENTS)
     lam, noise, sd = run // 10, (run // 5) % 2, run % 5
-    score = (0.45 + rng.normal(0, 0.2, N_SEGMENTS)[seg] + rng.normal(0, 0.03, 3)[lam]
-             + rng.normal(0, 0.02, 2)[noise] + rng.normal(0, 0.01, 5)[sd]
-             + rng.normal(0, 0.1, len(seg)))
-    return pd.DataFrame({
-        "segment": np.char.add("s", seg.astype(str)),
-        "lam": np.array(["0.1", "0.5", "0.9"])[lam],
-        "noise": np.array(["clean", "noisy"])[noise],
-        "seed": np.char.add("seed", sd.astype(str)),
-        "score": score,
-    })
+    score = (
+        0.45
+        + rng.normal(0, 0.2, N_SEGMENTS)[seg]
+        + rng.normal(0, 0.03, 3)[lam]
+        + rng.normal(0, 0.02, 2)[noise]
+        + rng.normal(0, 0.01, 5)[sd]
+        + rng.normal(0, 0.1, len(seg))
+    )
+    return pd.DataFrame(
+        {
+            "segment": np.char.add("s", seg.astype(str)),
+            "lam": np.array(["0.1", "0.5", "0.9"])[lam],
+            "noise": np.array(["clean", "noisy"])[noise],
+            "seed": np.char.add("seed", sd.astype(str)),
+            "score": score,
+        }
+    )
 
 
 def make_case_c(seed: int = 2) -> pd.DataFrame:
@@ -91,14 +103,21 @@ def make_case_c(seed: int = 2) -> pd.DataFrame:
     seg = np.repeat(np.arange(N_SEGMENTS), 48)
     run = np.tile(np.arange(48), N_SEGMENTS)
     system = run // 24
-    score = (0.35 + 0.004 * system + rng.normal(0, 0.15, N_SEGMENTS)[seg]
-             + rng.normal(0, 0.01, 48)[run] + rng.normal(0, 0.12, len(seg)))
-    return pd.DataFrame({
-        "segment": np.char.add("s", seg.astype(str)),
-        "system": np.array(["baseline", "competitor"])[system],
-        "run_id": np.char.add("r", run.astype(str)),
-        "score": score,
-    })
+    score = (
+        0.35
+        + 0.004 * system
+        + rng.normal(0, 0.15, N_SEGMENTS)[seg]
+        + rng.normal(0, 0.01, 48)[run]
+        + rng.normal(0, 0.12, len(seg))
+    )
+    return pd.DataFrame(
+        {
+            "segment": np.char.add("s", seg.astype(str)),
+            "system": np.array(["baseline", "competitor"])[system],
+            "run_id": np.char.add("r", run.astype(str)),
+            "score": score,
+        }
+    )
 
 
 def load(path: Path, factors: list[str]) -> pd.DataFrame:
@@ -140,10 +159,15 @@ def child_infrepro(case: str, data: Path, repeat: int) -> dict:
         fits = [fit(f, df, reml=spec["reml"]) for f in spec["formulas"]]
         if time.perf_counter() - t0 < seconds:
             seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-    out = {"seconds": seconds, "cpu_seconds": cpu, "peak_rss_mib": vm_hwm_mib(),
-           "fit_alloc_mib": peak / 2**20,
-           "loglik": [r.loglik for r in fits], "converged": all(r.converged for r in fits),
-           "components": fits[0].variance_components.round(8).to_dict()}
+    out = {
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "peak_rss_mib": vm_hwm_mib(),
+        "fit_alloc_mib": peak / 2**20,
+        "loglik": [r.loglik for r in fits],
+        "converged": all(r.converged for r in fits),
+        "components": fits[0].variance_components.round(8).to_dict(),
+    }
     if len(fits) == 2:
         out["lrt"] = lrt(fits[1], fits[0]).as_dict()
     return out
@@ -173,8 +197,12 @@ def child_statsmodels(case: str, data: Path) -> dict:
             model = smf.mixedlm(fixed, df, groups="_one", vc_formula=vc, re_formula="0")
         res = model.fit(reml=spec["reml"])
         lls.append(float(res.llf))
-    return {"seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
-            "peak_rss_mib": vm_hwm_mib(), "loglik": lls}
+    return {
+        "seconds": time.perf_counter() - t0,
+        "cpu_seconds": time.process_time() - c0,
+        "peak_rss_mib": vm_hwm_mib(),
+        "loglik": lls,
+    }
 
 
 R_TEMPLATE = r"""
@@ -216,15 +244,21 @@ def _limit_memory() -> None:
 def _run(cmd: list[str], timeout: float, limit: bool = False) -> dict:
     env = dict(os.environ, OPENBLAS_NUM_THREADS=os.environ.get("OPENBLAS_NUM_THREADS", "2"))
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
-                              preexec_fn=_limit_memory if limit else None)
+        proc = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            preexec_fn=_limit_memory if limit else None,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"did not finish in {timeout:.0f} s"}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         if "Unable to allocate" in tail:  # numpy's MemoryError names the size it wanted
-            return {"error": "out of memory: " + tail[tail.index("Unable"):].split(" for ")[0]}
+            return {"error": "out of memory: " + tail[tail.index("Unable") :].split(" for ")[0]}
         return {"error": f"failed: {tail[:100]}"}
     return json.loads(lines[-1])
 
@@ -288,11 +322,13 @@ def main() -> None:
                 print(f"case {case}: {engine} ...", file=sys.stderr, flush=True)
                 me = [sys.executable, __file__, "--case", case, "--data", str(data)]
                 if engine == "infrepro":
-                    results[engine] = _run([*me, "--child", "infrepro", "--repeat",
-                                            str(args.repeat)], 3600)
+                    results[engine] = _run(
+                        [*me, "--child", "infrepro", "--repeat", str(args.repeat)], 3600
+                    )
                 elif engine == "statsmodels":
-                    results[engine] = _run([*me, "--child", "statsmodels"], args.sm_timeout,
-                                           limit=True)
+                    results[engine] = _run(
+                        [*me, "--child", "statsmodels"], args.sm_timeout, limit=True
+                    )
                 else:
                     results[engine] = run_lme4(case, data, args.r_timeout, workdir)
                 print(f"  {results[engine]}", file=sys.stderr, flush=True)
@@ -306,8 +342,10 @@ def main() -> None:
     print()
     print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print()
-    print("| case | engine | fit wall time (s) | fit CPU time (s) | wall vs infrepro "
-          "| peak memory (MiB) | logLik |")
+    print(
+        "| case | engine | fit wall time (s) | fit CPU time (s) | wall vs infrepro "
+        "| peak memory (MiB) | logLik |"
+    )
     print("|---|---|---|---|---|---|---|")
     print("\n".join(rows))
 

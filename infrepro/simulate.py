@@ -43,8 +43,16 @@ SEGMENT = "segment_id"
 RUN = "run_id"
 SYSTEM = "system"
 RESIDUAL = "Residual"
-STREAMS = ("segments", "property", "facets", "runs", "missing_runs", "missing_rows", "residual",
-           "dev")  # fmt: skip
+STREAMS = (
+    "segments",
+    "property",
+    "facets",
+    "runs",
+    "missing_runs",
+    "missing_rows",
+    "residual",
+    "dev",
+)
 
 # Run-to-run variation of a real experiment: thesis Table 4.4 (BART+R3F on CNN/DailyMail,
 # Rouge-1, stored fraction scale): summaries 0.00923, random seed 0.00012, residual 0.00464.
@@ -217,9 +225,12 @@ class Simulation:
 def simulate(design: Design, seed: int) -> Simulation:
     """Draw one experiment from ``design``; deterministic given ``seed``."""
     streams = dict(
-        zip(STREAMS, (np.random.default_rng(s) for s in
-                      np.random.SeedSequence(seed).spawn(len(STREAMS))), strict=True)
-    )  # fmt: skip
+        zip(
+            STREAMS,
+            (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(len(STREAMS))),
+            strict=True,
+        )
+    )
     n_seg = design.n_segments
     segment_ids = np.array([f"s{i:05d}" for i in range(n_seg)], dtype=object)
     segment_effects = streams["segments"].normal(0.0, design.segment_sd, n_seg)
@@ -239,26 +250,43 @@ def simulate(design: Design, seed: int) -> Simulation:
         level_effects, level_slopes = _facet_effects(design, system, facets, levels, streams)
         for facet, values in zip(facets, level_effects, strict=True):
             for i, value in enumerate(values):
-                effect_rows.append({"kind": "facet", SYSTEM: system.name, "facet": facet.name,
-                                    "level": str(i + 1), "value": float(value)})  # fmt: skip
+                effect_rows.append(
+                    {
+                        "kind": "facet",
+                        SYSTEM: system.name,
+                        "facet": facet.name,
+                        "level": str(i + 1),
+                        "value": float(value),
+                    }
+                )
         grid = list(itertools.product(*[range(n) for n in levels]))
         offsets = run_level.normal(0.0, system.run_sd, len(grid))
-        quality = np.array([
-            design.intercept + system.effect
-            + sum(level_effects[j][cell[j]] for j in range(len(facets)))
-            for cell in grid
-        ])  # fmt: skip
-        slope = np.array([
-            design.property_slope + system.property_slope
-            + sum(level_slopes[j][cell[j]] for j in range(len(facets)))
-            for cell in grid
-        ])  # fmt: skip
-        fixed = np.array([
-            design.intercept + system.effect
-            + sum(0.0 if f.is_random else level_effects[j][cell[j]]
-                  for j, f in enumerate(facets))
-            for cell in grid
-        ])  # fmt: skip
+        quality = np.array(
+            [
+                design.intercept
+                + system.effect
+                + sum(level_effects[j][cell[j]] for j in range(len(facets)))
+                for cell in grid
+            ]
+        )
+        slope = np.array(
+            [
+                design.property_slope
+                + system.property_slope
+                + sum(level_slopes[j][cell[j]] for j in range(len(facets)))
+                for cell in grid
+            ]
+        )
+        fixed = np.array(
+            [
+                design.intercept
+                + system.effect
+                + sum(
+                    0.0 if f.is_random else level_effects[j][cell[j]] for j, f in enumerate(facets)
+                )
+                for cell in grid
+            ]
+        )
         system_means[system.name] = float(fixed.mean())
         slopes[system.name] = float(slope.mean())
         keep = _kept_cells(len(grid), design.missing_runs, streams["missing_runs"])
@@ -268,11 +296,24 @@ def simulate(design: Design, seed: int) -> Simulation:
             cell = grid[index]
             labels = {f.name: str(cell[j] + 1) for j, f in enumerate(facets)}
             run_id = system.name + "".join(f"_{name}{value}" for name, value in labels.items())
-            run_rows.append({RUN: run_id, SYSTEM: system.name, **labels,
-                             "_quality": quality[index] + offsets[index],
-                             "_slope": slope[index]})  # fmt: skip
-            effect_rows.append({"kind": "run", SYSTEM: system.name, "facet": "",
-                                "level": run_id, "value": float(offsets[index])})  # fmt: skip
+            run_rows.append(
+                {
+                    RUN: run_id,
+                    SYSTEM: system.name,
+                    **labels,
+                    "_quality": quality[index] + offsets[index],
+                    "_slope": slope[index],
+                }
+            )
+            effect_rows.append(
+                {
+                    "kind": "run",
+                    SYSTEM: system.name,
+                    "facet": "",
+                    "level": run_id,
+                    "value": float(offsets[index]),
+                }
+            )
         truth_rows += _true_components(design, system, facets, level_effects, slope)
 
     runs = pd.DataFrame(run_rows)
@@ -287,8 +328,15 @@ def simulate(design: Design, seed: int) -> Simulation:
     columns = [RUN, SYSTEM, *[f.name for f in design.facets]]
     runs = runs[columns + (["dev_score"] if design.dev_sd is not None else [])]
     for i, value in enumerate(segment_effects):
-        effect_rows.append({"kind": "segment", SYSTEM: "", "facet": "",
-                            "level": segment_ids[i], "value": float(value)})  # fmt: skip
+        effect_rows.append(
+            {
+                "kind": "segment",
+                SYSTEM: "",
+                "facet": "",
+                "level": segment_ids[i],
+                "value": float(value),
+            }
+        )
     components = pd.DataFrame(truth_rows, columns=[SYSTEM, "component", "variance"])
     phi = {}
     for name, group in components.groupby(SYSTEM, sort=False):
@@ -322,8 +370,10 @@ def _facet_effects(
         else:
             assert facet.effects is not None
             if n > len(facet.effects):
-                raise ValueError(f"system {system.name!r}: facet {facet.name!r} has {n} levels "
-                                 f"but {len(facet.effects)} fixed effects")  # fmt: skip
+                raise ValueError(
+                    f"system {system.name!r}: facet {facet.name!r} has {n} levels "
+                    f"but {len(facet.effects)} fixed effects"
+                )
             effects.append(np.asarray(facet.effects[:n], dtype=float))
         given = facet.property_slopes
         if given is not None and n > len(given):
@@ -382,9 +432,12 @@ def _rows(
     seg_index = np.tile(np.arange(n_seg), n_runs)
     quality = runs["_quality"].to_numpy(dtype=float)
     slope = runs["_slope"].to_numpy(dtype=float)
-    score = (quality[run_index] + segment_effects[seg_index]
-             + slope[run_index] * centred[seg_index]
-             + streams["residual"].normal(0.0, design.residual_sd, n_runs * n_seg))  # fmt: skip
+    score = (
+        quality[run_index]
+        + segment_effects[seg_index]
+        + slope[run_index] * centred[seg_index]
+        + streams["residual"].normal(0.0, design.residual_sd, n_runs * n_seg)
+    )
     keep = np.ones(n_runs * n_seg, dtype=bool)
     if design.missing_rows > 0:
         drop = streams["missing_rows"].random(n_runs * n_seg) < design.missing_rows

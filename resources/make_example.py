@@ -126,9 +126,23 @@ FUNCTION_WORDS = (
     "who will more no if out so"
 ).split()
 HARD_SUFFIXES = (
-    "tion", "ity", "ment", "ness", "ical", "ative", "ism", "ology", "ization", "ically",
-    "ence", "ance", "ous", "able", "ible", "ive",
-)  # fmt: skip
+    "tion",
+    "ity",
+    "ment",
+    "ness",
+    "ical",
+    "ative",
+    "ism",
+    "ology",
+    "ization",
+    "ically",
+    "ence",
+    "ance",
+    "ous",
+    "able",
+    "ible",
+    "ive",
+)
 STREAMS = ("vocab", "text", "effects", "segments", "residual", "edits", "dev")
 
 

@@ -27,9 +27,13 @@ SUBSET = "bl vs comp"
 
 def settings(**changes) -> ReportSettings:
     base = {
-        "name": "Toy <experiment>", "baseline": "bl", "systems": ["bl", "comp"],
-        "metrics": ["ter"], "better": {"ter": "lower"}, "config": {"experiment": "toy"},
-    }  # fmt: skip
+        "name": "Toy <experiment>",
+        "baseline": "bl",
+        "systems": ["bl", "comp"],
+        "metrics": ["ter"],
+        "better": {"ter": "lower"},
+        "config": {"experiment": "toy"},
+    }
     return ReportSettings(**{**base, **changes})
 
 
@@ -44,31 +48,72 @@ def comparison_tables() -> dict[str, pd.DataFrame]:
     ]
     tables["contrasts"] = pd.DataFrame(
         [
-            {"metric": "ter", "analysis": a, "subset": SUBSET, "property": "", "bin": "",
-             "level1": "bl", "level2": "comp", "estimate": b - c, "se": 0.01, "p_value": p,
-             "p_holm": p, "log10_p": lg, "log10_p_holm": lg, "p_method": "GLRT",
-             "effect_size": (b - c) / 0.1, "effect_label": "small"}
+            {
+                "metric": "ter",
+                "analysis": a,
+                "subset": SUBSET,
+                "property": "",
+                "bin": "",
+                "level1": "bl",
+                "level2": "comp",
+                "estimate": b - c,
+                "se": 0.01,
+                "p_value": p,
+                "p_holm": p,
+                "log10_p": lg,
+                "log10_p_holm": lg,
+                "p_method": "GLRT",
+                "effect_size": (b - c) / 0.1,
+                "effect_label": "small",
+            }
             for a, b, c, p, lg in rows
         ]
-    )  # fmt: skip
+    )
     tables["means"] = pd.DataFrame(
         [
-            {"metric": "ter", "analysis": a, "subset": SUBSET, "property": "", "bin": "",
-             "group": g, "kind": "model", "x": float("nan"), "estimate": m, "se": 0.01,
-             "n_obs": 100}
-            for a, b, c, _, _ in rows for g, m in (("bl", b), ("comp", c))
+            {
+                "metric": "ter",
+                "analysis": a,
+                "subset": SUBSET,
+                "property": "",
+                "bin": "",
+                "group": g,
+                "kind": "model",
+                "x": float("nan"),
+                "estimate": m,
+                "se": 0.01,
+                "n_obs": 100,
+            }
+            for a, b, c, _, _ in rows
+            for g, m in (("bl", b), ("comp", c))
         ]
-    )  # fmt: skip
+    )
     tables["glrt"] = pd.DataFrame(
         [
-            {"metric": "ter", "analysis": a, "property": "", "subset": SUBSET, "facet": "",
-             "h1": "ter ~ system + (1|segment_id)", "h0": "ter ~ 1 + (1|segment_id)",
-             "n_obs": 200, "n_segments": 100, "n_runs": 2, "loglik_h1": 1.0, "loglik_h0": 0.0,
-             "lr_stat": 2.0, "df": 1, "p_value": p, "p_holm": p, "log10_p": lg,
-             "log10_p_holm": lg, "note": "best run per system by dev_score"}
+            {
+                "metric": "ter",
+                "analysis": a,
+                "property": "",
+                "subset": SUBSET,
+                "facet": "",
+                "h1": "ter ~ system + (1|segment_id)",
+                "h0": "ter ~ 1 + (1|segment_id)",
+                "n_obs": 200,
+                "n_segments": 100,
+                "n_runs": 2,
+                "loglik_h1": 1.0,
+                "loglik_h0": 0.0,
+                "lr_stat": 2.0,
+                "df": 1,
+                "p_value": p,
+                "p_holm": p,
+                "log10_p": lg,
+                "log10_p_holm": lg,
+                "note": "best run per system by dev_score",
+            }
             for a, _, _, p, lg in rows
         ]
-    )  # fmt: skip
+    )
     for name, frame in tables.items():
         for column in ("p_value", "p_holm"):
             if column in frame:
@@ -103,11 +148,16 @@ def test_page_is_offline_and_links_only_to_tables() -> None:
 
 def test_custom_links_alpha_and_date_are_used() -> None:
     html = render(
-        build_context(comparison_tables(), settings(
-            links={"contrasts": "../t/contrasts.csv"}, alpha=1e-7, date="2024-05-01",
-        )),
+        build_context(
+            comparison_tables(),
+            settings(
+                links={"contrasts": "../t/contrasts.csv"},
+                alpha=1e-7,
+                date="2024-05-01",
+            ),
+        ),
         TEMPLATES,
-    )  # fmt: skip
+    )
     assert 'href="../t/contrasts.csv"' in html
     assert "date: 2024-05-01" in html
     assert "no significant improvement" in headline_of(html)  # 3.1e-06 > alpha
@@ -121,8 +171,9 @@ def test_an_experiment_without_tables_still_renders() -> None:
     assert html.count("<section") == 9
 
 
-@pytest.mark.parametrize("better, badge", [("lower", "does not survive"),
-                                           ("higher", "no improvement")])  # fmt: skip
+@pytest.mark.parametrize(
+    "better, badge", [("lower", "does not survive"), ("higher", "no improvement")]
+)
 def test_direction_decides_who_is_better(better: str, badge: str) -> None:
     html = render(build_context(comparison_tables(), settings(better={"ter": better})), TEMPLATES)
     assert badge in headline_of(html)
@@ -133,49 +184,120 @@ def figure_tables() -> dict[str, pd.DataFrame]:
     a D-study and one property's predictions."""
     tables = comparison_tables()
     runs = [("bl", f"bl_s{i}", 0.45 + 0.01 * i, "", str(i)) for i in range(3)]
-    runs += [("comp", f"comp_l{lam}_s{i}", 0.40 + 0.05 * k + 0.01 * i, str(lam), str(i))
-             for k, lam in enumerate((0.1, 0.5)) for i in range(3)]  # fmt: skip
+    runs += [
+        ("comp", f"comp_l{lam}_s{i}", 0.40 + 0.05 * k + 0.01 * i, str(lam), str(i))
+        for k, lam in enumerate((0.1, 0.5))
+        for i in range(3)
+    ]
     tables["run_means"] = pd.DataFrame(
-        [{"metric": "ter", "run_id": r, "system": s, "lambda": lam, "seed": seed,
-          "mean": m, "n_segments": 100, "is_best": r in ("bl_s0", "comp_l0.1_s0")}
-         for s, r, m, lam, seed in runs]
-    )  # fmt: skip
+        [
+            {
+                "metric": "ter",
+                "run_id": r,
+                "system": s,
+                "lambda": lam,
+                "seed": seed,
+                "mean": m,
+                "n_segments": 100,
+                "is_best": r in ("bl_s0", "comp_l0.1_s0"),
+            }
+            for s, r, m, lam, seed in runs
+        ]
+    )
     tables["importance"] = pd.DataFrame(
-        [{"metric": "ter", "system": "comp", "facet": "lambda", "variance": 0.004,
-          "percent": 20.0, "rank": 1, "dominant": True}]
-    )  # fmt: skip
+        [
+            {
+                "metric": "ter",
+                "system": "comp",
+                "facet": "lambda",
+                "variance": 0.004,
+                "percent": 20.0,
+                "rank": 1,
+                "dominant": True,
+            }
+        ]
+    )
     tables["variance_components"] = pd.DataFrame(
-        [{"metric": "ter", "system": s, "component": c, "variance": v, "percent": p,
-          "n_levels": n}
-         for s, c, v, p, n in [("bl", "segment_id", 0.02, 80.0, 100), ("bl", "seed", 1e-4, 0.4, 3),
-                               ("bl", "Residual", 0.0049, 19.6, 300),
-                               ("comp", "segment_id", 0.02, 70.0, 100),
-                               ("comp", "lambda", 0.004, 14.0, 2),
-                               ("comp", "Residual", 0.0046, 16.0, 600)]]
-    )  # fmt: skip
+        [
+            {
+                "metric": "ter",
+                "system": s,
+                "component": c,
+                "variance": v,
+                "percent": p,
+                "n_levels": n,
+            }
+            for s, c, v, p, n in [
+                ("bl", "segment_id", 0.02, 80.0, 100),
+                ("bl", "seed", 1e-4, 0.4, 3),
+                ("bl", "Residual", 0.0049, 19.6, 300),
+                ("comp", "segment_id", 0.02, 70.0, 100),
+                ("comp", "lambda", 0.004, 14.0, 2),
+                ("comp", "Residual", 0.0046, 16.0, 600),
+            ]
+        ]
+    )
     tables["dstudy"] = pd.DataFrame(
-        [{"metric": "ter", "system": s, "n_per_facet": n, "runs_averaged": n,
-          "phi": phi / (phi + (1 - phi) / n)} for s, phi in (("bl", 0.8), ("comp", 0.7))
-         for n in range(1, 6)]
-    )  # fmt: skip
+        [
+            {
+                "metric": "ter",
+                "system": s,
+                "n_per_facet": n,
+                "runs_averaged": n,
+                "phi": phi / (phi + (1 - phi) / n),
+            }
+            for s, phi in (("bl", 0.8), ("comp", 0.7))
+            for n in range(1, 6)
+        ]
+    )
     x = [5.0 + 2.5 * i for i in range(5)]
     tables["predictions"] = pd.DataFrame(
-        [{"metric": "ter", "analysis": "conditional", "subset": "all runs", "property": "length",
-          "group": g, "x": v, "estimate": b + 0.002 * v, "se": 0.01,
-          "lower": b + 0.002 * v - 0.02, "upper": b + 0.002 * v + 0.02}
-         for g, b in (("bl", 0.45), ("comp", 0.48)) for v in x]
-    )  # fmt: skip
+        [
+            {
+                "metric": "ter",
+                "analysis": "conditional",
+                "subset": "all runs",
+                "property": "length",
+                "group": g,
+                "x": v,
+                "estimate": b + 0.002 * v,
+                "se": 0.01,
+                "lower": b + 0.002 * v - 0.02,
+                "upper": b + 0.002 * v + 0.02,
+            }
+            for g, b in (("bl", 0.45), ("comp", 0.48))
+            for v in x
+        ]
+    )
     observed = pd.DataFrame(
-        [{"metric": "ter", "analysis": "conditional", "subset": "all runs", "property": "length",
-          "bin": b, "group": g, "kind": "observed", "x": v, "estimate": 0.46 + 0.002 * v,
-          "se": 0.005, "n_obs": 50}
-         for g in ("bl", "comp") for b, v in (("low", 6.0), ("high", 14.0))]
-    )  # fmt: skip
+        [
+            {
+                "metric": "ter",
+                "analysis": "conditional",
+                "subset": "all runs",
+                "property": "length",
+                "bin": b,
+                "group": g,
+                "kind": "observed",
+                "x": v,
+                "estimate": 0.46 + 0.002 * v,
+                "se": 0.005,
+                "n_obs": 50,
+            }
+            for g in ("bl", "comp")
+            for b, v in (("low", 6.0), ("high", 14.0))
+        ]
+    )
     tables["means"] = pd.concat([tables["means"], observed], ignore_index=True)
     tables["property_bins"] = pd.DataFrame(
-        {"computed_on": "source", "property": "length", "bin": ["low", "high"],
-         "lower": [float("-inf"), 10.0], "upper": [10.0, float("inf")]}
-    )  # fmt: skip
+        {
+            "computed_on": "source",
+            "property": "length",
+            "bin": ["low", "high"],
+            "lower": [float("-inf"), 10.0],
+            "upper": [10.0, float("inf")],
+        }
+    )
     return tables
 
 
@@ -192,14 +314,23 @@ def test_page_is_byte_identical_across_renders_and_processes(tmp_path: Path) -> 
     for name, frame in figure_tables().items():
         if not frame.empty:
             write_csv(frame, tmp_path / f"{name}.csv")
-    settings_ = ReportSettings(name="Toy", baseline="bl", systems=["bl", "comp"],
-                               metrics=["ter"], better={"ter": "lower"}, properties=["length"],
-                               facets=["lambda", "seed"])  # fmt: skip
+    settings_ = ReportSettings(
+        name="Toy",
+        baseline="bl",
+        systems=["bl", "comp"],
+        metrics=["ter"],
+        better={"ter": "lower"},
+        properties=["length"],
+        facets=["lambda", "seed"],
+    )
     first = render_report(table_paths(tmp_path), settings_, TEMPLATES)
     assert first.count('class="plot"') == 4  # distribution, interaction, bars, D-study
     assert render_report(table_paths(tmp_path), settings_, TEMPLATES) == first
     other = subprocess.run(
         [sys.executable, "-c", RENDER_FROM_CSV, str(tmp_path), str(TEMPLATES)],
-        capture_output=True, text=True, check=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     assert other.stdout == first

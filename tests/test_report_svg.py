@@ -15,16 +15,25 @@ def interaction(key: str = "k") -> str:
     x = np.linspace(0, 10, 25)
     lines = pd.concat(
         [
-            pd.DataFrame({"group": g, "x": x, "estimate": x + i, "lower": x + i - 1,
-                          "upper": x + i + 1})
+            pd.DataFrame(
+                {"group": g, "x": x, "estimate": x + i, "lower": x + i - 1, "upper": x + i + 1}
+            )
             for i, g in enumerate(["base", "comp"])
         ]
-    )  # fmt: skip
-    points = pd.DataFrame({"group": ["base", "comp"], "x": [2.0, 5.0], "estimate": [2.0, 6.0],
-                           "lower": [1.0, 5.0], "upper": [3.0, 7.0]})  # fmt: skip
+    )
+    points = pd.DataFrame(
+        {
+            "group": ["base", "comp"],
+            "x": [2.0, 5.0],
+            "estimate": [2.0, 6.0],
+            "lower": [1.0, 5.0],
+            "upper": [3.0, 7.0],
+        }
+    )
     styles = {"base": system_style(0), "comp": system_style(1)}
-    return numeric_interaction(lines, points, styles, xlabel="length", ylabel="TER, points",
-                               title="TER x length", key=key)  # fmt: skip
+    return numeric_interaction(
+        lines, points, styles, xlabel="length", ylabel="TER, points", title="TER x length", key=key
+    )
 
 
 def test_svg_is_inline_ready_and_self_contained() -> None:
@@ -55,10 +64,11 @@ def test_shared_glyphs_are_defined_once_and_resolve() -> None:
         {"system": ["base"] * 3, "n_per_facet": [1, 2, 3], "phi": [0.6, 0.75, 0.82]}
     )
     page = (
-        "<html><body><main>" + interaction("a")
+        "<html><body><main>"
+        + interaction("a")
         + dstudy_curve(curves, {"base": system_style(0)}, title="D-study", key="d")
         + "</main></body></html>"
-    )  # fmt: skip
+    )
     shared = share_glyphs(page)
     ids = re.findall(r'\sid="([^"]+)"', shared)
     assert len(ids) == len(set(ids))

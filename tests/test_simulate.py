@@ -18,13 +18,16 @@ def grid_design(**options: object) -> Design:
             System("baseline", facets=("seed",), levels={"seed": 6}),
             System("competitor", effect=0.02, property_slope=0.002),
         ),
-        facets=(Facet("lam", 3, sd=0.04), Facet("noise", 2, effects=(0.0, 0.01)),
-                Facet("seed", 4, sd=0.011)),
+        facets=(
+            Facet("lam", 3, sd=0.04),
+            Facet("noise", 2, effects=(0.0, 0.01)),
+            Facet("seed", 4, sd=0.011),
+        ),
         n_segments=50,
         property_slope=0.003,
         dev_sd=0.02,
         **options,  # type: ignore[arg-type]
-    )  # fmt: skip
+    )
 
 
 def test_same_seed_same_experiment_other_seed_other_experiment() -> None:

@@ -18,13 +18,32 @@ from .fitlog import FitLog
 from .pvalues import format_p
 
 CLASSICAL_COLUMNS = [
-    "metric", "test", "subset", "level1", "level2", "statistic", "estimate", "p_value",
-    "log10_p", "n", "samples", "seed", "note",
-]  # fmt: skip
+    "metric",
+    "test",
+    "subset",
+    "level1",
+    "level2",
+    "statistic",
+    "estimate",
+    "p_value",
+    "log10_p",
+    "n",
+    "samples",
+    "seed",
+    "note",
+]
 SUMMARY_COLUMNS = [
-    "metric", "system", "n_runs", "mean", "sd", "min", "max", "best_run", "best_mean",
+    "metric",
+    "system",
+    "n_runs",
+    "mean",
+    "sd",
+    "min",
+    "max",
+    "best_run",
+    "best_mean",
     "selected_by",
-]  # fmt: skip
+]
 
 
 def paired_bootstrap(a: np.ndarray, b: np.ndarray, samples: int, seed: int) -> tuple[float, int]:
@@ -72,11 +91,37 @@ def classical_tests(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
         note = f"best runs {best.loc[baseline, RUN]} vs {best.loc[other, RUN]}"
         estimate = float(a.mean() - b.mean())
         p, count = paired_bootstrap(a, b, boot_samples, boot_seed)
-        rows.append(_row(data, "paired bootstrap", subset, other, count, estimate, p, a.size,
-                         boot_samples, boot_seed, note))  # fmt: skip
+        rows.append(
+            _row(
+                data,
+                "paired bootstrap",
+                subset,
+                other,
+                count,
+                estimate,
+                p,
+                a.size,
+                boot_samples,
+                boot_seed,
+                note,
+            )
+        )
         p, count = approximate_randomization(a, b, perm_samples, perm_seed)
-        rows.append(_row(data, "approximate randomization", subset, other, count, estimate, p,
-                         a.size, perm_samples, perm_seed, note))  # fmt: skip
+        rows.append(
+            _row(
+                data,
+                "approximate randomization",
+                subset,
+                other,
+                count,
+                estimate,
+                p,
+                a.size,
+                perm_samples,
+                perm_seed,
+                note,
+            )
+        )
         first = means.loc[means[SYSTEM] == baseline, "mean"].to_numpy()
         second = means.loc[means[SYSTEM] == other, "mean"].to_numpy()
         if min(first.size, second.size) < 2:
@@ -90,14 +135,38 @@ def classical_tests(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
         log10_welch = (math.log(2.0) + float(stats.t.logsf(abs(welch.statistic), welch.df))) / (
             math.log(10.0)
         )
-        rows.append(_row(data, "Welch t (run means)", subset, other, float(welch.statistic),
-                         difference, 10**log10_welch, first.size + second.size, 0, 0,
-                         f"{first.size} vs {second.size} runs", log10_welch))  # fmt: skip
+        rows.append(
+            _row(
+                data,
+                "Welch t (run means)",
+                subset,
+                other,
+                float(welch.statistic),
+                difference,
+                10**log10_welch,
+                first.size + second.size,
+                0,
+                0,
+                f"{first.size} vs {second.size} runs",
+                log10_welch,
+            )
+        )
         mwu = stats.mannwhitneyu(first, second, alternative="two-sided")
-        rows.append(_row(data, "Mann-Whitney U (run means)", subset, other,
-                         float(mwu.statistic), difference, float(mwu.pvalue),
-                         first.size + second.size, 0, 0,
-                         f"{first.size} vs {second.size} runs"))  # fmt: skip
+        rows.append(
+            _row(
+                data,
+                "Mann-Whitney U (run means)",
+                subset,
+                other,
+                float(mwu.statistic),
+                difference,
+                float(mwu.pvalue),
+                first.size + second.size,
+                0,
+                0,
+                f"{first.size} vs {second.size} runs",
+            )
+        )
     return {
         "classical": pd.DataFrame(rows, columns=CLASSICAL_COLUMNS),
         "run_summary": _summary(data, means, best),
@@ -114,17 +183,36 @@ def _aligned(data: MetricData, run_a: str, run_b: str) -> tuple[np.ndarray, np.n
 
 
 def _row(
-    data: MetricData, test: str, subset: str, other: str, statistic: float, estimate: float,
-    p: float, n: int, samples: int, seed: int, note: str, log10_p: float | None = None,
-) -> dict[str, object]:  # fmt: skip
+    data: MetricData,
+    test: str,
+    subset: str,
+    other: str,
+    statistic: float,
+    estimate: float,
+    p: float,
+    n: int,
+    samples: int,
+    seed: int,
+    note: str,
+    log10_p: float | None = None,
+) -> dict[str, object]:
     if log10_p is None:
         log10_p = math.log10(p) if p > 0 else -math.inf
     return {
-        "metric": data.metric, "test": test, "subset": subset, "level1": data.baseline,
-        "level2": other, "statistic": statistic, "estimate": estimate,
-        "p_value": format_p(log10_p), "log10_p": log10_p, "n": n, "samples": samples,
-        "seed": seed, "note": note,
-    }  # fmt: skip
+        "metric": data.metric,
+        "test": test,
+        "subset": subset,
+        "level1": data.baseline,
+        "level2": other,
+        "statistic": statistic,
+        "estimate": estimate,
+        "p_value": format_p(log10_p),
+        "log10_p": log10_p,
+        "n": n,
+        "samples": samples,
+        "seed": seed,
+        "note": note,
+    }
 
 
 def _summary(data: MetricData, means: pd.DataFrame, best: pd.DataFrame) -> pd.DataFrame:
@@ -134,15 +222,18 @@ def _summary(data: MetricData, means: pd.DataFrame, best: pd.DataFrame) -> pd.Da
         best_run = best.loc[system, RUN]
         rows.append(
             {
-                "metric": data.metric, "system": system, "n_runs": len(values),
+                "metric": data.metric,
+                "system": system,
+                "n_runs": len(values),
                 "mean": float(values["mean"].mean()),
                 "sd": float(values["mean"].std(ddof=1)) if len(values) > 1 else math.nan,
-                "min": float(values["mean"].min()), "max": float(values["mean"].max()),
+                "min": float(values["mean"].min()),
+                "max": float(values["mean"].max()),
                 "best_run": best_run,
                 "best_mean": float(values.loc[values[RUN] == best_run, "mean"].iloc[0]),
                 "selected_by": best.loc[system, "selected_by"],
             }
-        )  # fmt: skip
+        )
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 

@@ -49,9 +49,15 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
         h1, h0 = formulas(data.metric, run_aware)
         if len(systems) > 2:
             omnibus = run_glrt(
-                log, rows, h1, h0, analysis=analysis, subset="all systems", note=text,
+                log,
+                rows,
+                h1,
+                h0,
+                analysis=analysis,
+                subset="all systems",
+                note=text,
                 reference_levels=data.reference_levels,
-            )  # fmt: skip
+            )
             if omnibus is not None:
                 glrt_rows.append(omnibus.row)
                 means += _means(data, omnibus, analysis, "all systems", rows)
@@ -59,9 +65,15 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
             subset = f"{first} vs {second}"
             pair_rows = rows[rows[SYSTEM].isin([first, second])]
             outcome = run_glrt(
-                log, pair_rows, h1, h0, analysis=analysis, subset=subset, note=text,
+                log,
+                pair_rows,
+                h1,
+                h0,
+                analysis=analysis,
+                subset=subset,
+                note=text,
                 reference_levels={SYSTEM: first},
-            )  # fmt: skip
+            )
             if outcome is None:
                 continue
             glrt_rows.append(outcome.row)

@@ -23,11 +23,29 @@ from .glrt import holm_within, run_glrt
 from .pvalues import format_p, normal_log10_two_sided
 
 SLOPE_COLUMNS = [
-    "metric", "analysis", "subset", "property", "group", "slope", "se", "z", "p_value", "log10_p",
-]  # fmt: skip
+    "metric",
+    "analysis",
+    "subset",
+    "property",
+    "group",
+    "slope",
+    "se",
+    "z",
+    "p_value",
+    "log10_p",
+]
 PREDICTION_COLUMNS = [
-    "metric", "analysis", "subset", "property", "group", "x", "estimate", "se", "lower", "upper",
-]  # fmt: skip
+    "metric",
+    "analysis",
+    "subset",
+    "property",
+    "group",
+    "x",
+    "estimate",
+    "se",
+    "lower",
+    "upper",
+]
 GRID_POINTS = 25
 Z95 = 1.959963984540054
 
@@ -53,13 +71,22 @@ def conditional_analyses(data: MetricData, log: FitLog) -> dict[str, pd.DataFram
             dropped = len(data.evaluation) - len(rows)
             if dropped:
                 log.skip(
-                    "conditional", "all runs", variant,
+                    "conditional",
+                    "all runs",
+                    variant,
                     f"{dropped} rows without a value of {variant} left out of its models",
-                )  # fmt: skip
+                )
             factor_analysis(
-                data, log, tables, rows, factor=SYSTEM, prop=variant,
-                analysis="conditional", subset="all runs", reference=data.baseline,
-            )  # fmt: skip
+                data,
+                log,
+                tables,
+                rows,
+                factor=SYSTEM,
+                prop=variant,
+                analysis="conditional",
+                subset="all runs",
+                reference=data.baseline,
+            )
     return tables.frames()
 
 
@@ -108,24 +135,42 @@ def factor_analysis(
     models = property_formulas(data.metric, factor, prop)
     levels = {factor: reference}
     joint = run_glrt(
-        log, rows, models["h1"], models["h0_joint"], analysis=f"{analysis}_joint",
-        subset=subset, prop=prop, facet=factor if factor != SYSTEM else "",
+        log,
+        rows,
+        models["h1"],
+        models["h0_joint"],
+        analysis=f"{analysis}_joint",
+        subset=subset,
+        prop=prop,
+        facet=factor if factor != SYSTEM else "",
         reference_levels=levels,
-    )  # fmt: skip
+    )
     interaction = run_glrt(
-        log, rows, models["h1"], models["h0_interaction"], analysis=f"{analysis}_interaction",
-        subset=subset, prop=prop, facet=factor if factor != SYSTEM else "",
+        log,
+        rows,
+        models["h1"],
+        models["h0_interaction"],
+        analysis=f"{analysis}_interaction",
+        subset=subset,
+        prop=prop,
+        facet=factor if factor != SYSTEM else "",
         reference_levels=levels,
-    )  # fmt: skip
+    )
     for outcome in (joint, interaction):
         if outcome is not None:
             tables.glrt.append(outcome.row)
     if joint is None:
         return
     post = _PostHoc(
-        metric=data.metric, fitted=joint.h1, rows=rows, factor=factor, prop=prop,
-        levels=_levels(rows, factor, reference), analysis=analysis, subset=subset,
-    )  # fmt: skip
+        metric=data.metric,
+        fitted=joint.h1,
+        rows=rows,
+        factor=factor,
+        prop=prop,
+        levels=_levels(rows, factor, reference),
+        analysis=analysis,
+        subset=subset,
+    )
     if data.is_numeric(prop) and pd.api.types.is_numeric_dtype(rows[prop]):
         post.slopes(tables)
         post.predictions(tables)
@@ -164,9 +209,11 @@ class _PostHoc:
     def key(self) -> dict[str, object]:
         """The columns every row of these tables starts with."""
         return {
-            "metric": self.metric, "analysis": self.analysis, "subset": self.subset,
+            "metric": self.metric,
+            "analysis": self.analysis,
+            "subset": self.subset,
             "property": self.prop,
-        }  # fmt: skip
+        }
 
     def slopes(self, tables: _Tables) -> None:
         """The slope of ``prop`` for every level of ``factor`` (reference + interaction)."""
@@ -179,10 +226,15 @@ class _PostHoc:
             slope, se, z, log10_p = wald(weights, self.fitted)
             tables.slopes.append(
                 {
-                    **self.key(), "group": level, "slope": slope, "se": se, "z": z,
-                    "p_value": format_p(log10_p), "log10_p": log10_p,
+                    **self.key(),
+                    "group": level,
+                    "slope": slope,
+                    "se": se,
+                    "z": z,
+                    "p_value": format_p(log10_p),
+                    "log10_p": log10_p,
                 }
-            )  # fmt: skip
+            )
 
     def predictions(self, tables: _Tables) -> None:
         """Prediction lines with 95 % bands over the property's range, and binned raw means."""
@@ -202,26 +254,37 @@ class _PostHoc:
         ):
             tables.predictions.append(
                 {
-                    **self.key(), "group": level, "x": float(x), "estimate": float(estimate),
-                    "se": float(se), "lower": float(estimate - Z95 * se),
+                    **self.key(),
+                    "group": level,
+                    "x": float(x),
+                    "estimate": float(estimate),
+                    "se": float(se),
+                    "lower": float(estimate - Z95 * se),
                     "upper": float(estimate + Z95 * se),
                 }
-            )  # fmt: skip
+            )
         bin_column = self.prop + "_bin"
         if bin_column not in self.rows:
             return
         observed = self.rows.groupby([self.factor, bin_column], sort=False).agg(
-            x=(self.prop, "mean"), estimate=(self.metric, "mean"), sd=(self.metric, "std"),
+            x=(self.prop, "mean"),
+            estimate=(self.metric, "mean"),
+            sd=(self.metric, "std"),
             n_obs=(self.metric, "size"),
-        )  # fmt: skip
+        )
         for (level, bin_name), row in observed.iterrows():
             tables.means.append(
                 {
-                    **self.key(), "bin": bin_name, "group": level, "kind": "observed",
-                    "x": float(row["x"]), "estimate": float(row["estimate"]),
-                    "se": float(row["sd"] / math.sqrt(row["n_obs"])), "n_obs": int(row["n_obs"]),
+                    **self.key(),
+                    "bin": bin_name,
+                    "group": level,
+                    "kind": "observed",
+                    "x": float(row["x"]),
+                    "estimate": float(row["estimate"]),
+                    "se": float(row["sd"] / math.sqrt(row["n_obs"])),
+                    "n_obs": int(row["n_obs"]),
                 }
-            )  # fmt: skip
+            )
 
     def cells(self, tables: _Tables, bins: list[str]) -> None:
         """Model cell means and within-bin pairwise comparisons of the factor's levels."""
@@ -233,10 +296,16 @@ class _PostHoc:
             estimate, se, _, _ = wald(x[i], self.fitted)
             tables.means.append(
                 {
-                    **self.key(), "bin": b, "group": level, "kind": "model", "x": math.nan,
-                    "estimate": estimate, "se": se, "n_obs": int(counts.get((level, b), 0)),
+                    **self.key(),
+                    "bin": b,
+                    "group": level,
+                    "kind": "model",
+                    "x": math.nan,
+                    "estimate": estimate,
+                    "se": se,
+                    "n_obs": int(counts.get((level, b), 0)),
                 }
-            )  # fmt: skip
+            )
         index = {cell: i for i, cell in enumerate(present)}
         for b in bins:
             for first, second in itertools.combinations(self.levels, 2):
@@ -247,12 +316,21 @@ class _PostHoc:
                 d = effect_size(difference, self.fitted.sigma)
                 tables.contrasts.append(
                     {
-                        **self.key(), "bin": b, "level1": first, "level2": second,
-                        "estimate": difference, "se": se, "p_value": format_p(log10_p),
-                        "p_holm": "", "log10_p": log10_p, "log10_p_holm": math.nan,
-                        "p_method": "Wald z", "effect_size": d, "effect_label": effect_label(d),
+                        **self.key(),
+                        "bin": b,
+                        "level1": first,
+                        "level2": second,
+                        "estimate": difference,
+                        "se": se,
+                        "p_value": format_p(log10_p),
+                        "p_holm": "",
+                        "log10_p": log10_p,
+                        "log10_p_holm": math.nan,
+                        "p_method": "Wald z",
+                        "effect_size": d,
+                        "effect_label": effect_label(d),
                     }
-                )  # fmt: skip
+                )
 
 
 def _ordered_bins(rows: pd.DataFrame, prop: str, order: list[str]) -> list[str]:

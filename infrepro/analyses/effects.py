@@ -5,13 +5,36 @@ from __future__ import annotations
 import math
 
 MEANS_COLUMNS = [
-    "metric", "analysis", "subset", "property", "bin", "group", "kind", "x", "estimate", "se",
+    "metric",
+    "analysis",
+    "subset",
+    "property",
+    "bin",
+    "group",
+    "kind",
+    "x",
+    "estimate",
+    "se",
     "n_obs",
-]  # fmt: skip
+]
 CONTRAST_COLUMNS = [
-    "metric", "analysis", "subset", "property", "bin", "level1", "level2", "estimate", "se",
-    "p_value", "p_holm", "log10_p", "log10_p_holm", "p_method", "effect_size", "effect_label",
-]  # fmt: skip
+    "metric",
+    "analysis",
+    "subset",
+    "property",
+    "bin",
+    "level1",
+    "level2",
+    "estimate",
+    "se",
+    "p_value",
+    "p_holm",
+    "log10_p",
+    "log10_p_holm",
+    "p_method",
+    "effect_size",
+    "effect_label",
+]
 
 
 def effect_label(d: float) -> str:

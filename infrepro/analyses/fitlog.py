@@ -17,9 +17,23 @@ FEW_LEVELS = 5
 QQ_POINTS = 50
 
 DIAGNOSTIC_COLUMNS = [
-    "metric", "analysis", "subset", "property", "model", "reml", "status", "reason",
-    "converged", "singular", "n_obs", "n_segments", "n_runs", "facets_lt5", "loglik", "messages",
-]  # fmt: skip
+    "metric",
+    "analysis",
+    "subset",
+    "property",
+    "model",
+    "reml",
+    "status",
+    "reason",
+    "converged",
+    "singular",
+    "n_obs",
+    "n_segments",
+    "n_runs",
+    "facets_lt5",
+    "loglik",
+    "messages",
+]
 QQ_COLUMNS = ["metric", "analysis", "subset", "property", "model", "theoretical", "sample"]
 
 

@@ -13,10 +13,26 @@ from .fitlog import RUN, SEGMENT, FitLog
 from .pvalues import chi2_log10_sf, format_p, holm_log10
 
 GLRT_COLUMNS = [
-    "metric", "analysis", "property", "subset", "facet", "h1", "h0", "n_obs", "n_segments",
-    "n_runs", "loglik_h1", "loglik_h0", "lr_stat", "df", "p_value", "p_holm", "log10_p",
-    "log10_p_holm", "note",
-]  # fmt: skip
+    "metric",
+    "analysis",
+    "property",
+    "subset",
+    "facet",
+    "h1",
+    "h0",
+    "n_obs",
+    "n_segments",
+    "n_runs",
+    "loglik_h1",
+    "loglik_h0",
+    "lr_stat",
+    "df",
+    "p_value",
+    "p_holm",
+    "log10_p",
+    "log10_p_holm",
+    "note",
+]
 
 
 @dataclass

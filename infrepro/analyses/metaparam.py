@@ -25,11 +25,15 @@ def facet_importance(data: MetricData, components: pd.DataFrame) -> pd.DataFrame
         for rank, row in enumerate(ranked.itertuples(index=False), start=1):
             rows.append(
                 {
-                    "metric": data.metric, "system": system, "facet": row.component,
-                    "variance": row.variance, "percent": row.percent, "rank": rank,
+                    "metric": data.metric,
+                    "system": system,
+                    "facet": row.component,
+                    "variance": row.variance,
+                    "percent": row.percent,
+                    "rank": rank,
                     "dominant": rank == 1,
                 }
-            )  # fmt: skip
+            )
     return pd.DataFrame(rows, columns=IMPORTANCE_COLUMNS)
 
 
@@ -50,9 +54,16 @@ def metaparameter_interactions(
         for prop in data.properties:
             for variant in data.property_variants(prop):
                 factor_analysis(
-                    data, log, tables, rows.dropna(subset=[variant]), factor=facet,
-                    prop=variant, analysis="metaparam", subset=system, reference=reference,
-                )  # fmt: skip
+                    data,
+                    log,
+                    tables,
+                    rows.dropna(subset=[variant]),
+                    factor=facet,
+                    prop=variant,
+                    analysis="metaparam",
+                    subset=system,
+                    reference=reference,
+                )
     frames = tables.frames()
     frames["importance"] = importance
     return frames

@@ -15,9 +15,15 @@ KOO_LI = ((0.5, "poor"), (0.75, "moderate"), (0.9, "good"), (math.inf, "excellen
 PHI_TARGET = 0.8
 VC_COLUMNS = ["metric", "system", "component", "variance", "percent", "n_levels"]
 RELIABILITY_COLUMNS = [
-    "metric", "system", "phi", "label", "n_per_facet_for_phi_08", "runs_for_phi_08", "n_facets",
+    "metric",
+    "system",
+    "phi",
+    "label",
+    "n_per_facet_for_phi_08",
+    "runs_for_phi_08",
+    "n_facets",
     "model",
-]  # fmt: skip
+]
 DSTUDY_COLUMNS = ["metric", "system", "n_per_facet", "runs_averaged", "phi"]
 
 
@@ -68,9 +74,11 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
         rows = data.evaluation[data.evaluation[SYSTEM] == system]
         if rows[RUN].nunique() < 2:
             log.skip(
-                "variance", system, "",
+                "variance",
+                system,
+                "",
                 "a single run: segment and residual variance cannot be separated",
-            )  # fmt: skip
+            )
             continue
         facets = data.facets_of(system)
         terms = [t for t in extra if all(p in [SEGMENT, *facets] for p in _parts(t))]
@@ -83,13 +91,16 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
         for name, variance in components.items():
             vc_rows.append(
                 {
-                    "metric": data.metric, "system": system, "component": name,
+                    "metric": data.metric,
+                    "system": system,
+                    "component": name,
                     "variance": float(variance),
                     "percent": 100.0 * float(variance) / total if total > 0 else math.nan,
-                    "n_levels": result.ngroups.get(name, len(rows)) if name != "Residual" else
-                    result.nobs,
+                    "n_levels": result.ngroups.get(name, len(rows))
+                    if name != "Residual"
+                    else result.nobs,
                 }
-            )  # fmt: skip
+            )
         phi = dstudy_phi(components, facets, 1)
         curve = [(n, dstudy_phi(components, facets, n)) for n in range(1, max_n + 1)]
         needed = next((n for n, value in curve if value >= PHI_TARGET), None)
@@ -97,20 +108,28 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
             needed = _solve_n(components, facets, max_n)
         reliability.append(
             {
-                "metric": data.metric, "system": system, "phi": phi, "label": koo_li_label(phi),
+                "metric": data.metric,
+                "system": system,
+                "phi": phi,
+                "label": koo_li_label(phi),
                 "n_per_facet_for_phi_08": needed if needed is not None else math.nan,
-                "runs_for_phi_08": needed ** max(len(facets), 1) if needed is not None
+                "runs_for_phi_08": needed ** max(len(facets), 1)
+                if needed is not None
                 else math.nan,
-                "n_facets": len(facets), "model": formula,
+                "n_facets": len(facets),
+                "model": formula,
             }
-        )  # fmt: skip
+        )
         for n, value in curve:
             dstudy.append(
                 {
-                    "metric": data.metric, "system": system, "n_per_facet": n,
-                    "runs_averaged": n ** max(len(facets), 1), "phi": value,
+                    "metric": data.metric,
+                    "system": system,
+                    "n_per_facet": n,
+                    "runs_averaged": n ** max(len(facets), 1),
+                    "phi": value,
                 }
-            )  # fmt: skip
+            )
     return {
         "variance_components": pd.DataFrame(vc_rows, columns=VC_COLUMNS),
         "reliability": pd.DataFrame(reliability, columns=RELIABILITY_COLUMNS),

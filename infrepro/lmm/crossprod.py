@@ -87,8 +87,9 @@ def cross_products(
     for rb in rows_b:
         for j in range(ncol):
             cby[:, j] += np.bincount(rb, weights=Xy[:, j], minlength=nb * m)
-    rest_cols = [codes[t] + off for t, off in zip(layout.rest_terms, layout.rest_offsets,
-                                                    strict=True)]
+    rest_cols = [
+        codes[t] + off for t, off in zip(layout.rest_terms, layout.rest_offsets, strict=True)
+    ]
     cells = _rest_cells(rest_cols, qr) if dense else None
     if cells is not None and nb * m * cells[1].shape[0] > 10_000_000:
         cells = None

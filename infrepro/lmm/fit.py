@@ -105,8 +105,7 @@ def _prepare(
         c, q = encode_groups(data, term.variables, cache)
         if q < 2:
             raise LmmError(
-                f"grouping factor of random term (1|{term.name}) has {q} level; "
-                "it needs at least 2"
+                f"grouping factor of random term (1|{term.name}) has {q} level; it needs at least 2"
             )
         if q >= n:
             raise LmmError(
@@ -135,8 +134,7 @@ def deviance_function(
     """lme4's profiled criterion (``deviance`` for ML, ``REMLcrit`` for REML) as a function of
     theta, ordered as the formula's random terms. For checks against lme4 and for profiling."""
     prep = _prepare(formula, data, reference_levels, factors)
-    dev = ProfiledDeviance(prep.codes, prep.nlevels, prep.X, prep.y_centred, reml=reml,
-                           path=path)
+    dev = ProfiledDeviance(prep.codes, prep.nlevels, prep.X, prep.y_centred, reml=reml, path=path)
 
     def criterion(theta: np.ndarray) -> float:
         with _single_threaded_blas(), np.errstate(divide="ignore", invalid="ignore"):
@@ -196,12 +194,15 @@ def fit(
     if singular:
         messages.append("boundary (singular) fit: see help('isSingular')")
     if sigma2 <= 1e-12 * float(prep.y_centred @ prep.y_centred) / n:
-        messages.append("residual variance is numerically zero: the random effects reproduce "
-                        "the response exactly (degenerate fit)")
+        messages.append(
+            "residual variance is numerically zero: the random effects reproduce "
+            "the response exactly (degenerate fit)"
+        )
     for name, q in zip(rnames, nlevels, strict=True):
         if q < FEW_LEVELS:
-            messages.append(f"random term (1|{name}) has only {q} levels: its variance is "
-                            "poorly estimated")
+            messages.append(
+                f"random term (1|{name}) has only {q} levels: its variance is poorly estimated"
+            )
     return LmmResult(
         formula=formula,
         reml=reml,

@@ -87,8 +87,9 @@ def _steps(x: np.ndarray, rel: float) -> np.ndarray:
     return rel * np.maximum(np.abs(x), 0.1)
 
 
-def _fd_grad_hess(f: Callable[[np.ndarray], float], x: np.ndarray, f0: float, h: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def _fd_grad_hess(
+    f: Callable[[np.ndarray], float], x: np.ndarray, f0: float, h: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Central-difference gradient and Hessian from values (2k^2 + 1 evaluations)."""
     k = len(x)
     g = np.empty(k)
@@ -111,8 +112,9 @@ def _fd_grad_hess(f: Callable[[np.ndarray], float], x: np.ndarray, f0: float, h:
     return g, hess
 
 
-def _newton(o: _Oracle, x: np.ndarray, fixed: np.ndarray, max_iter: int = 50
-            ) -> tuple[np.ndarray, float]:
+def _newton(
+    o: _Oracle, x: np.ndarray, fixed: np.ndarray, max_iter: int = 50
+) -> tuple[np.ndarray, float]:
     """Damped Newton on the free coordinates (fixed ones stay put)."""
     fx = o.f(x)
     free = ~fixed
@@ -156,11 +158,21 @@ def minimize_theta(dev: Deviance, k: int, start: np.ndarray | None = None) -> Op
     o = _Oracle(dev)
     x0 = np.ones(k) if start is None else np.asarray(start, dtype=float)
     messages: list[str] = []
-    res = minimize(o.fg, x0, jac=True, method="L-BFGS-B",
-                   options={"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-10, "maxls": 50})
+    res = minimize(
+        o.fg,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-10, "maxls": 50},
+    )
     if not np.isfinite(res.fun):
-        return OptimResult(np.abs(res.x), float(res.fun), False, o.n,
-                           ["deviance is not finite at the optimizer's end point"])
+        return OptimResult(
+            np.abs(res.x),
+            float(res.fun),
+            False,
+            o.n,
+            ["deviance is not finite at the optimizer's end point"],
+        )
     x, fx = _newton(o, np.abs(res.x), np.zeros(k, dtype=bool))
     x = np.abs(x)
     # boundary checks, smallest theta first
@@ -183,8 +195,7 @@ def minimize_theta(dev: Deviance, k: int, start: np.ndarray | None = None) -> Op
         g, hess = o.grad_hess(x, fx)
         gf, hf = g[free], hess[np.ix_(free, free)]
         try:
-            scaled = float(np.max(np.abs(np.linalg.solve(hf, gf))
-                                  / np.maximum(x[free], 1e-2)))
+            scaled = float(np.max(np.abs(np.linalg.solve(hf, gf)) / np.maximum(x[free], 1e-2)))
             if not scaled <= CONV_TOL:
                 converged = False
                 messages.append(f"optimizer may not have converged: max |H^-1 g| = {scaled:.2g}")

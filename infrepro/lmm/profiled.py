@@ -70,8 +70,9 @@ class _Base:
         self.qr = layout.n_rest
         self.width = self.qr + p + 1
         slot_term = np.full((self.nb, self.m), self.k, dtype=np.int64)  # k marks padding
-        for t, slots, blocks in zip(layout.block_terms, layout.level_slot, layout.level_block,
-                                    strict=True):
+        for t, slots, blocks in zip(
+            layout.block_terms, layout.level_slot, layout.level_block, strict=True
+        ):
             slot_term[blocks, slots] = t
         self.slot_term = slot_term
         rest_term = np.empty(self.qr, dtype=np.int64)
@@ -98,8 +99,9 @@ class _Base:
         cov = sla.cho_solve((rx, True), np.eye(p), check_finite=False)
         return beta, cov, 2.0 * float(np.sum(np.log(np.diagonal(rx))))
 
-    def _blocks(self, theta: np.ndarray, slot: np.ndarray, cbb: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _blocks(
+        self, theta: np.ndarray, slot: np.ndarray, cbb: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per block: theta by slot, A_b^{-1} and log|A_b|."""
         tb = np.append(theta, 0.0)[slot]
         if self.m == 1:
@@ -118,8 +120,7 @@ class _Base:
         """Conditional modes per term from the block and rest parts."""
         b: list[np.ndarray] = [np.zeros(0)] * self.k
         lay = self.layout
-        for t, slots, blocks in zip(lay.block_terms, lay.level_slot, lay.level_block,
-                                    strict=True):
+        for t, slots, blocks in zip(lay.block_terms, lay.level_slot, lay.level_block, strict=True):
             b[t] = b_b[blocks, slots]
         for t, off in zip(lay.rest_terms, lay.rest_offsets, strict=True):
             b[t] = b_f[off : off + self.nlevels[t]]
@@ -148,10 +149,10 @@ class _DenseSchur(_Base):
     def _group(self) -> None:
         """Group blocks with identical Z'Z pattern: the Schur update is then sum_g M_g : T_g."""
         nb, m, w = self.nb, self.m, self.width
-        key = np.concatenate([self.cbb.reshape(nb, m * m),
-                              self.slot_term.astype(float)], axis=1)
-        _, first, inverse, counts = np.unique(key, axis=0, return_index=True,
-                                              return_inverse=True, return_counts=True)
+        key = np.concatenate([self.cbb.reshape(nb, m * m), self.slot_term.astype(float)], axis=1)
+        _, first, inverse, counts = np.unique(
+            key, axis=0, return_index=True, return_inverse=True, return_counts=True
+        )
         inverse = inverse.reshape(-1)
         ng = len(first)
         self.grouped = ng * m * 2 <= nb and ng * m * m * w * w <= GROUP_ENTRIES_MAX
@@ -195,16 +196,23 @@ class _DenseSchur(_Base):
         lt = np.linalg.cholesky(t)
         logdet_l = float(self.rep_count @ logdet_b)
         logdet_l += 2.0 * float(np.sum(np.log(np.diagonal(lt)[:qr])))
-        return {"tb": tb, "ainv": ainv, "tf": tf, "lt": lt, "logdet_l": logdet_l,
-                "lx": lt[qr:, qr:]}
+        return {
+            "tb": tb,
+            "ainv": ainv,
+            "tf": tf,
+            "lt": lt,
+            "logdet_l": logdet_l,
+            "lx": lt[qr:, qr:],
+        }
 
     def _rest_solutions(self, lt: np.ndarray) -> np.ndarray:
         """U_F = S^{-1} T_FY: rest-column solutions for each column of [X y]."""
         qr = self.qr
         if qr == 0:
             return np.zeros((0, self.p + 1))
-        return sla.solve_triangular(lt[:qr, :qr], lt[qr:, :qr].T, lower=True, trans="T",
-                                    check_finite=False)
+        return sla.solve_triangular(
+            lt[:qr, :qr], lt[qr:, :qr].T, lower=True, trans="T", check_finite=False
+        )
 
     def gradient(self, theta: np.ndarray, c: dict[str, Any]) -> np.ndarray:
         qr, p, m = self.qr, self.p, self.m
@@ -217,8 +225,7 @@ class _DenseSchur(_Base):
         # per term: q_k - tr_k(A^-1) - dof |u_k|^2 / r2 [- tr(Q U_Xk'U_Xk) for REML]
         val = np.asarray(self.nlevels, dtype=float)
         if qr:
-            lfinv = sla.solve_triangular(lt[:qr, :qr], np.eye(qr), lower=True,
-                                         check_finite=False)
+            lfinv = sla.solve_triangular(lt[:qr, :qr], np.eye(qr), lower=True, check_finite=False)
             sinv = lfinv.T @ lfinv
             per_row = np.diagonal(sinv) + dof * (u_f @ coef) ** 2 / r2
             if self.reml and p:
@@ -262,8 +269,12 @@ class _DenseSchur(_Base):
         rhs = tb * (self.cbr @ v)
         u_b = np.einsum("bij,bj->bi", ainv, rhs)
         return Solution(
-            theta=theta, beta=beta, r2=float(lx[-1, -1]) ** 2, logdet_l=c["logdet_l"],
-            logdet_rx=logdet_rx, unscaled_cov=cov,
+            theta=theta,
+            beta=beta,
+            r2=float(lx[-1, -1]) ** 2,
+            logdet_l=c["logdet_l"],
+            logdet_rx=logdet_rx,
+            unscaled_cov=cov,
             b=self._assemble(tb * u_b, tf * u_f),
             u_sq=float(np.sum(u_b**2) + np.sum(u_f**2)),
         )
@@ -293,8 +304,9 @@ class _SparseSchur(_Base):
         if m == 1:
             mblk = sp.diags(mats[:, 0, 0])
         else:
-            mblk = sp.bsr_matrix((mats, np.arange(nb), np.arange(nb + 1)),
-                                 shape=(nb * m, nb * m)).tocsr()
+            mblk = sp.bsr_matrix(
+                (mats, np.arange(nb), np.arange(nb + 1)), shape=(nb * m, nb * m)
+            ).tocsr()
         cbf = self.cbf.copy()
         cbf.data *= tf[cbf.indices]  # C_BF Lambda_F
         mc = mblk @ cbf
@@ -309,8 +321,12 @@ class _SparseSchur(_Base):
             def solve_s(v: np.ndarray) -> np.ndarray:
                 return sla.cho_solve((ls, True), v)
         else:
-            lu = spla.splu(s, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                           options={"SymmetricMode": True})
+            lu = spla.splu(
+                s,
+                permc_spec="MMD_AT_PLUS_A",
+                diag_pivot_thresh=0.0,
+                options={"SymmetricMode": True},
+            )
             udiag = lu.U.diagonal()
             if np.any(udiag <= 0):
                 raise np.linalg.LinAlgError("rest block is not positive definite")
@@ -318,8 +334,17 @@ class _SparseSchur(_Base):
             solve_s = lu.solve
         h = solve_s(g) if qr else np.zeros((0, self.p + 1))
         lx = np.linalg.cholesky(myy - g.T @ h)
-        return {"tb": tb, "ainv": ainv, "tf": tf, "mblk": mblk, "cbf": cbf, "h": h,
-                "solve_s": solve_s, "lx": lx, "logdet_l": float(np.sum(logdet_b)) + logdet_f}
+        return {
+            "tb": tb,
+            "ainv": ainv,
+            "tf": tf,
+            "mblk": mblk,
+            "cbf": cbf,
+            "h": h,
+            "solve_s": solve_s,
+            "lx": lx,
+            "logdet_l": float(np.sum(logdet_b)) + logdet_f,
+        }
 
     def solve(self, theta: np.ndarray) -> Solution:
         c = self.core(theta)
@@ -331,8 +356,12 @@ class _SparseSchur(_Base):
         rhs = (self.cby @ coef - c["cbf"] @ u_f).reshape(self.nb, self.m)
         u_b = np.einsum("bij,bj->bi", ainv, tb * rhs)
         return Solution(
-            theta=theta, beta=beta, r2=float(lx[-1, -1]) ** 2, logdet_l=c["logdet_l"],
-            logdet_rx=logdet_rx, unscaled_cov=cov,
+            theta=theta,
+            beta=beta,
+            r2=float(lx[-1, -1]) ** 2,
+            logdet_l=c["logdet_l"],
+            logdet_rx=logdet_rx,
+            unscaled_cov=cov,
             b=self._assemble(tb * u_b, tf * u_f),
             u_sq=float(np.sum(u_b**2) + np.sum(u_f**2)),
         )

@@ -44,12 +44,16 @@ def run_distribution(
             values = rows["value"].to_numpy(dtype=float)
             style = system_style(index)
             ax.boxplot(
-                values, positions=[index], widths=0.55, showfliers=False, patch_artist=True,
+                values,
+                positions=[index],
+                widths=0.55,
+                showfliers=False,
+                patch_artist=True,
                 boxprops={"facecolor": "#f4f4f4", "edgecolor": "#9a9a9a", "linewidth": 0.8},
                 medianprops={"color": "#555555", "linewidth": 1.0},
                 whiskerprops={"color": "#9a9a9a", "linewidth": 0.8},
                 capprops={"color": "#9a9a9a", "linewidth": 0.8},
-            )  # fmt: skip
+            )
             offsets = rng.uniform(-JITTER, JITTER, size=len(rows))
             colours = [str(style["color"])] * len(rows)
             if system in colour_by:
@@ -57,30 +61,62 @@ def run_distribution(
                 styles = level_styles([str(level) for level in levels])
                 colours = [str(styles[str(v)]["color"]) for v in rows[facet].astype(str)]
                 handles += [
-                    Line2D([], [], marker="o", linestyle="", color=str(s["color"]),
-                           label=f"{facet} = {level}", markersize=4)
+                    Line2D(
+                        [],
+                        [],
+                        marker="o",
+                        linestyle="",
+                        color=str(s["color"]),
+                        label=f"{facet} = {level}",
+                        markersize=4,
+                    )
                     for level, s in styles.items()
-                ]  # fmt: skip
+                ]
             best = rows["is_best"].to_numpy(dtype=bool)
             ax.scatter(
-                index + offsets[~best], values[~best], s=16, c=[colours[i] for i in
-                np.flatnonzero(~best)], alpha=0.85, linewidths=0.3, edgecolors="white", zorder=3,
-            )  # fmt: skip
+                index + offsets[~best],
+                values[~best],
+                s=16,
+                c=[colours[i] for i in np.flatnonzero(~best)],
+                alpha=0.85,
+                linewidths=0.3,
+                edgecolors="white",
+                zorder=3,
+            )
             if best.any():
                 ax.scatter(
-                    index + offsets[best], values[best], s=90, marker="*",
-                    c=[colours[i] for i in np.flatnonzero(best)], edgecolors="black",
-                    linewidths=0.7, zorder=4,
-                )  # fmt: skip
+                    index + offsets[best],
+                    values[best],
+                    s=90,
+                    marker="*",
+                    c=[colours[i] for i in np.flatnonzero(best)],
+                    edgecolors="black",
+                    linewidths=0.7,
+                    zorder=4,
+                )
         handles.append(
-            Line2D([], [], marker="*", linestyle="", color="#777777", markeredgecolor="black",
-                   markersize=8, label="best run")
-        )  # fmt: skip
+            Line2D(
+                [],
+                [],
+                marker="*",
+                linestyle="",
+                color="#777777",
+                markeredgecolor="black",
+                markersize=8,
+                label="best run",
+            )
+        )
         ax.set_xticks(range(len(systems)), list(systems))
         ax.set_xlim(-0.6, len(systems) - 0.4)
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         ax.grid(axis="x", visible=False)
-        legend_below(fig, handles, [str(h.get_label()) for h in handles], LEGEND_COLUMNS,
-                     handletextpad=0.2, columnspacing=0.9)  # fmt: skip
+        legend_below(
+            fig,
+            handles,
+            [str(h.get_label()) for h in handles],
+            LEGEND_COLUMNS,
+            handletextpad=0.2,
+            columnspacing=0.9,
+        )
         return to_svg(fig, key, title)

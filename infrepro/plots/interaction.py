@@ -35,18 +35,29 @@ def numeric_interaction(
             colour = style["color"]
             if not line.empty:
                 ax.fill_between(
-                    line["x"], line["lower"], line["upper"], color=colour, alpha=0.13,
+                    line["x"],
+                    line["lower"],
+                    line["upper"],
+                    color=colour,
+                    alpha=0.13,
                     linewidth=0,
-                )  # fmt: skip
+                )
                 ax.plot(line["x"], line["estimate"], label=str(group), **style)
             dots = points[points["group"] == group].sort_values("x")
             if not dots.empty:
                 ax.errorbar(
-                    dots["x"], dots["estimate"],
+                    dots["x"],
+                    dots["estimate"],
                     yerr=[dots["estimate"] - dots["lower"], dots["upper"] - dots["estimate"]],
-                    fmt="o", color=colour, markersize=3.5, elinewidth=0.8, capsize=2,
-                    markeredgecolor="white", markeredgewidth=0.4, zorder=3,
-                )  # fmt: skip
+                    fmt="o",
+                    color=colour,
+                    markersize=3.5,
+                    elinewidth=0.8,
+                    capsize=2,
+                    markeredgecolor="white",
+                    markeredgewidth=0.4,
+                    zorder=3,
+                )
         _finish(fig, ax, xlabel, ylabel, title, legend_title, len(styles))
         return to_svg(fig, key, title)
 
@@ -75,11 +86,16 @@ def categorical_interaction(
             if cells.empty:
                 continue
             ax.errorbar(
-                cells["pos"], cells["estimate"],
+                cells["pos"],
+                cells["estimate"],
                 yerr=[cells["estimate"] - cells["lower"], cells["upper"] - cells["estimate"]],
-                marker="o", markersize=3.5, capsize=2, elinewidth=0.8, label=str(group),
+                marker="o",
+                markersize=3.5,
+                capsize=2,
+                elinewidth=0.8,
+                label=str(group),
                 **style,
-            )  # fmt: skip
+            )
         ax.set_xticks(range(len(levels)), list(levels))
         ax.grid(axis="x", visible=False)
         _finish(fig, ax, xlabel, ylabel, title, legend_title, len(styles))
@@ -96,5 +112,12 @@ def _finish(fig, ax, xlabel: str, ylabel: str, title: str, legend: str, groups: 
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     handles, labels = ax.get_legend_handles_labels()
-    legend_below(fig, handles, labels, min(groups, LEGEND_COLUMNS), title=legend or None,
-                 title_fontsize=7, handlelength=2.6)  # fmt: skip
+    legend_below(
+        fig,
+        handles,
+        labels,
+        min(groups, LEGEND_COLUMNS),
+        title=legend or None,
+        title_fontsize=7,
+        handlelength=2.6,
+    )

@@ -16,8 +16,9 @@ def qq_panels(panels: Sequence[tuple[str, pd.DataFrame]], *, title: str, key: st
     columns = min(count, 5)
     rows = int(np.ceil(count / columns))
     width, height = 1.75 * columns + 0.6, 1.6 * rows + 0.8
-    with figure(width, height, left=0.55, right=0.1, top=0.55, bottom=0.5, wspace=0.35,
-                hspace=0.6) as fig:  # fmt: skip
+    with figure(
+        width, height, left=0.55, right=0.1, top=0.55, bottom=0.5, wspace=0.35, hspace=0.6
+    ) as fig:
         axes = fig.subplots(rows, columns, squeeze=False)
         for ax in axes.flat[len(panels) :]:
             ax.set_visible(False)

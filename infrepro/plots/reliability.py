@@ -43,8 +43,15 @@ def variance_bars(
                 if component not in mine:
                     continue
                 width = float(mine[component])
-                ax.barh(row, width, left=left, height=0.62, color=colours[component],
-                        edgecolor="white", linewidth=0.6)  # fmt: skip
+                ax.barh(
+                    row,
+                    width,
+                    left=left,
+                    height=0.62,
+                    color=colours[component],
+                    edgecolor="white",
+                    linewidth=0.6,
+                )
                 if width >= 6:
                     ax.text(
                         left + width / 2,
@@ -84,16 +91,29 @@ def dstudy_curve(
                 continue
             ax.axhspan(max(bottom, low), top, color=colour, zorder=0, linewidth=0)
             ax.text(
-                1.0, (max(bottom, low) + top) / 2, f" {label}", transform=ax.get_yaxis_transform(),
-                fontsize=6.5, va="center", ha="left", color="#777777",
-            )  # fmt: skip
+                1.0,
+                (max(bottom, low) + top) / 2,
+                f" {label}",
+                transform=ax.get_yaxis_transform(),
+                fontsize=6.5,
+                va="center",
+                ha="left",
+                color="#777777",
+            )
         ax.axhline(PHI_TARGET, color="#333333", linewidth=0.9, linestyle=(0, (4, 2)), zorder=1)
         for system, style in styles.items():
             curve = curves[curves["system"] == system].sort_values("n_per_facet")
             if curve.empty:
                 continue
-            ax.plot(curve["n_per_facet"], curve["phi"], marker="o", markersize=2.5,
-                    label=str(system), zorder=3, **style)  # fmt: skip
+            ax.plot(
+                curve["n_per_facet"],
+                curve["phi"],
+                marker="o",
+                markersize=2.5,
+                label=str(system),
+                zorder=3,
+                **style,
+            )
         ax.set_ylim(low, 1.0)
         ax.set_xlabel("runs averaged per facet level (n)")
         ax.set_ylabel("reliability φ")

@@ -78,9 +78,13 @@ def figure(
     with matplotlib.rc_context(STYLE):
         fig = Figure(figsize=(width, height))
         fig.subplots_adjust(
-            left=left / width, right=1 - right / width, top=1 - top / height,
-            bottom=bottom / height, wspace=wspace, hspace=hspace,
-        )  # fmt: skip
+            left=left / width,
+            right=1 - right / width,
+            top=1 - top / height,
+            bottom=bottom / height,
+            wspace=wspace,
+            hspace=hspace,
+        )
         yield fig
 
 
@@ -92,8 +96,14 @@ def legend_rows(entries: int, ncols: int) -> int:
 def legend_below(fig: Figure, handles: list, labels: list[str], ncols: int, **kwargs) -> None:
     """A frameless legend centred under the axes, in the figure's bottom margin."""
     if handles:
-        fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.0),
-                   ncols=max(1, ncols), **kwargs)  # fmt: skip
+        fig.legend(
+            handles,
+            labels,
+            loc="lower center",
+            bbox_to_anchor=(0.5, 0.0),
+            ncols=max(1, ncols),
+            **kwargs,
+        )
 
 
 def to_svg(fig: Figure, key: str, label: str = "") -> str:
@@ -122,8 +132,9 @@ def clean_svg(svg: str, key: str, label: str = "") -> str:
         # matplotlib names glyphs "<font>-<code>"; its clip paths and markers have no dash
         return f"g-{name}" if "-" in name else f"{prefix}-{name}"
 
-    text = _ID.sub(lambda m: f' id="{renamed(m.group(1))}"' if m.group(1) in referenced else "",
-                   text)  # fmt: skip
+    text = _ID.sub(
+        lambda m: f' id="{renamed(m.group(1))}"' if m.group(1) in referenced else "", text
+    )
     text = _REFERENCE.sub(lambda m: f"{m.group(1)}{renamed(m.group(2))}", text)
     text = _COORDINATES.sub(lambda m: _DECIMALS.sub(_two_decimals, m.group(0)), text)
     text = _TAG_GAP.sub("><", _NEWLINE.sub(" ", text))

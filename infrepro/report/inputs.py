@@ -14,13 +14,36 @@ from typing import Any
 import pandas as pd
 
 REPORT_TABLES = (
-    "glrt", "means", "contrasts", "slopes", "predictions", "variance_components", "reliability",
-    "dstudy", "importance", "classical", "run_summary", "run_means", "diagnostics", "qq",
-    "property_bins", "inputs", "software",
-)  # fmt: skip
+    "glrt",
+    "means",
+    "contrasts",
+    "slopes",
+    "predictions",
+    "variance_components",
+    "reliability",
+    "dstudy",
+    "importance",
+    "classical",
+    "run_summary",
+    "run_means",
+    "diagnostics",
+    "qq",
+    "property_bins",
+    "inputs",
+    "software",
+)
 NUMERIC: dict[str, tuple[str, ...]] = {
-    "glrt": ("n_obs", "n_segments", "n_runs", "loglik_h1", "loglik_h0", "lr_stat", "df",
-             "log10_p", "log10_p_holm"),
+    "glrt": (
+        "n_obs",
+        "n_segments",
+        "n_runs",
+        "loglik_h1",
+        "loglik_h0",
+        "lr_stat",
+        "df",
+        "log10_p",
+        "log10_p_holm",
+    ),
     "means": ("x", "estimate", "se", "n_obs"),
     "contrasts": ("estimate", "se", "log10_p", "log10_p_holm", "effect_size"),
     "slopes": ("slope", "se", "z", "log10_p"),
@@ -37,7 +60,7 @@ NUMERIC: dict[str, tuple[str, ...]] = {
     "property_bins": ("lower", "upper"),
     "inputs": ("bytes",),
     "software": (),
-}  # fmt: skip
+}
 BOOLEAN: dict[str, tuple[str, ...]] = {
     "importance": ("dominant",),
     "run_means": ("is_best",),

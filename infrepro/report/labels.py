@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 METRIC_LABELS = {
-    "ter": "TER", "rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L",
-    "rougeLsum": "ROUGE-Lsum", "bleu": "BLEU", "chrf": "chrF",
-}  # fmt: skip
+    "ter": "TER",
+    "rouge1": "ROUGE-1",
+    "rouge2": "ROUGE-2",
+    "rougeL": "ROUGE-L",
+    "rougeLsum": "ROUGE-Lsum",
+    "bleu": "BLEU",
+    "chrf": "chrF",
+}
 ANALYSIS_LABELS = {
     "best_vs_best": "best vs best",
     "all_runs": "all runs (paper model)",

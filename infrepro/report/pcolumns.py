@@ -30,12 +30,18 @@ def significance_css(column: str, alpha: float) -> Callable[[pd.Series], str]:
 def p_columns(alpha: float, holm: bool, *, label: str = "p") -> list[Column]:
     """p and, when several tests form a family, Holm's adjusted p."""
     columns = [
-        Column("p_value", label, p_text, sort_key="log10_p",
-               css=significance_css("log10_p", alpha)),
-    ]  # fmt: skip
+        Column(
+            "p_value", label, p_text, sort_key="log10_p", css=significance_css("log10_p", alpha)
+        ),
+    ]
     if holm:
         columns.append(
-            Column("p_holm", f"{label} (Holm)", p_text, sort_key="log10_p_holm",
-                   css=significance_css("log10_p_holm", alpha))
-        )  # fmt: skip
+            Column(
+                "p_holm",
+                f"{label} (Holm)",
+                p_text,
+                sort_key="log10_p_holm",
+                css=significance_css("log10_p_holm", alpha),
+            )
+        )
     return columns

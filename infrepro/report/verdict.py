@@ -61,45 +61,52 @@ def classify(
         return Verdict("not tested", "neutral", "No best-vs-best comparison could be fitted.")
     if best.advantage <= 0:
         return Verdict(
-            "no improvement", "neutral",
+            "no improvement",
+            "neutral",
             f"Even best vs best, {competitor} is not better than {baseline}.",
-        )  # fmt: skip
+        )
     if not best.significant(alpha):
         return Verdict(
-            "no significant improvement", "neutral",
+            "no significant improvement",
+            "neutral",
             f"Even best vs best, the advantage of {competitor} is not significant "
             f"at α = {alpha:g}.",
-        )  # fmt: skip
+        )
     if paper is None:
         return Verdict("not tested", "neutral", "The all-runs comparison could not be fitted.")
     if paper.advantage > 0 and paper.significant(alpha):
         if run_aware is None:
             return Verdict(
-                "survives", "good",
+                "survives",
+                "good",
                 "The improvement survives meta-parameter variation (paper model; the run-aware "
                 "model could not be fitted).",
-            )  # fmt: skip
+            )
         if run_aware.significant(alpha):
             return Verdict(
-                "survives", "good",
+                "survives",
+                "good",
                 "The improvement survives meta-parameter variation, also when run-to-run "
                 "variance is taken into account.",
-            )  # fmt: skip
+            )
         return Verdict(
-            "fragile", "warn",
+            "fragile",
+            "warn",
             "The improvement holds on average over all runs, but not once run-to-run variance "
             "is taken into account.",
-        )  # fmt: skip
+        )
     if paper.advantage < 0 and paper.significant(alpha):
         return Verdict(
-            "does not survive", "bad",
+            "does not survive",
+            "bad",
             f"The improvement does not survive: over all runs, {baseline} is better.",
-        )  # fmt: skip
+        )
     return Verdict(
-        "does not survive", "bad",
+        "does not survive",
+        "bad",
         f"The improvement does not survive: over all runs, {competitor} is not significantly "
         "better.",
-    )  # fmt: skip
+    )
 
 
 def sentence(

@@ -8,9 +8,23 @@ from importlib import metadata
 import pandas as pd
 
 PACKAGES = (
-    "infrepro", "numpy", "scipy", "pandas", "pyarrow", "statsmodels", "snakemake", "sacrebleu",
-    "rouge-score", "nltk", "textstat", "numba", "matplotlib", "jinja2", "jsonschema", "pyyaml",
-)  # fmt: skip
+    "infrepro",
+    "numpy",
+    "scipy",
+    "pandas",
+    "pyarrow",
+    "statsmodels",
+    "snakemake",
+    "sacrebleu",
+    "rouge-score",
+    "nltk",
+    "textstat",
+    "numba",
+    "matplotlib",
+    "jinja2",
+    "jsonschema",
+    "pyyaml",
+)
 SOFTWARE_COLUMNS = ["package", "version"]
 
 

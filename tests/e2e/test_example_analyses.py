@@ -96,9 +96,11 @@ def test_planted_interactions_are_found(example_run: Path) -> None:
     assert lam["log10_p"].iloc[0] < -5
     slopes = table(example_run, "slopes")
     lam_slopes = slopes[
-        (slopes["metric"] == "ter") & (slopes["analysis"] == "metaparam")
-        & (slopes["subset"] == "competitor") & (slopes["property"] == "length")
-    ].set_index("group")["slope"]  # fmt: skip
+        (slopes["metric"] == "ter")
+        & (slopes["analysis"] == "metaparam")
+        & (slopes["subset"] == "competitor")
+        & (slopes["property"] == "length")
+    ].set_index("group")["slope"]
     lam_slopes.index = lam_slopes.index.astype(str)
     assert lam_slopes.loc["0.1"] < lam_slopes.loc["0.5"] < lam_slopes.loc["0.9"]
 

@@ -30,15 +30,33 @@ from workflow_helpers import run_snakemake
 
 pytestmark = pytest.mark.e2e
 SCREENSHOT = "report-screenshot.png"  # kept in the example run's results/ as a test artifact
-SECTIONS = ("headline", "scores", "significance", "properties", "reliability", "metaparams",
-            "diagnostics", "classical", "methods")  # fmt: skip
+SECTIONS = (
+    "headline",
+    "scores",
+    "significance",
+    "properties",
+    "reliability",
+    "metaparams",
+    "diagnostics",
+    "classical",
+    "methods",
+)
 
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-default-apps", "--disable-extensions", "--hide-scrollbars", "--mute-audio",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--mute-audio",
     "--remote-debugging-pipe",
-)  # fmt: skip
+)
 
 
 def find_chromium() -> str | None:
@@ -71,9 +89,13 @@ class Browser:
 
         command = [executable, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"]
         self.process = subprocess.Popen(
-            command, close_fds=False, preexec_fn=pipes_at_3_and_4, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            command,
+            close_fds=False,
+            preexec_fn=pipes_at_3_and_4,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(child_in)
         os.close(child_out)
         self.writer = to_browser_w
@@ -98,8 +120,9 @@ class Browser:
         message, self.buffer = self.buffer.split(b"\0", 1)
         return json.loads(message)
 
-    def send(self, method: str, params: dict[str, Any] | None = None, *,
-             session: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def send(
+        self, method: str, params: dict[str, Any] | None = None, *, session: str | None = None
+    ) -> dict[str, Any]:
         """Send a command and wait for its result; events seen meanwhile are kept."""
         self.next_id += 1
         message: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
@@ -147,8 +170,10 @@ class Browser:
         self.wait_for("Page.loadEventFired")
 
     def evaluate(self, expression: str) -> Any:
-        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                                "awaitPromise": True})  # fmt: skip
+        result = self.send(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": True},
+        )
         if "exceptionDetails" in result:
             raise RuntimeError(result["exceptionDetails"])
         return result["result"].get("value")
@@ -222,14 +247,22 @@ def section(html: str, name: str) -> str:
 # -- in the browser -------------------------------------------------------------------------------
 def test_report_loads_offline_without_errors(page: Browser, report: Path) -> None:
     events = page.events
-    console = [e["params"] for e in events if e["method"] == "Runtime.consoleAPICalled"
-               and e["params"]["type"] in ("error", "warning", "assert")]  # fmt: skip
+    console = [
+        e["params"]
+        for e in events
+        if e["method"] == "Runtime.consoleAPICalled"
+        and e["params"]["type"] in ("error", "warning", "assert")
+    ]
     exceptions = [e["params"] for e in events if e["method"] == "Runtime.exceptionThrown"]
-    log_errors = [e["params"]["entry"] for e in events if e["method"] == "Log.entryAdded"
-                  and e["params"]["entry"]["level"] in ("error", "warning")]  # fmt: skip
+    log_errors = [
+        e["params"]["entry"]
+        for e in events
+        if e["method"] == "Log.entryAdded" and e["params"]["entry"]["level"] in ("error", "warning")
+    ]
     assert console == [] and exceptions == [] and log_errors == []
-    requests = [e["params"]["request"]["url"] for e in events
-                if e["method"] == "Network.requestWillBeSent"]  # fmt: skip
+    requests = [
+        e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent"
+    ]
     assert requests == [report.as_uri()]  # the page itself and nothing else
     assert not [e for e in events if e["method"] == "Network.loadingFailed"]
 

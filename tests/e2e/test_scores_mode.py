@@ -38,8 +38,14 @@ def test_data_ter(kreutzer_dir: Path, tmp_path: Path) -> None:
     source = pd.read_csv(kreutzer_dir / "data_ter.csv.gz")
     assert len(table) == len(source) == 7287
     assert list(table.columns) == [
-        "run_id", "system", "replication", "segment_id", "src_length", "src_length_bin", "ter",
-    ]  # fmt: skip
+        "run_id",
+        "system",
+        "replication",
+        "segment_id",
+        "src_length",
+        "src_length_bin",
+        "ter",
+    ]
     assert table["run_id"].nunique() == 7
     assert table.groupby("run_id").size().eq(1041).all()
     assert table["ter"].sum() == pytest.approx(source["ter"].sum(), rel=1e-12)
@@ -47,9 +53,13 @@ def test_data_ter(kreutzer_dir: Path, tmp_path: Path) -> None:
 
 def test_hyperparameter_grid(kreutzer_dir: Path, tmp_path: Path) -> None:
     facets = [
-        "learning_rate", "seed", "encoder_dropout", "decoder_dropout", "decoder_dropout_hidden",
+        "learning_rate",
+        "seed",
+        "encoder_dropout",
+        "decoder_dropout",
+        "decoder_dropout_hidden",
         "delta_scheme",
-    ]  # fmt: skip
+    ]
     config = {
         "scores": str(kreutzer_dir / "data_hyperparameter-marking_full.csv.gz"),
         "columns": {

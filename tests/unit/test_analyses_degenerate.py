@@ -35,17 +35,26 @@ def experiment(
                     value = 0.25
                 rows.append(
                     {
-                        "run_id": run_id, "system": system, "seed": seed,
-                        "segment_id": f"s{s:03d}", "length": length[s],
-                        "length_bin": "low" if length[s] < 20 else "high", "ter": value,
+                        "run_id": run_id,
+                        "system": system,
+                        "seed": seed,
+                        "segment_id": f"s{s:03d}",
+                        "length": length[s],
+                        "length_bin": "low" if length[s] < 20 else "high",
+                        "ter": value,
                     }
-                )  # fmt: skip
+                )
     return MetricData(
-        metric="ter", better="lower", baseline="base", evaluation=pd.DataFrame(rows),
-        runs=pd.DataFrame(run_rows), facets=["seed"], properties=["length"],
+        metric="ter",
+        better="lower",
+        baseline="base",
+        evaluation=pd.DataFrame(rows),
+        runs=pd.DataFrame(run_rows),
+        facets=["seed"],
+        properties=["length"],
         options={"bootstrap": {"samples": 200}, "randomization": {"samples": 200}},
         bin_order={"length_bin": ["low", "high"]},
-    )  # fmt: skip
+    )
 
 
 def run_all(data: MetricData) -> dict[str, pd.DataFrame]:

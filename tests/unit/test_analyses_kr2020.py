@@ -32,9 +32,16 @@ def kreutzer(kreutzer_dir: Path):
         labels={"src_length": ["short", "typical", "very long"]},
     )
     return load_metric_data(
-        evaluation, runs, bins, metric="ter", better="lower", baseline="Baseline",
-        facets=["replication"], properties=["src_length"], options={},
-    )  # fmt: skip
+        evaluation,
+        runs,
+        bins,
+        metric="ter",
+        better="lower",
+        baseline="Baseline",
+        facets=["replication"],
+        properties=["src_length"],
+        options={},
+    )
 
 
 def glrt_row(table: pd.DataFrame, analysis: str, subset: str, prop: str = "") -> pd.Series:

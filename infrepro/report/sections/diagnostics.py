@@ -75,10 +75,13 @@ def qq_figures(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> lis
         if panels:
             key = f"qq-{metric}"
             title = f"{metric_label(metric)}: residual QQ plots"
-            figures.append(make_figure(
-                qq_panels(panels, title=title, key=key),
-                f"{title} of the main models (H1 of each comparison, the VCA per system).", key,
-            ))  # fmt: skip
+            figures.append(
+                make_figure(
+                    qq_panels(panels, title=title, key=key),
+                    f"{title} of the main models (H1 of each comparison, the VCA per system).",
+                    key,
+                )
+            )
     return figures
 
 
@@ -87,40 +90,68 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Diagnost
     diagnostics = tables["diagnostics"]
     section.summary = summary_lines(diagnostics)
     if not diagnostics.empty:
-        section.table = frame_table(diagnostics, [
-            Column("metric", "metric", metric_label, numeric=False),
-            Column("analysis", "analysis", analysis_label, numeric=False),
-            Column("subset", "subset", text, numeric=False),
-            Column("property", "property", lambda v: property_label(text(v)), numeric=False),
-            Column("model", "model", text, numeric=False, cls="code"),
-            Column("reml", "REML", _yes, numeric=False),
-            Column("status", "status", text, numeric=False,
-                   css=lambda r: "warn" if r["status"] != "fitted" else ""),
-            Column("converged", "converged", _yes, numeric=False,
-                   css=lambda r: "warn" if r["converged"] is False else ""),
-            Column("singular", "singular", _yes, numeric=False,
-                   css=lambda r: "warn" if r["singular"] is True else ""),
-            Column("n_obs", "rows", integer), Column("n_segments", "segments", integer),
-            Column("n_runs", "runs", integer),
-            Column("facets_lt5", "facets < 5 levels", text, numeric=False),
-            Column("loglik", "logLik", lambda v: fixed(v, 2)),
-            Column("reason", "reason", text, numeric=False, cls="wrap"),
-            Column("messages", "messages", text, numeric=False, cls="wrap"),
-        ], csv=settings.link("diagnostics"))  # fmt: skip
+        section.table = frame_table(
+            diagnostics,
+            [
+                Column("metric", "metric", metric_label, numeric=False),
+                Column("analysis", "analysis", analysis_label, numeric=False),
+                Column("subset", "subset", text, numeric=False),
+                Column("property", "property", lambda v: property_label(text(v)), numeric=False),
+                Column("model", "model", text, numeric=False, cls="code"),
+                Column("reml", "REML", _yes, numeric=False),
+                Column(
+                    "status",
+                    "status",
+                    text,
+                    numeric=False,
+                    css=lambda r: "warn" if r["status"] != "fitted" else "",
+                ),
+                Column(
+                    "converged",
+                    "converged",
+                    _yes,
+                    numeric=False,
+                    css=lambda r: "warn" if r["converged"] is False else "",
+                ),
+                Column(
+                    "singular",
+                    "singular",
+                    _yes,
+                    numeric=False,
+                    css=lambda r: "warn" if r["singular"] is True else "",
+                ),
+                Column("n_obs", "rows", integer),
+                Column("n_segments", "segments", integer),
+                Column("n_runs", "runs", integer),
+                Column("facets_lt5", "facets < 5 levels", text, numeric=False),
+                Column("loglik", "logLik", lambda v: fixed(v, 2)),
+                Column("reason", "reason", text, numeric=False, cls="wrap"),
+                Column("messages", "messages", text, numeric=False, cls="wrap"),
+            ],
+            csv=settings.link("diagnostics"),
+        )
     section.qq = qq_figures(tables, settings)
     classical = tables["classical"]
     if not classical.empty:
-        section.classical = frame_table(classical, [
-            Column("metric", "metric", metric_label, numeric=False),
-            Column("test", "test", text, numeric=False),
-            Column("subset", "systems", text, numeric=False),
-            Column("estimate", "Δ (1 − 2)", lambda v: points(v, sign=True),
-                   title="difference of means, points"),
-            Column("statistic", "statistic", significant),
-            *p_columns(settings.alpha, holm=False),
-            Column("n", "n", integer),
-            Column("samples", "resamples", integer),
-            Column("seed", "seed", text, numeric=False),
-            Column("note", "note", text, numeric=False, cls="wrap"),
-        ], csv=settings.link("classical"))  # fmt: skip
+        section.classical = frame_table(
+            classical,
+            [
+                Column("metric", "metric", metric_label, numeric=False),
+                Column("test", "test", text, numeric=False),
+                Column("subset", "systems", text, numeric=False),
+                Column(
+                    "estimate",
+                    "Δ (1 − 2)",
+                    lambda v: points(v, sign=True),
+                    title="difference of means, points",
+                ),
+                Column("statistic", "statistic", significant),
+                *p_columns(settings.alpha, holm=False),
+                Column("n", "n", integer),
+                Column("samples", "resamples", integer),
+                Column("seed", "seed", text, numeric=False),
+                Column("note", "note", text, numeric=False, cls="wrap"),
+            ],
+            csv=settings.link("classical"),
+        )
     return section

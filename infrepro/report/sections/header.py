@@ -58,23 +58,28 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Header:
     header.facts.append(("Systems", _runs_per_system(tables, settings)))
     header.facts.append(("Test segments", _segments(tables)))
     header.facts.append(
-        ("Metrics", "; ".join(
-            f"{metric_label(m).replace('-', NO_BREAK_HYPHEN)} "
-            f"({better_label(settings.better.get(m, 'higher'))})"
-            for m in settings.metrics
-        ))
-    )  # fmt: skip
+        (
+            "Metrics",
+            "; ".join(
+                f"{metric_label(m).replace('-', NO_BREAK_HYPHEN)} "
+                f"({better_label(settings.better.get(m, 'higher'))})"
+                for m in settings.metrics
+            ),
+        )
+    )
     if settings.facets:
         header.facts.append(("Meta-parameters (facets)", ", ".join(settings.facets)))
     if settings.properties:
         where = _computed_on(tables)
         text = ", ".join(property_label(p) for p in settings.properties)
-        header.facts.append(("Data properties", text + (f" (computed on the {where})"
-                                                          if where else "")))  # fmt: skip
+        header.facts.append(
+            ("Data properties", text + (f" (computed on the {where})" if where else ""))
+        )
     selected = sorted(set(tables["run_summary"].get("selected_by", pd.Series(dtype=str))))
     if selected:
-        header.facts.append(("Best run selected by", ", ".join(s.replace("_", " ")
-                                                                  for s in selected)))  # fmt: skip
+        header.facts.append(
+            ("Best run selected by", ", ".join(s.replace("_", " ") for s in selected))
+        )
         if any("optimistic" in s for s in selected):
             header.warnings.append(
                 "The best runs were selected by their test-set mean (no dev scores): the "

@@ -35,29 +35,37 @@ class Card:
     notes: list[str] = field(default_factory=list)
 
 
-def outcome(tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str,
-            better: str) -> Outcome | None:  # fmt: skip
+def outcome(
+    tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, better: str
+) -> Outcome | None:
     """The contrast and GLRT of one comparison as an :class:`Outcome` (None if not fitted)."""
     contrast = first(tables["contrasts"], metric=metric, analysis=analysis, subset=subset)
     if contrast is None or is_missing(contrast["estimate"]):
         return None
-    return Outcome(float(contrast["estimate"]), p_text(contrast["p_holm"]),
-                   float(contrast["log10_p_holm"]), better)  # fmt: skip
+    return Outcome(
+        float(contrast["estimate"]),
+        p_text(contrast["p_holm"]),
+        float(contrast["log10_p_holm"]),
+        better,
+    )
 
 
-def _model_mean(tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str,
-                system: str) -> object:  # fmt: skip
+def _model_mean(
+    tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, system: str
+) -> object:
     means = tables["means"]
     for where in (subset, "all systems"):
-        row = first(means, metric=metric, analysis=analysis, subset=where, group=system,
-                    kind="model")  # fmt: skip
+        row = first(
+            means, metric=metric, analysis=analysis, subset=where, group=system, kind="model"
+        )
         if row is not None:
             return row["estimate"]
     return None
 
 
-def comparison_table(tables: dict[str, pd.DataFrame], settings: ReportSettings, metric: str,
-                     competitor: str) -> Table:  # fmt: skip
+def comparison_table(
+    tables: dict[str, pd.DataFrame], settings: ReportSettings, metric: str, competitor: str
+) -> Table:
     """best vs best, all runs (paper) and all runs (run-aware): means, difference, d, p."""
     subset = pair(settings.baseline, competitor)
     headers = [
@@ -79,17 +87,25 @@ def comparison_table(tables: dict[str, pd.DataFrame], settings: ReportSettings, 
         detail = ""
         if glrt is not None:
             detail = f"{glrt['note']}; {int(glrt['n_runs'])} runs, {int(glrt['n_obs'])} rows"
-        rows.append([
-            Cell(label, title=detail),
-            Cell(points(base), _number(base)),
-            Cell(points(other), _number(other)),
-            Cell(points(contrast["estimate"], sign=True), _number(contrast["estimate"])),
-            Cell(f"{fixed(contrast['effect_size'], sign=True)} {contrast['effect_label']}",
-                 _number(contrast["effect_size"])),
-            Cell(p_text(contrast["p_holm"]), _number(contrast["log10_p_holm"]),
-                 css="p-sig" if float(contrast["log10_p_holm"]) < math.log10(settings.alpha)
-                 else "p-ns"),
-        ])  # fmt: skip
+        rows.append(
+            [
+                Cell(label, title=detail),
+                Cell(points(base), _number(base)),
+                Cell(points(other), _number(other)),
+                Cell(points(contrast["estimate"], sign=True), _number(contrast["estimate"])),
+                Cell(
+                    f"{fixed(contrast['effect_size'], sign=True)} {contrast['effect_label']}",
+                    _number(contrast["effect_size"]),
+                ),
+                Cell(
+                    p_text(contrast["p_holm"]),
+                    _number(contrast["log10_p_holm"]),
+                    css="p-sig"
+                    if float(contrast["log10_p_holm"]) < math.log10(settings.alpha)
+                    else "p-ns",
+                ),
+            ]
+        )
     return rows_table(headers, rows, csv=settings.link("contrasts"))
 
 
@@ -133,8 +149,13 @@ def metaparameter_note(tables: dict[str, pd.DataFrame], metric: str, systems: li
     return "Meta-parameters: " + "; ".join(parts) + "." if parts else ""
 
 
-def input_note(tables: dict[str, pd.DataFrame], settings: ReportSettings, metric: str,
-               competitor: str, bins: dict[str, list[str]]) -> str:  # fmt: skip
+def input_note(
+    tables: dict[str, pd.DataFrame],
+    settings: ReportSettings,
+    metric: str,
+    competitor: str,
+    bins: dict[str, list[str]],
+) -> str:
     """The property with the strongest system x property interaction and the gap per bin."""
     tests = select(tables["glrt"], metric=metric, analysis="conditional_interaction")
     tests = tests[~tests["property"].str.endswith("_bin")] if not tests.empty else tests
@@ -144,12 +165,20 @@ def input_note(tables: dict[str, pd.DataFrame], settings: ReportSettings, metric
     prop = str(strongest["property"])
     label = property_label(prop)
     if float(strongest["log10_p"]) >= math.log10(settings.alpha):
-        return (f"Inputs: no data property changes the difference significantly (smallest "
-                f"interaction p = {strongest['p_value']}, {label}).")  # fmt: skip
-    head = (f"Inputs: the difference depends most on {label} "
-            f"(interaction p = {strongest['p_value']})")  # fmt: skip
-    cells = select(tables["contrasts"], metric=metric, analysis="conditional",
-                   level1=settings.baseline, level2=competitor)  # fmt: skip
+        return (
+            f"Inputs: no data property changes the difference significantly (smallest "
+            f"interaction p = {strongest['p_value']}, {label})."
+        )
+    head = (
+        f"Inputs: the difference depends most on {label} (interaction p = {strongest['p_value']})"
+    )
+    cells = select(
+        tables["contrasts"],
+        metric=metric,
+        analysis="conditional",
+        level1=settings.baseline,
+        level2=competitor,
+    )
     cells = cells[cells["property"].isin([f"{prop}_bin", prop])] if not cells.empty else cells
     if cells.empty:
         return head + "."
@@ -161,15 +190,18 @@ def input_note(tables: dict[str, pd.DataFrame], settings: ReportSettings, metric
         winner = next(iter(winners.values()))
         largest = max(gaps, key=lambda b: abs(gaps[b]))
         smallest = min(gaps, key=lambda b: abs(gaps[b]))
-        return (f"{head}: {winner} is better in every {label} bin, most on {largest} "
-                f"({points(abs(gaps[largest]))} points), least on {smallest} "
-                f"({points(abs(gaps[smallest]))}).")  # fmt: skip
+        return (
+            f"{head}: {winner} is better in every {label} bin, most on {largest} "
+            f"({points(abs(gaps[largest]))} points), least on {smallest} "
+            f"({points(abs(gaps[smallest]))})."
+        )
     pieces = [f"{winners[b]} better on {b} ({points(abs(gaps[b]))})" for b in order]
     return f"{head}: " + "; ".join(pieces) + " points."
 
 
-def build(tables: dict[str, pd.DataFrame], settings: ReportSettings,
-          bins: dict[str, list[str]]) -> list[Card]:  # fmt: skip
+def build(
+    tables: dict[str, pd.DataFrame], settings: ReportSettings, bins: dict[str, list[str]]
+) -> list[Card]:
     """One card per metric and competitor."""
     cards = []
     for metric in settings.metrics:
@@ -177,8 +209,9 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings,
         for competitor in settings.competitors:
             subset = pair(settings.baseline, competitor)
             outcomes = [outcome(tables, metric, a, subset, better) for a, _ in COMPARISONS]
-            verdict = classify(*outcomes, alpha=settings.alpha, competitor=competitor,
-                               baseline=settings.baseline)  # fmt: skip
+            verdict = classify(
+                *outcomes, alpha=settings.alpha, competitor=competitor, baseline=settings.baseline
+            )
             notes = [
                 reliability_note(tables, metric, settings.systems),
                 metaparameter_note(tables, metric, settings.systems),
@@ -186,11 +219,14 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings,
             ]
             cards.append(
                 Card(
-                    metric=metric, label=metric_label(metric), direction=better_label(better),
-                    competitor=competitor, verdict=verdict,
+                    metric=metric,
+                    label=metric_label(metric),
+                    direction=better_label(better),
+                    competitor=competitor,
+                    verdict=verdict,
                     sentence=sentence(*outcomes, settings.baseline, competitor),
                     table=comparison_table(tables, settings, metric, competitor),
                     notes=[n for n in notes if n],
                 )
-            )  # fmt: skip
+            )
     return cards

@@ -44,35 +44,69 @@ def interaction_svg(
 ) -> str | None:
     """The interaction plot of one metric x property, or None when the tables hold no data."""
     ylabel = f"{metric_label(metric)}, points"
-    lines = select(tables["predictions"], metric=metric, analysis=analysis, subset=subset,
-                   property=prop)  # fmt: skip
+    lines = select(
+        tables["predictions"], metric=metric, analysis=analysis, subset=subset, property=prop
+    )
     if not lines.empty:
-        lines = lines.assign(estimate=lines["estimate"] * 100, lower=lines["lower"] * 100,
-                             upper=lines["upper"] * 100)  # fmt: skip
-        points_ = select(tables["means"], metric=metric, analysis=analysis, subset=subset,
-                         property=prop, kind="observed")  # fmt: skip
+        lines = lines.assign(
+            estimate=lines["estimate"] * 100, lower=lines["lower"] * 100, upper=lines["upper"] * 100
+        )
+        points_ = select(
+            tables["means"],
+            metric=metric,
+            analysis=analysis,
+            subset=subset,
+            property=prop,
+            kind="observed",
+        )
         return numeric_interaction(
-            lines, _in_points(points_) if not points_.empty else points_, styles,
-            xlabel=xlabel, ylabel=ylabel, title=title, key=key, legend_title=legend_title,
-        )  # fmt: skip
-    cells = select(tables["means"], metric=metric, analysis=analysis, subset=subset,
-                   property=prop, kind="model")  # fmt: skip
+            lines,
+            _in_points(points_) if not points_.empty else points_,
+            styles,
+            xlabel=xlabel,
+            ylabel=ylabel,
+            title=title,
+            key=key,
+            legend_title=legend_title,
+        )
+    cells = select(
+        tables["means"],
+        metric=metric,
+        analysis=analysis,
+        subset=subset,
+        property=prop,
+        kind="model",
+    )
     if cells.empty:
         return None
     levels = ordered(sorted(set(cells["bin"])), list(bin_order))
     return categorical_interaction(
-        _in_points(cells), levels, styles, xlabel=xlabel, ylabel=ylabel, title=title, key=key,
+        _in_points(cells),
+        levels,
+        styles,
+        xlabel=xlabel,
+        ylabel=ylabel,
+        title=title,
+        key=key,
         legend_title=legend_title,
-    )  # fmt: skip
+    )
 
 
-def glrt_table(tables: dict[str, pd.DataFrame], settings: ReportSettings,
-               analyses: Sequence[str], props: Sequence[str], *,
-               with_subset: bool = False) -> Table:  # fmt: skip
+def glrt_table(
+    tables: dict[str, pd.DataFrame],
+    settings: ReportSettings,
+    analyses: Sequence[str],
+    props: Sequence[str],
+    *,
+    with_subset: bool = False,
+) -> Table:
     """Joint and interaction-only GLRTs of the given properties, metric by metric."""
     glrt = tables["glrt"]
-    rows = glrt[glrt["analysis"].isin(analyses) & glrt["property"].isin(props)].copy() \
-        if not glrt.empty else glrt  # fmt: skip
+    rows = (
+        glrt[glrt["analysis"].isin(analyses) & glrt["property"].isin(props)].copy()
+        if not glrt.empty
+        else glrt
+    )
     if not rows.empty:
         rows["_m"] = rows["metric"].map({m: i for i, m in enumerate(settings.metrics)})
         rows["_p"] = rows["property"].map({p: i for i, p in enumerate(props)})
@@ -92,9 +126,15 @@ def glrt_table(tables: dict[str, pd.DataFrame], settings: ReportSettings,
     return frame_table(rows, columns, csv=settings.link("glrt"))
 
 
-def slopes_table(tables: dict[str, pd.DataFrame], settings: ReportSettings, analysis: str,
-                 props: Sequence[str], *, group_label: str = "system",
-                 with_subset: bool = False) -> Table:  # fmt: skip
+def slopes_table(
+    tables: dict[str, pd.DataFrame],
+    settings: ReportSettings,
+    analysis: str,
+    props: Sequence[str],
+    *,
+    group_label: str = "system",
+    with_subset: bool = False,
+) -> Table:
     """Per-group slopes of numeric properties, in points per unit of the property."""
     slopes = tables["slopes"]
     rows = select(slopes, analysis=analysis)
@@ -104,12 +144,16 @@ def slopes_table(tables: dict[str, pd.DataFrame], settings: ReportSettings, anal
         *([Column("subset", "system", text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("group", group_label, text, numeric=False),
-        Column("slope", "slope", lambda v: significant(_times100(v)),
-               title="points per unit of the property"),
+        Column(
+            "slope",
+            "slope",
+            lambda v: significant(_times100(v)),
+            title="points per unit of the property",
+        ),
         Column("se", "SE", lambda v: significant(_times100(v))),
         Column("z", "z", lambda v: fixed(v, 2)),
         *p_columns(settings.alpha, holm=False),
-    ]  # fmt: skip
+    ]
     return frame_table(rows, columns, csv=settings.link("slopes"))
 
 
@@ -120,9 +164,15 @@ def _times100(value: object) -> object:
         return value
 
 
-def within_bins_table(tables: dict[str, pd.DataFrame], settings: ReportSettings, analysis: str,
-                      props: Sequence[str], bins: Mapping[str, list[str]], *,
-                      with_subset: bool = False) -> Table:  # fmt: skip
+def within_bins_table(
+    tables: dict[str, pd.DataFrame],
+    settings: ReportSettings,
+    analysis: str,
+    props: Sequence[str],
+    bins: Mapping[str, list[str]],
+    *,
+    with_subset: bool = False,
+) -> Table:
     """Pairwise comparisons within each bin or level (Holm-adjusted within a property), with
     the two model cell means (thesis Table 2.4)."""
     headers = [
@@ -130,12 +180,16 @@ def within_bins_table(tables: dict[str, pd.DataFrame], settings: ReportSettings,
         *([Column("subset", "system", numeric=False)] if with_subset else []),
         Column("property", "property", numeric=False),
         Column("bin", "bin", numeric=False),
-        Column("level1", "1", numeric=False), Column("mean1", "mean 1"),
-        Column("level2", "2", numeric=False), Column("mean2", "mean 2"),
+        Column("level1", "1", numeric=False),
+        Column("mean1", "mean 1"),
+        Column("level2", "2", numeric=False),
+        Column("mean2", "mean 2"),
         Column("estimate", "Δ (1 − 2)", title="difference of model cell means, points"),
-        Column("se", "SE"), Column("effect", "effect size"),
-        Column("p", "p (Wald)"), Column("p_holm", "p (Holm)"),
-    ]  # fmt: skip
+        Column("se", "SE"),
+        Column("effect", "effect size"),
+        Column("p", "p (Wald)"),
+        Column("p_holm", "p (Holm)"),
+    ]
     contrasts = select(tables["contrasts"], analysis=analysis)
     out: list[list[Cell]] = []
     if contrasts.empty:
@@ -152,13 +206,21 @@ def within_bins_table(tables: dict[str, pd.DataFrame], settings: ReportSettings,
                 base = prop.removesuffix("_bin")
                 for b in ordered(sorted(set(rows["bin"])), bins.get(base, [])):
                     for row in select(rows, bin=b).itertuples(index=False):
-                        out.append(_bin_row(means, row, metric, subset, prop, with_subset,
-                                            settings.alpha))  # fmt: skip
+                        out.append(
+                            _bin_row(means, row, metric, subset, prop, with_subset, settings.alpha)
+                        )
     return rows_table(headers, out, csv=settings.link("contrasts"))
 
 
-def _bin_row(means: Mapping[tuple[str, ...], float], row, metric: str, subset: str, prop: str,
-             with_subset: bool, alpha: float) -> list[Cell]:  # fmt: skip
+def _bin_row(
+    means: Mapping[tuple[str, ...], float],
+    row,
+    metric: str,
+    subset: str,
+    prop: str,
+    with_subset: bool,
+    alpha: float,
+) -> list[Cell]:
     def mean(group: str) -> Cell:
         value = means.get((metric, subset, prop, str(row.bin), group))
         return Cell(points(value), None if value is None else float(value))

@@ -41,8 +41,12 @@ def dominant_facet(tables: dict[str, pd.DataFrame], metric: str, system: str) ->
     return None if row is None else str(row["facet"])
 
 
-def _system_block(tables: dict[str, pd.DataFrame], settings: ReportSettings, system: str,
-                  bins: dict[str, list[str]]) -> SystemBlock | None:  # fmt: skip
+def _system_block(
+    tables: dict[str, pd.DataFrame],
+    settings: ReportSettings,
+    system: str,
+    bins: dict[str, list[str]],
+) -> SystemBlock | None:
     facets = {m: dominant_facet(tables, m, system) for m in settings.metrics}
     if not any(facets.values()):
         return None
@@ -53,58 +57,97 @@ def _system_block(tables: dict[str, pd.DataFrame], settings: ReportSettings, sys
         if facet is None:
             continue
         for prop in settings.properties:
-            groups = select(tables["predictions"], metric=metric, analysis="metaparam",
-                            subset=system, property=prop)  # fmt: skip
+            groups = select(
+                tables["predictions"],
+                metric=metric,
+                analysis="metaparam",
+                subset=system,
+                property=prop,
+            )
             if groups.empty:
-                groups = select(tables["means"], metric=metric, analysis="metaparam",
-                                subset=system, property=prop)  # fmt: skip
+                groups = select(
+                    tables["means"],
+                    metric=metric,
+                    analysis="metaparam",
+                    subset=system,
+                    property=prop,
+                )
             levels = ordered(sorted(set(groups["group"])), []) if not groups.empty else []
             title = f"{system}: {metric_label(metric)} × {property_label(prop)}"
             key = f"meta-{system}-{metric}-{prop}"
             svg = interaction_svg(
-                tables, metric=metric, analysis="metaparam", subset=system, prop=prop,
-                styles=level_styles(levels), bin_order=bins.get(prop, []),
-                xlabel=property_label(prop), title=title, key=key, legend_title=facet,
-            )  # fmt: skip
+                tables,
+                metric=metric,
+                analysis="metaparam",
+                subset=system,
+                prop=prop,
+                styles=level_styles(levels),
+                bin_order=bins.get(prop, []),
+                xlabel=property_label(prop),
+                title=title,
+                key=key,
+                legend_title=facet,
+            )
             if svg is None:
                 continue
-            test = first(tables["glrt"], metric=metric, analysis="metaparam_interaction",
-                         subset=system, property=prop)  # fmt: skip
+            test = first(
+                tables["glrt"],
+                metric=metric,
+                analysis="metaparam_interaction",
+                subset=system,
+                property=prop,
+            )
             p = "not fitted" if test is None else test["p_value"]
-            block.figures.append(make_figure(
-                svg, f"{title} per level of {facet} (its dominant meta-parameter); "
-                f"{facet} × {property_label(prop)} interaction p = {p}.", key,
-            ))  # fmt: skip
+            block.figures.append(
+                make_figure(
+                    svg,
+                    f"{title} per level of {facet} (its dominant meta-parameter); "
+                    f"{facet} × {property_label(prop)} interaction p = {p}.",
+                    key,
+                )
+            )
     variants = [v for p in settings.properties for v in (p, f"{p}_bin")]
-    block.glrt = glrt_table({**tables, "glrt": select(tables["glrt"], subset=system)},
-                            settings, ANALYSES, variants)  # fmt: skip
-    slopes = slopes_table({**tables, "slopes": select(tables["slopes"], subset=system)},
-                          settings, "metaparam", settings.properties,
-                          group_label="level")  # fmt: skip
+    block.glrt = glrt_table(
+        {**tables, "glrt": select(tables["glrt"], subset=system)}, settings, ANALYSES, variants
+    )
+    slopes = slopes_table(
+        {**tables, "slopes": select(tables["slopes"], subset=system)},
+        settings,
+        "metaparam",
+        settings.properties,
+        group_label="level",
+    )
     block.slopes = None if slopes.empty else slopes
     within = within_bins_table(
-        {**tables, "contrasts": select(tables["contrasts"], subset=system)}, settings,
-        "metaparam", variants, bins,
-    )  # fmt: skip
+        {**tables, "contrasts": select(tables["contrasts"], subset=system)},
+        settings,
+        "metaparam",
+        variants,
+        bins,
+    )
     block.within = None if within.empty else within
     return block
 
 
-def build(tables: dict[str, pd.DataFrame], settings: ReportSettings,
-          bins: dict[str, list[str]]) -> Metaparams:  # fmt: skip
+def build(
+    tables: dict[str, pd.DataFrame], settings: ReportSettings, bins: dict[str, list[str]]
+) -> Metaparams:
     section = Metaparams()
     importance = tables["importance"]
     if not importance.empty:
-        section.importance = frame_table(importance, [
-            Column("metric", "metric", metric_label, numeric=False),
-            Column("system", "system", text, numeric=False),
-            Column("rank", "rank", integer),
-            Column("facet", "meta-parameter", text, numeric=False),
-            Column("variance", "variance", scientific),
-            Column("percent", "percent of variance", lambda v: fixed(v, 1)),
-            Column("dominant", "dominant", lambda v: "yes" if v is True else "",
-                   numeric=False),
-        ], csv=settings.link("importance"))  # fmt: skip
+        section.importance = frame_table(
+            importance,
+            [
+                Column("metric", "metric", metric_label, numeric=False),
+                Column("system", "system", text, numeric=False),
+                Column("rank", "rank", integer),
+                Column("facet", "meta-parameter", text, numeric=False),
+                Column("variance", "variance", scientific),
+                Column("percent", "percent of variance", lambda v: fixed(v, 1)),
+                Column("dominant", "dominant", lambda v: "yes" if v is True else "", numeric=False),
+            ],
+            csv=settings.link("importance"),
+        )
     for system in [*settings.competitors, settings.baseline]:
         block = _system_block(tables, settings, system, bins)
         if block is not None:

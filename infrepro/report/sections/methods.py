@@ -15,32 +15,68 @@ from ..inputs import ReportSettings
 from ..labels import analysis_label, property_label
 
 FAMILIES = (
-    ("best vs best", "score ~ system + (1|segment_id)", "score ~ 1 + (1|segment_id)", "ML",
-     "Do the systems' best runs differ in mean score, with each test segment's difficulty as a "
-     "random intercept? (training reproducibility; paper eq. 3-4)"),
-    ("all runs, paper model", "score ~ system + (1|segment_id)", "score ~ 1 + (1|segment_id)",
-     "ML", "The same question with every run of every system; runs count as fixed, so "
-     "run-to-run variation is ignored (inferential reproducibility)."),
-    ("all runs, run-aware", "score ~ system + (1|segment_id) + (1|run_id)",
-     "score ~ 1 + (1|segment_id) + (1|run_id)", "ML",
-     "Runs are a random sample of possible runs: the system difference must exceed the "
-     "run-to-run variation to be significant."),
-    ("conditional, joint", "score ~ system * d + (1|segment_id)", "score ~ d + (1|segment_id)",
-     "ML", "Does the system matter at all (main effect or interaction) once the data property d "
-     "is accounted for? (paper eq. 6-7)"),
-    ("conditional, interaction", "score ~ system * d + (1|segment_id)",
-     "score ~ system + d + (1|segment_id)", "ML",
-     "Does the difference between the systems change with the data property d? (thesis ch. 2)"),
-    ("meta-parameter, joint", "score ~ f * d + (1|segment_id)", "score ~ d + (1|segment_id)",
-     "ML", "Within one system: does its dominant meta-parameter f matter once d is accounted "
-     "for?"),
-    ("meta-parameter, interaction", "score ~ f * d + (1|segment_id)",
-     "score ~ f + d + (1|segment_id)", "ML",
-     "Within one system: does the effect of f change with the data property d? (paper Fig. 2)"),
-    ("variance components", "score ~ 1 + (1|segment_id) + (1|f1) + (1|f2) + …", "", "REML",
-     "How much of a system's score variance comes from the test segments, from each "
-     "meta-parameter and from the residual? φ is the segments' share (paper §4)."),
-)  # fmt: skip
+    (
+        "best vs best",
+        "score ~ system + (1|segment_id)",
+        "score ~ 1 + (1|segment_id)",
+        "ML",
+        "Do the systems' best runs differ in mean score, with each test segment's difficulty as a "
+        "random intercept? (training reproducibility; paper eq. 3-4)",
+    ),
+    (
+        "all runs, paper model",
+        "score ~ system + (1|segment_id)",
+        "score ~ 1 + (1|segment_id)",
+        "ML",
+        "The same question with every run of every system; runs count as fixed, so "
+        "run-to-run variation is ignored (inferential reproducibility).",
+    ),
+    (
+        "all runs, run-aware",
+        "score ~ system + (1|segment_id) + (1|run_id)",
+        "score ~ 1 + (1|segment_id) + (1|run_id)",
+        "ML",
+        "Runs are a random sample of possible runs: the system difference must exceed the "
+        "run-to-run variation to be significant.",
+    ),
+    (
+        "conditional, joint",
+        "score ~ system * d + (1|segment_id)",
+        "score ~ d + (1|segment_id)",
+        "ML",
+        "Does the system matter at all (main effect or interaction) once the data property d "
+        "is accounted for? (paper eq. 6-7)",
+    ),
+    (
+        "conditional, interaction",
+        "score ~ system * d + (1|segment_id)",
+        "score ~ system + d + (1|segment_id)",
+        "ML",
+        "Does the difference between the systems change with the data property d? (thesis ch. 2)",
+    ),
+    (
+        "meta-parameter, joint",
+        "score ~ f * d + (1|segment_id)",
+        "score ~ d + (1|segment_id)",
+        "ML",
+        "Within one system: does its dominant meta-parameter f matter once d is accounted for?",
+    ),
+    (
+        "meta-parameter, interaction",
+        "score ~ f * d + (1|segment_id)",
+        "score ~ f + d + (1|segment_id)",
+        "ML",
+        "Within one system: does the effect of f change with the data property d? (paper Fig. 2)",
+    ),
+    (
+        "variance components",
+        "score ~ 1 + (1|segment_id) + (1|f1) + (1|f2) + …",
+        "",
+        "REML",
+        "How much of a system's score variance comes from the test segments, from each "
+        "meta-parameter and from the residual? φ is the segments' share (paper §4).",
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -93,24 +129,36 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Methods:
     section = Methods([Family(*family) for family in FAMILIES])
     models = fitted_models(tables)
     if not models.empty:
-        section.models = frame_table(models, [
-            Column("formula", "model (lme4)", text, numeric=False, cls="code"),
-            Column("criterion", "fit", text, numeric=False),
-            Column("where", "used in", text, numeric=False),
-            Column("metrics", "metrics", text, numeric=False),
-            Column("fits", "fits", integer),
-        ], csv=settings.link("diagnostics"))  # fmt: skip
+        section.models = frame_table(
+            models,
+            [
+                Column("formula", "model (lme4)", text, numeric=False, cls="code"),
+                Column("criterion", "fit", text, numeric=False),
+                Column("where", "used in", text, numeric=False),
+                Column("metrics", "metrics", text, numeric=False),
+                Column("fits", "fits", integer),
+            ],
+            csv=settings.link("diagnostics"),
+        )
     if not tables["software"].empty:
-        section.software = frame_table(tables["software"], [
-            Column("package", "package", text, numeric=False),
-            Column("version", "version", text, numeric=False),
-        ], csv=settings.link("software"))  # fmt: skip
+        section.software = frame_table(
+            tables["software"],
+            [
+                Column("package", "package", text, numeric=False),
+                Column("version", "version", text, numeric=False),
+            ],
+            csv=settings.link("software"),
+        )
     if not tables["inputs"].empty:
-        section.inputs = frame_table(tables["inputs"], [
-            Column("path", "input file", text, numeric=False),
-            Column("bytes", "bytes", integer),
-            Column("sha256", "SHA-256", text, numeric=False),
-        ], csv=settings.link("inputs"))  # fmt: skip
+        section.inputs = frame_table(
+            tables["inputs"],
+            [
+                Column("path", "input file", text, numeric=False),
+                Column("bytes", "bytes", integer),
+                Column("sha256", "SHA-256", text, numeric=False),
+            ],
+            csv=settings.link("inputs"),
+        )
     section.config = yaml.safe_dump(_plain(settings.config), sort_keys=False, allow_unicode=True)
     section.rerun = ['pip install -e ".[test]"', settings.rerun]
     return section

@@ -45,8 +45,9 @@ def bins_text(tables: dict[str, pd.DataFrame], prop: str) -> str:
     return "Bins (right-closed): " + text + "."
 
 
-def p_of(tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str,
-         prop: str) -> str:  # fmt: skip
+def p_of(
+    tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, prop: str
+) -> str:
     row = first(tables["glrt"], metric=metric, analysis=analysis, subset=subset, property=prop)
     return "not fitted" if row is None else str(row["p_value"])
 
@@ -54,32 +55,47 @@ def p_of(tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: st
 def overview(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Table:
     """Interaction-only GLRT p of every property (rows) and metric (columns)."""
     headers = [Column("property", "property", numeric=False)] + [
-        Column(m, metric_label(m), title="p of system × property (interaction only); "
-               "joint p in the tooltip") for m in settings.metrics
-    ]  # fmt: skip
+        Column(
+            m,
+            metric_label(m),
+            title="p of system × property (interaction only); joint p in the tooltip",
+        )
+        for m in settings.metrics
+    ]
     threshold = math.log10(settings.alpha)
     rows = []
     for prop in settings.properties:
         for variant in (prop, f"{prop}_bin"):
             cells = [Cell(property_label(variant))]
             for metric in settings.metrics:
-                test = first(tables["glrt"], metric=metric, analysis="conditional_interaction",
-                             subset="all runs", property=variant)  # fmt: skip
+                test = first(
+                    tables["glrt"],
+                    metric=metric,
+                    analysis="conditional_interaction",
+                    subset="all runs",
+                    property=variant,
+                )
                 if test is None:
                     cells.append(Cell("–"))
                     continue
                 joint = p_of(tables, metric, "conditional_joint", "all runs", variant)
                 log10_p = float(test["log10_p"])
-                cells.append(Cell(str(test["p_value"]), log10_p,
-                                  "p-sig" if log10_p < threshold else "p-ns",
-                                  f"joint p = {joint}"))  # fmt: skip
+                cells.append(
+                    Cell(
+                        str(test["p_value"]),
+                        log10_p,
+                        "p-sig" if log10_p < threshold else "p-ns",
+                        f"joint p = {joint}",
+                    )
+                )
             if any(c.sort is not None for c in cells[1:]):
                 rows.append(cells)
     return rows_table(headers, rows, csv=settings.link("glrt"))
 
 
-def build(tables: dict[str, pd.DataFrame], settings: ReportSettings,
-          bins: dict[str, list[str]]) -> list[PropertyBlock]:  # fmt: skip
+def build(
+    tables: dict[str, pd.DataFrame], settings: ReportSettings, bins: dict[str, list[str]]
+) -> list[PropertyBlock]:
     styles = {s: system_style(i) for i, s in enumerate(settings.systems)}
     where = sorted(set(tables["property_bins"].get("computed_on", pd.Series(dtype=str))) - {""})
     on = f" (of the {where[0]})" if len(where) == 1 else ""
@@ -90,10 +106,17 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings,
         for metric in settings.metrics:
             title = f"{metric_label(metric)} × {property_label(prop)}"
             svg = interaction_svg(
-                tables, metric=metric, analysis="conditional", subset="all runs", prop=prop,
-                styles=styles, bin_order=bins.get(prop, []),
-                xlabel=property_label(prop) + on, title=title, key=f"cond-{metric}-{prop}",
-            )  # fmt: skip
+                tables,
+                metric=metric,
+                analysis="conditional",
+                subset="all runs",
+                prop=prop,
+                styles=styles,
+                bin_order=bins.get(prop, []),
+                xlabel=property_label(prop) + on,
+                title=title,
+                key=f"cond-{metric}-{prop}",
+            )
             if svg is None:
                 continue
             caption = (

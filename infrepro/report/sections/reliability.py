@@ -45,31 +45,44 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliabil
             if shares.empty:
                 continue
             title = f"{metric_label(metric)}: variance shares"
-            section.bars.append(make_figure(
-                variance_bars(shares, settings.systems, order, colours, title=title,
-                              key=f"vc-{metric}"),
-                f"{title} per system (REML); the segment share is φ.", f"vc-{metric}",
-            ))  # fmt: skip
-        section.components = frame_table(vc, [
-            Column("metric", "metric", metric_label, numeric=False),
-            Column("system", "system", text, numeric=False),
-            Column("component", "component v", text, numeric=False),
-            Column("variance", "variance σ²ᵥ", scientific, title="stored (fraction) scale"),
-            Column("percent", "percent", lambda v: fixed(v, 1)),
-            Column("n_levels", "levels", integer),
-        ], csv=settings.link("variance_components"))  # fmt: skip
+            section.bars.append(
+                make_figure(
+                    variance_bars(
+                        shares, settings.systems, order, colours, title=title, key=f"vc-{metric}"
+                    ),
+                    f"{title} per system (REML); the segment share is φ.",
+                    f"vc-{metric}",
+                )
+            )
+        section.components = frame_table(
+            vc,
+            [
+                Column("metric", "metric", metric_label, numeric=False),
+                Column("system", "system", text, numeric=False),
+                Column("component", "component v", text, numeric=False),
+                Column("variance", "variance σ²ᵥ", scientific, title="stored (fraction) scale"),
+                Column("percent", "percent", lambda v: fixed(v, 1)),
+                Column("n_levels", "levels", integer),
+            ],
+            csv=settings.link("variance_components"),
+        )
     reliability = tables["reliability"]
     if not reliability.empty:
-        section.phi = frame_table(reliability, [
-            Column("metric", "metric", metric_label, numeric=False),
-            Column("system", "system", text, numeric=False),
-            Column("phi", "φ", lambda v: fixed(v, 3)),
-            Column("label", "Koo & Li", text, numeric=False,
-                   css=lambda row: f"phi-{row['label']}"),
-            Column("n_per_facet_for_phi_08", "n per facet for φ ≥ 0.8", integer),
-            Column("runs_for_phi_08", "runs for φ ≥ 0.8", integer),
-            Column("model", "model (REML)", text, numeric=False, cls="code"),
-        ], csv=settings.link("reliability"))  # fmt: skip
+        section.phi = frame_table(
+            reliability,
+            [
+                Column("metric", "metric", metric_label, numeric=False),
+                Column("system", "system", text, numeric=False),
+                Column("phi", "φ", lambda v: fixed(v, 3)),
+                Column(
+                    "label", "Koo & Li", text, numeric=False, css=lambda row: f"phi-{row['label']}"
+                ),
+                Column("n_per_facet_for_phi_08", "n per facet for φ ≥ 0.8", integer),
+                Column("runs_for_phi_08", "runs for φ ≥ 0.8", integer),
+                Column("model", "model (REML)", text, numeric=False, cls="code"),
+            ],
+            csv=settings.link("reliability"),
+        )
     dstudy = tables["dstudy"]
     styles = {s: system_style(i) for i, s in enumerate(settings.systems)}
     for metric in settings.metrics:
@@ -78,17 +91,24 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliabil
             continue
         title = f"{metric_label(metric)}: D-study"
         mine = {s: st for s, st in styles.items() if s in set(curves["system"])}
-        section.curves.append(make_figure(
-            dstudy_curve(curves, mine, title=title, key=f"dstudy-{metric}"),
-            f"{title}: φ when every facet's levels are averaged over n runs each; the dashed "
-            "line is φ = 0.8, bands are Koo & Li's labels.", f"dstudy-{metric}",
-        ))  # fmt: skip
+        section.curves.append(
+            make_figure(
+                dstudy_curve(curves, mine, title=title, key=f"dstudy-{metric}"),
+                f"{title}: φ when every facet's levels are averaged over n runs each; the dashed "
+                "line is φ = 0.8, bands are Koo & Li's labels.",
+                f"dstudy-{metric}",
+            )
+        )
     if not dstudy.empty:
-        section.dstudy = frame_table(dstudy, [
-            Column("metric", "metric", metric_label, numeric=False),
-            Column("system", "system", text, numeric=False),
-            Column("n_per_facet", "n per facet", integer),
-            Column("runs_averaged", "runs averaged", integer),
-            Column("phi", "φ", lambda v: fixed(v, 3)),
-        ], csv=settings.link("dstudy"))  # fmt: skip
+        section.dstudy = frame_table(
+            dstudy,
+            [
+                Column("metric", "metric", metric_label, numeric=False),
+                Column("system", "system", text, numeric=False),
+                Column("n_per_facet", "n per facet", integer),
+                Column("runs_averaged", "runs averaged", integer),
+                Column("phi", "φ", lambda v: fixed(v, 3)),
+            ],
+            csv=settings.link("dstudy"),
+        )
     return section

@@ -26,8 +26,9 @@ class Scores:
     runs: Table | None = None
 
 
-def colouring(tables: dict[str, pd.DataFrame], runs: pd.DataFrame, metric: str,
-              systems: list[str]) -> dict[str, tuple[str, list[str]]]:  # fmt: skip
+def colouring(
+    tables: dict[str, pd.DataFrame], runs: pd.DataFrame, metric: str, systems: list[str]
+) -> dict[str, tuple[str, list[str]]]:
     """Colour a system's runs by its dominant facet when that facet explains at least 1% of the
     variance and has at most 8 levels (so the colours tell where the spread comes from)."""
     result = {}
@@ -54,28 +55,39 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Scores:
         runs["value"] = runs["mean"] * 100
         label = metric_label(metric)
         svg = run_distribution(
-            runs, settings.systems,
+            runs,
+            settings.systems,
             ylabel=f"{label}, points ({better_label(settings.better.get(metric, 'higher'))})",
-            title=f"{label}: mean score of every run", key=f"dist-{metric}",
+            title=f"{label}: mean score of every run",
+            key=f"dist-{metric}",
             colour_by=colouring(tables, runs, metric, settings.systems),
-        )  # fmt: skip
-        section.figures.append(make_figure(
-            svg, f"{label}: one point per run (its mean over all test segments); boxes show "
-            "median and quartiles; the star marks the run selected as best.", f"dist-{metric}",
-        ))  # fmt: skip
+        )
+        section.figures.append(
+            make_figure(
+                svg,
+                f"{label}: one point per run (its mean over all test segments); boxes show "
+                "median and quartiles; the star marks the run selected as best.",
+                f"dist-{metric}",
+            )
+        )
     summary = tables["run_summary"]
     if not summary.empty:
-        section.summary = frame_table(summary, [
-            Column("metric", "metric", metric_label, numeric=False),
-            Column("system", "system", numeric=False),
-            Column("n_runs", "runs", integer),
-            Column("mean", "mean", points, title="mean of the run means, points"),
-            Column("sd", "SD", points, title="standard deviation of the run means, points"),
-            Column("min", "min", points), Column("max", "max", points),
-            Column("best_run", "best run", text, numeric=False),
-            Column("best_mean", "best run's mean", points),
-            Column("selected_by", "selected by", text, numeric=False),
-        ], csv=settings.link("run_summary"))  # fmt: skip
+        section.summary = frame_table(
+            summary,
+            [
+                Column("metric", "metric", metric_label, numeric=False),
+                Column("system", "system", numeric=False),
+                Column("n_runs", "runs", integer),
+                Column("mean", "mean", points, title="mean of the run means, points"),
+                Column("sd", "SD", points, title="standard deviation of the run means, points"),
+                Column("min", "min", points),
+                Column("max", "max", points),
+                Column("best_run", "best run", text, numeric=False),
+                Column("best_mean", "best run's mean", points),
+                Column("selected_by", "selected by", text, numeric=False),
+            ],
+            csv=settings.link("run_summary"),
+        )
     if not run_means.empty:
         facets = [f for f in settings.facets if f in run_means]
         columns = [
@@ -89,8 +101,9 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Scores:
         columns += [
             Column("mean", "mean (points)", points),
             Column("n_segments", "segments", integer),
-            Column("is_best", "best", lambda v: "★" if v is True or v == "True" else "",
-                   numeric=False),
-        ]  # fmt: skip
+            Column(
+                "is_best", "best", lambda v: "★" if v is True or v == "True" else "", numeric=False
+            ),
+        ]
         section.runs = frame_table(run_means, columns, csv=settings.link("run_means"))
     return section

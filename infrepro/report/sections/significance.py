@@ -34,37 +34,54 @@ def _comparisons(frame: pd.DataFrame, settings: ReportSettings) -> pd.DataFrame:
 
 def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Significance:
     holm = len(settings.systems) > 2
-    glrt = frame_table(_comparisons(tables["glrt"], settings), [
-        Column("metric", "metric", metric_label, numeric=False),
-        Column("analysis", "comparison", analysis_label, numeric=False),
-        Column("subset", "systems", text, numeric=False),
-        Column("h1", "H1", text, numeric=False, cls="code"),
-        Column("h0", "H0", text, numeric=False, cls="code"),
-        Column("n_obs", "rows", integer), Column("n_runs", "runs", integer),
-        Column("loglik_h1", "logLik H1", lambda v: fixed(v, 2)),
-        Column("loglik_h0", "logLik H0", lambda v: fixed(v, 2)),
-        Column("lr_stat", "LR", lambda v: fixed(v, 2)),
-        Column("df", "df", integer),
-        *p_columns(settings.alpha, holm),
-    ], csv=settings.link("glrt"))  # fmt: skip
-    contrasts = frame_table(_comparisons(tables["contrasts"], settings), [
-        Column("metric", "metric", metric_label, numeric=False),
-        Column("analysis", "comparison", analysis_label, numeric=False),
-        Column("level1", "system 1", text, numeric=False),
-        Column("level2", "system 2", text, numeric=False),
-        Column("estimate", "Δ (1 − 2)", lambda v: points(v, sign=True),
-               title="difference of model means, points"),
-        Column("se", "SE", points),
-        Column("effect_size", "effect size", lambda v: fixed(v, 3, sign=True)),
-        Column("effect_label", "size", text, numeric=False),
-        *p_columns(settings.alpha, holm),
-    ], csv=settings.link("contrasts"))  # fmt: skip
-    means = frame_table(_comparisons(tables["means"], settings), [
-        Column("metric", "metric", metric_label, numeric=False),
-        Column("analysis", "comparison", analysis_label, numeric=False),
-        Column("group", "system", text, numeric=False),
-        Column("estimate", "model mean", points, title="estimated marginal mean, points"),
-        Column("se", "SE", points),
-        Column("n_obs", "rows", integer),
-    ], csv=settings.link("means"))  # fmt: skip
+    glrt = frame_table(
+        _comparisons(tables["glrt"], settings),
+        [
+            Column("metric", "metric", metric_label, numeric=False),
+            Column("analysis", "comparison", analysis_label, numeric=False),
+            Column("subset", "systems", text, numeric=False),
+            Column("h1", "H1", text, numeric=False, cls="code"),
+            Column("h0", "H0", text, numeric=False, cls="code"),
+            Column("n_obs", "rows", integer),
+            Column("n_runs", "runs", integer),
+            Column("loglik_h1", "logLik H1", lambda v: fixed(v, 2)),
+            Column("loglik_h0", "logLik H0", lambda v: fixed(v, 2)),
+            Column("lr_stat", "LR", lambda v: fixed(v, 2)),
+            Column("df", "df", integer),
+            *p_columns(settings.alpha, holm),
+        ],
+        csv=settings.link("glrt"),
+    )
+    contrasts = frame_table(
+        _comparisons(tables["contrasts"], settings),
+        [
+            Column("metric", "metric", metric_label, numeric=False),
+            Column("analysis", "comparison", analysis_label, numeric=False),
+            Column("level1", "system 1", text, numeric=False),
+            Column("level2", "system 2", text, numeric=False),
+            Column(
+                "estimate",
+                "Δ (1 − 2)",
+                lambda v: points(v, sign=True),
+                title="difference of model means, points",
+            ),
+            Column("se", "SE", points),
+            Column("effect_size", "effect size", lambda v: fixed(v, 3, sign=True)),
+            Column("effect_label", "size", text, numeric=False),
+            *p_columns(settings.alpha, holm),
+        ],
+        csv=settings.link("contrasts"),
+    )
+    means = frame_table(
+        _comparisons(tables["means"], settings),
+        [
+            Column("metric", "metric", metric_label, numeric=False),
+            Column("analysis", "comparison", analysis_label, numeric=False),
+            Column("group", "system", text, numeric=False),
+            Column("estimate", "model mean", points, title="estimated marginal mean, points"),
+            Column("se", "SE", points),
+            Column("n_obs", "rows", integer),
+        ],
+        csv=settings.link("means"),
+    )
     return Significance(glrt, contrasts, means, holm)
