@@ -10,9 +10,10 @@ def main(smk) -> None:
     evaluation, runs, bins = import_scores(
         smk.input.scores,
         ScoresColumns.from_config(smk.params.columns),
-        n_bins=options.get("n_bins", 3),
-        cuts=options.get("bins", {}),
-        labels=options.get("bin_labels", {}),
+        n_bins=options["n_bins"],
+        cuts=options["bins"],
+        labels=options["bin_labels"],
+        categorical=options["categorical"],
     )
     write_parquet(evaluation, smk.output.evaluation)
     write_parquet(runs, smk.output.runs)

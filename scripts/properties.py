@@ -13,15 +13,15 @@ def main(smk) -> None:
     table, described = compute_properties(
         testset,
         smk.params.properties,
-        rarity_corpus=options.get("rarity_corpus"),
-        categorical=options.get("categorical", []),
+        rarity_corpus=options["rarity_corpus"],
+        categorical=options["categorical"],
     )
     table, bins = add_bins(
         table,
         smk.params.properties,
-        n_bins=options.get("n_bins", 3),
-        cuts=options.get("bins", {}),
-        labels=options.get("bin_labels", {}),
+        n_bins=options["n_bins"],
+        cuts=options["bins"],
+        labels=options["bin_labels"],
     )
     bins.insert(0, "computed_on", described)
     write_parquet(table, smk.output.properties)

@@ -98,6 +98,7 @@ def make_mini_experiment(root: Path, n_segments: int = 30, n_seeds: int = 2) -> 
             "baseline": "base",
             "metrics": ["ter", "rouge1", "rougeL"],
             "properties": ["length", "readability", "word_rarity"],
+            "analyses": {"dev_score_better": "higher"},
             "scoring": {"threads": 1},
         }
     )

@@ -90,7 +90,9 @@ def best_runs(data: MetricData) -> pd.DataFrame:
     """
     means = run_means(data)
     has_dev = "dev_score" in data.runs and data.runs["dev_score"].notna().all()
-    dev_better = data.options.get("dev_score_better", data.better)
+    # Required whenever runs have a dev score (checked before any job): one dev score serves
+    # every metric, so no metric's direction can stand in for it.
+    dev_better = data.options["dev_score_better"] if has_dev else None
     rows = []
     for system in data.systems:
         runs = means[means[SYSTEM] == system]

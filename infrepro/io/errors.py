@@ -30,3 +30,8 @@ class InputError(ValueError):
         if self.column is not None:
             prefix += f"column '{self.column}': "
         return prefix + self.problem
+
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 line``, ``2 lines``: a count with its noun in the right number, for messages."""
+    return f"{count} {noun if count == 1 else (nouns or noun + 's')}"

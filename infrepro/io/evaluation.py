@@ -44,12 +44,14 @@ def import_scores(
     n_bins: int = 3,
     cuts: Mapping[str, Sequence[float]] | None = None,
     labels: Mapping[str, Sequence[str]] | None = None,
+    categorical: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Scores mode: the evaluation table, the runs table and the property bins of a scores file.
 
-    Bins of numeric properties are computed over segments (not rows), as in raw mode.
+    Bins of numeric properties are computed over segments (not rows), as in raw mode;
+    ``categorical`` properties stay text even when every value parses as a number.
     """
-    table = read_scores_table(path, columns)
+    table = read_scores_table(path, columns, categorical=categorical)
     props = list(columns.properties)
     segments = table[[SEGMENT, *props]].drop_duplicates(SEGMENT).reset_index(drop=True)
     binned, bins = add_bins(segments, props, n_bins=n_bins, cuts=cuts, labels=labels)

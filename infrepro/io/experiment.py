@@ -15,10 +15,12 @@ import pandas as pd
 
 from infrepro.catalog import BETTER as DEFAULT_BETTER
 from infrepro.catalog import KNOWN_METRICS
+from infrepro.properties.bins import BIN_SUFFIX
 
 from .errors import InputError
 from .hypotheses import read_hypotheses
-from .runs import SYSTEM, facet_columns, read_runs_sheet
+from .options import check_analysis_options, check_property_options, check_report_options
+from .runs import DEV_SCORE, RESERVED, SYSTEM, facet_columns, read_runs_sheet
 from .scores import ScoresColumns, read_scores_table
 from .testset import SEGMENT, read_testset
 
@@ -65,13 +67,13 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
     runs_path = Path(config["runs"])
     testset = read_testset(testset_path)
     runs = read_runs_sheet(runs_path)
-    metrics = list(config.get("metrics", ["ter", "rougeL"]))
+    metrics = list(config["metrics"])
     for metric in metrics:
         if metric not in KNOWN_METRICS:
             raise InputError(
                 None, f"unknown metric '{metric}'; choose from {', '.join(KNOWN_METRICS)}"
             )
-    properties = list(config.get("properties", ["length", "readability", "word_rarity"]))
+    properties = list(config["properties"])
     for prop in properties:
         if prop not in BUILTIN_PROPERTIES and prop not in testset.columns:
             raise InputError(
@@ -87,14 +89,18 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
         for path in runs["hypotheses"]:
             read_hypotheses(path, segment_ids)
     inputs = [str(testset_path), str(runs_path), *map(str, runs["hypotheses"])]
-    rarity = config.get("property_options", {}).get("rarity_corpus")
+    rarity = config["property_options"]["rarity_corpus"]
     if rarity:
         if not Path(rarity).is_file():
             raise InputError(rarity, "rarity frequency corpus not found")
         inputs.append(str(rarity))
+    user_properties = [p for p in properties if p not in BUILTIN_PROPERTIES]
+    has_dev = DEV_SCORE in runs and bool(runs[DEV_SCORE].notna().any())
+    source = f"{runs_path} column '{DEV_SCORE}'"
+    _check_options(config, properties, user_properties, facets, systems, has_dev, source)
     return Experiment(
         mode="raw",
-        name=str(config.get("experiment", "infrepro experiment")),
+        name=str(config["experiment"]),
         baseline=str(config["baseline"]),
         metrics=metrics,
         better=_better(config, metrics),
@@ -118,18 +124,50 @@ def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
         runs["dev_score"] = table.drop_duplicates("run_id")["dev_score"].to_numpy()
     systems = _check_baseline(config["baseline"], runs["system"], config["scores"])
     metrics = list(columns.metrics)
+    properties = list(columns.properties)
+    source = f"{config['scores']} column '{columns.dev_score}'"
+    _check_names(list(columns.facets), metrics, properties, config["scores"])
+    _check_options(
+        config,
+        properties,
+        properties,
+        list(columns.facets),
+        systems,
+        bool(columns.dev_score),
+        source,
+    )
     return Experiment(
         mode="scores",
-        name=str(config.get("experiment", "infrepro experiment")),
+        name=str(config["experiment"]),
         baseline=str(config["baseline"]),
         metrics=metrics,
         better=_better(config, metrics),
-        properties=list(columns.properties),
+        properties=properties,
         facets=list(columns.facets),
         systems=systems,
         runs=runs,
         inputs=[str(config["scores"])],
     )
+
+
+def _check_options(
+    config: Mapping[str, Any],
+    properties: list[str],
+    user_properties: list[str],
+    facets: list[str],
+    systems: list[str],
+    has_dev_score: bool,
+    dev_score_source: str | Path,
+) -> None:
+    check_property_options(config["property_options"], properties, user_properties)
+    check_analysis_options(
+        config["analyses"],
+        systems=systems,
+        facets=facets,
+        has_dev_score=has_dev_score,
+        dev_score_source=str(dev_score_source),
+    )
+    check_report_options(config["report"])
 
 
 def _better(config: Mapping[str, Any], metrics: list[str]) -> dict[str, str]:
@@ -161,8 +199,28 @@ def _check_baseline(baseline: str, systems: pd.Series, path: str | Path) -> list
 def _check_names(
     facets: list[str], metrics: list[str], properties: list[str], path: str | Path
 ) -> None:
-    for facet in facets:
-        if facet in metrics or facet in properties:
+    """Facet, metric and property names become columns of one table: they must differ from each
+    other, from the reserved columns and from the ``<property>_bin`` columns binning adds."""
+    roles = [("facet", facets), ("metric", metrics), ("property", properties)]
+    seen: dict[str, str] = {}
+    for role, names in roles:
+        for name in names:
+            if name in RESERVED:
+                raise InputError(
+                    path,
+                    f"{role} '{name}' has the name of a column infrepro reserves "
+                    f"({', '.join(RESERVED)}); rename it",
+                )
+            if name in seen:
+                raise InputError(
+                    path, f"{role} '{name}' clashes with a {seen[name]} of the same name"
+                )
+            seen[name] = role
+    for prop in properties:
+        binned = prop + BIN_SUFFIX
+        if binned in seen:
             raise InputError(
-                path, f"facet column '{facet}' clashes with a metric or property of the same name"
+                path,
+                f"{seen[binned]} '{binned}' clashes with the binned version of property "
+                f"'{prop}' (named '{binned}'); rename it",
             )

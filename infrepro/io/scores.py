@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,7 +62,9 @@ def read_raw_scores(path: str | Path) -> pd.DataFrame:
         raise InputError(file, f"cannot parse: {err}") from None
 
 
-def read_scores_table(path: str | Path, columns: ScoresColumns) -> pd.DataFrame:
+def read_scores_table(
+    path: str | Path, columns: ScoresColumns, *, categorical: Sequence[str] = ()
+) -> pd.DataFrame:
     """Read and validate a scores file into evaluation-table layout.
 
     Columns are renamed to ``run_id``, ``system``, ``segment_id``; facets, properties and metrics
@@ -87,7 +89,7 @@ def read_scores_table(path: str | Path, columns: ScoresColumns) -> pd.DataFrame:
         out[facet] = _text(raw[facet])
     out["segment_id"] = _text(raw[columns.segment])
     for prop in columns.properties:
-        out[prop] = _maybe_numeric(raw[prop])
+        out[prop] = _text(raw[prop]) if prop in categorical else _maybe_numeric(raw[prop])
     for metric in columns.metrics:
         out[metric] = _numeric(raw[metric], path, metric)
     if columns.dev_score:

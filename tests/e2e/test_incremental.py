@@ -69,7 +69,7 @@ def test_changed_hypotheses_rescore_only_that_run(experiment: MiniExperiment) ->
 
 def test_changed_analysis_option_refits_without_rescoring(experiment: MiniExperiment) -> None:
     config = experiment.config()
-    config["analyses"] = {"bootstrap": {"samples": 500, "seed": 7}}
+    config["analyses"]["bootstrap"] = {"samples": 500, "seed": 7}
     experiment.write_config(config)
     counts = planned(experiment)
     assert "score_run" not in counts and "assemble" not in counts

@@ -1,8 +1,8 @@
 # The statistical analyses (METHOD.md section 4): one job per metric and analysis, then tidy tables.
 from infrepro.analyses import ANALYSES, TABLES
 
-ANALYSIS_OPTIONS = config.get("analyses", {}) or {}
-ANALYSES_TO_RUN = [a for a in ANALYSES if a in ANALYSIS_OPTIONS.get("run", ANALYSES)]
+ANALYSIS_OPTIONS = config["analyses"]  # the schema sets every default
+ANALYSES_TO_RUN = [a for a in ANALYSES if a in ANALYSIS_OPTIONS["run"]]
 if "metaparam" in ANALYSES_TO_RUN and "variance" not in ANALYSES_TO_RUN:
     ANALYSES_TO_RUN.insert(ANALYSES_TO_RUN.index("metaparam"), "variance")
 

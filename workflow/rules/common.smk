@@ -15,7 +15,7 @@ except InputError as err:
     raise WorkflowError(f"infrepro: invalid input: {err}") from None
 
 RAW_MODE = EXPERIMENT.mode == "raw"
-PROPERTY_OPTIONS = config.get("property_options", {})
+PROPERTY_OPTIONS = config["property_options"]
 
 
 def hypotheses_of(wildcards):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from infrepro.report import REPORT_TABLES, software_versions
 
-REPORT_OPTIONS = config.get("report", {}) or {}
+REPORT_OPTIONS = config["report"]
 REPORT_TEMPLATES = Path(workflow.basedir) / "workflow" / "report"
 REPORT_ASSETS = ["report.html.j2", "macros.html.j2", "report.css", "report.js"]
 
@@ -72,7 +72,7 @@ rule report:
         facets=EXPERIMENT.facets,
         config=config,
         date=REPORT_OPTIONS.get("date"),
-        alpha=REPORT_OPTIONS.get("alpha", 0.05),
+        alpha=REPORT_OPTIONS["alpha"],
         rerun=rerun_command(),
         templates=str(REPORT_TEMPLATES),
     log:

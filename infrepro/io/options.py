@@ -1,0 +1,173 @@
+"""Checks of the config's options that the schema cannot express, run before any job.
+
+The schema checks types and ranges; these checks need the experiment (its properties, facets
+and systems) or relations between options. Each error names the option, the value and what is
+allowed, so a bad option never surfaces later as a traceback inside a job.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .errors import InputError, plural
+
+MAX_CONFIG_VALUES = 100_000  # far above any real config; a YAML alias bomb expands far beyond
+
+
+def check_config_size(config: Mapping[str, Any]) -> None:
+    """Reject a config that expands to more than ``MAX_CONFIG_VALUES`` values.
+
+    YAML aliases share one object, so a few lines can stand for billions of values; the schema
+    check (and its error message, which prints the value) would then never finish. Sizes are
+    counted once per distinct object, so this check is fast on exactly such configs.
+    """
+    sizes: dict[int, int] = {}
+
+    def size(value: object) -> int:
+        if isinstance(value, Mapping):
+            children: Sequence[object] = list(value.values())
+        elif isinstance(value, list | tuple):
+            children = value
+        else:
+            return 1
+        key = id(value)
+        if key not in sizes:
+            sizes[key] = 1 + sum(size(child) for child in children)
+        return sizes[key]
+
+    total = size(config)
+    if total > MAX_CONFIG_VALUES:
+        raise InputError(
+            None,
+            f"the config expands to {total:,} values (more than {MAX_CONFIG_VALUES:,}); "
+            "are YAML aliases (*name) repeating a large value?",
+        )
+
+
+def _listing(names: Sequence[str]) -> str:
+    return ", ".join(map(str, names)) if names else "(none)"
+
+
+def check_property_options(
+    options: Mapping[str, Any],
+    properties: Sequence[str],
+    user_properties: Sequence[str],
+) -> None:
+    """``property_options``: bins and labels name computed properties and fit each other.
+
+    ``properties`` are the computed properties; ``user_properties`` those that come from the
+    user's data (the only ones ``categorical`` can apply to).
+    """
+    cuts: Mapping[str, Sequence[float]] = options.get("bins", {}) or {}
+    labels: Mapping[str, Sequence[str]] = options.get("bin_labels", {}) or {}
+    categorical: Sequence[str] = options.get("categorical", []) or []
+    for name in categorical:
+        if name not in user_properties:
+            raise InputError(
+                None,
+                f"property_options.categorical names '{name}', which is not one of the "
+                f"experiment's own property columns ({_listing(user_properties)})",
+            )
+    for option, mapping in (("bins", cuts), ("bin_labels", labels)):
+        for name in mapping:
+            if name not in properties:
+                raise InputError(
+                    None,
+                    f"property_options.{option} names '{name}', which is not a computed "
+                    f"property (properties: {_listing(properties)})",
+                )
+            if name in categorical:
+                raise InputError(
+                    None,
+                    f"property_options.{option} names '{name}', which property_options."
+                    "categorical declares categorical: categories are not binned",
+                )
+    for name, points in cuts.items():
+        values = [float(p) for p in points]
+        if any(b <= a for a, b in zip(values, values[1:], strict=False)):
+            raise InputError(
+                None,
+                f"property_options.bins.{name} is {list(points)}; cut points must be strictly "
+                "increasing",
+            )
+    n_bins = int(options["n_bins"])
+    for name, names in labels.items():
+        needed = len(cuts[name]) + 1 if name in cuts else n_bins
+        source = (
+            f"property_options.bins.{name} has {plural(len(cuts[name]), 'cut point')}"
+            if name in cuts
+            else f"property_options.n_bins is {n_bins}"
+        )
+        if len(names) != needed:
+            raise InputError(
+                None,
+                f"property_options.bin_labels.{name} has {plural(len(names), 'label')} "
+                f"{list(names)}, but there are {plural(needed, 'bin')} ({source}); "
+                f"give {needed} labels",
+            )
+        if len(set(names)) != len(names):
+            raise InputError(
+                None, f"property_options.bin_labels.{name} is {list(names)}; labels must differ"
+            )
+
+
+def check_analysis_options(
+    options: Mapping[str, Any],
+    *,
+    systems: Sequence[str],
+    facets: Sequence[str],
+    has_dev_score: bool,
+    dev_score_source: str,
+) -> None:
+    """``analyses``: facets and interaction terms name real systems and facets; a dev score has
+    a stated direction (one dev score serves every metric, so no metric's direction applies)."""
+    chosen: Mapping[str, Sequence[str]] = options.get("facets", {}) or {}
+    for system, names in chosen.items():
+        if system not in systems:
+            raise InputError(
+                None,
+                f"analyses.facets names system '{system}', which is not in the runs "
+                f"(systems: {_listing(systems)})",
+            )
+        for name in names:
+            if name not in facets:
+                raise InputError(
+                    None,
+                    f"analyses.facets.{system} names facet '{name}', which the runs do not have "
+                    f"(facets: {_listing(facets)})",
+                )
+    for term in options.get("vca_interactions", []) or []:
+        parts = str(term).replace("/", ":").split(":")
+        allowed = ["segment_id", *facets]
+        unknown = [p for p in parts if p not in allowed]
+        if len(parts) < 2 or unknown:
+            problem = (
+                f"'{unknown[0]}' is neither segment_id nor a facet"
+                if unknown
+                else "a term joins two or more names with ':'"
+            )
+            raise InputError(
+                None,
+                f"analyses.vca_interactions has '{term}': {problem} "
+                f"(allowed names: {_listing(allowed)})",
+            )
+    if has_dev_score and options.get("dev_score_better") is None:
+        raise InputError(
+            None,
+            f"the runs have a dev score ({dev_score_source}), so analyses.dev_score_better is "
+            "required: lower or higher (one dev score selects the best run for every metric, "
+            "so no metric's direction can stand in for it)",
+        )
+
+
+def check_report_options(options: Mapping[str, Any]) -> None:
+    """``report.date`` is text (or a YAML date or number, shown as written)."""
+    date = options.get("date")
+    if date is not None and not isinstance(date, str | int | float | datetime.date):
+        raise InputError(
+            None,
+            f"report.date is a {type(date).__name__} ({date!r}); it must be text such as "
+            "\"2026-11-26\" or 'November 2026'",
+        )
