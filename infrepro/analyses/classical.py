@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from infrepro.io.errors import plural
+
 from .data import RUN, SEGMENT, SYSTEM, MetricData, best_runs, run_means
 from .fitlog import FitLog
 from .pvalues import format_p
@@ -89,23 +91,37 @@ def classical_tests(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
         subset = f"{baseline} vs {other}"
         a, b = _aligned(data, best.loc[baseline, RUN], best.loc[other, RUN])
         note = f"best runs {best.loc[baseline, RUN]} vs {best.loc[other, RUN]}"
-        estimate = float(a.mean() - b.mean())
-        p, count = paired_bootstrap(a, b, boot_samples, boot_seed)
-        rows.append(
-            _row(
-                data,
-                "paired bootstrap",
+        estimate = float(a.mean() - b.mean()) if a.size else math.nan
+        if a.size < 2:
+            # One segment: every resample repeats the observed difference, so the shifted
+            # bootstrap distribution is a point and would report the smallest possible p.
+            log.skip(
+                "classical",
                 subset,
-                other,
-                count,
-                estimate,
-                p,
-                a.size,
-                boot_samples,
-                boot_seed,
-                note,
+                "",
+                f"paired bootstrap: the best runs share {plural(a.size, 'segment')}; "
+                "resampling needs at least 2",
             )
-        )
+        else:
+            p, count = paired_bootstrap(a, b, boot_samples, boot_seed)
+            rows.append(
+                _row(
+                    data,
+                    "paired bootstrap",
+                    subset,
+                    other,
+                    count,
+                    estimate,
+                    p,
+                    a.size,
+                    boot_samples,
+                    boot_seed,
+                    note,
+                )
+            )
+        if a.size == 0:
+            log.skip("classical", subset, "", "approximate randomization: no shared segments")
+            continue
         p, count = approximate_randomization(a, b, perm_samples, perm_seed)
         rows.append(
             _row(

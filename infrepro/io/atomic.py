@@ -1,7 +1,8 @@
 """Atomic output: write to a temporary file beside the target, then rename.
 
 A killed job therefore never leaves a half-written file under the final name that a later run
-would trust.
+would trust. The file gets the permissions a plain ``open()`` would give it under the user's umask
+(``mkstemp`` alone makes it 0600, unreadable to co-authors on a shared file system).
 """
 
 from __future__ import annotations
@@ -18,6 +19,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 
+def current_umask() -> int:
+    """The process's umask (read by setting it and setting it back: there is no getter)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path in the target's folder; rename it to ``path`` on success."""
@@ -28,6 +36,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)

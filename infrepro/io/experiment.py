@@ -23,6 +23,7 @@ from .options import check_analysis_options, check_property_options, check_repor
 from .runs import DEV_SCORE, RESERVED, SYSTEM, facet_columns, read_runs_sheet
 from .scores import ScoresColumns, read_scores_table
 from .testset import SEGMENT, read_testset
+from .text import require_file
 
 BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
 
@@ -91,8 +92,7 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
     inputs = [str(testset_path), str(runs_path), *map(str, runs["hypotheses"])]
     rarity = config["property_options"]["rarity_corpus"]
     if rarity:
-        if not Path(rarity).is_file():
-            raise InputError(rarity, "rarity frequency corpus not found")
+        require_file(rarity, "rarity frequency corpus")
         inputs.append(str(rarity))
     user_properties = [p for p in properties if p not in BUILTIN_PROPERTIES]
     has_dev = DEV_SCORE in runs and bool(runs[DEV_SCORE].notna().any())

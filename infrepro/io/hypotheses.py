@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import InputError
+from .errors import InputError, plural
 from .tables import LINE_COLUMN, check_unique, read_jsonl, require_columns
-from .text import read_lines
+from .text import read_lines, require_file
 
 
 def read_hypotheses(path: str | Path, segment_ids: Sequence[str]) -> list[str]:
@@ -17,15 +17,15 @@ def read_hypotheses(path: str | Path, segment_ids: Sequence[str]) -> list[str]:
     hypothesis); a ``.jsonl`` file holds ``segment_id`` and ``hypothesis`` per line in any order.
     """
     file = Path(path)
-    if not file.is_file():
-        raise InputError(file, "hypotheses file not found")
+    require_file(file, "hypotheses file")
     if file.suffix == ".jsonl":
         return _read_jsonl_hypotheses(file, segment_ids)
     lines = read_lines(file)
     if len(lines) != len(segment_ids):
         raise InputError(
             file,
-            f"has {len(lines)} lines but the test set has {len(segment_ids)} segments; "
+            f"has {plural(len(lines), 'line')} but the test set has "
+            f"{plural(len(segment_ids), 'segment')}; "
             "expected one hypothesis per line in test-set order",
         )
     return lines

@@ -9,13 +9,14 @@ import pandas as pd
 
 from .errors import InputError
 from .tables import LINE_COLUMN, check_nonempty, check_unique, read_table, require_columns
+from .text import not_a_file
 
 RUN = "run_id"
 SYSTEM = "system"
 HYPOTHESES = "hypotheses"
 DEV_SCORE = "dev_score"
 RESERVED = (RUN, SYSTEM, HYPOTHESES, DEV_SCORE, "segment_id")
-_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=@-]*$")
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=@-]*")  # fullmatch: "$" would allow a final \n
 
 
 def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFrame:
@@ -32,10 +33,10 @@ def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFra
         frame[column] = frame[column].map(str)
     check_unique(frame, sheet, RUN)
     for run_id, line in zip(frame[RUN], frame[LINE_COLUMN], strict=True):
-        if not _RUN_ID.match(run_id):
+        if not _RUN_ID.fullmatch(run_id):
             raise InputError(
                 sheet,
-                f"run_id '{run_id}' may hold only letters, digits and . _ + = @ - "
+                f"run_id {run_id!r} may hold only letters, digits and . _ + = @ - "
                 "(it names output files)",
                 line=int(line),
                 column=RUN,
@@ -46,9 +47,10 @@ def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFra
     ]
     if check_files:
         for hyp, line in zip(frame[HYPOTHESES], frame[LINE_COLUMN], strict=True):
-            if not Path(hyp).is_file():
+            problem = not_a_file(hyp)
+            if problem is not None:
                 raise InputError(
-                    sheet, f"hypotheses file not found: {hyp}", line=int(line), column=HYPOTHESES
+                    sheet, f"hypotheses file {problem}: {hyp}", line=int(line), column=HYPOTHESES
                 )
     if DEV_SCORE in frame.columns:
         frame[DEV_SCORE] = _numeric_column(frame, sheet, DEV_SCORE)

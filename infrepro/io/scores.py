@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .text import require_file
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,7 @@ class ScoresColumns:
 def read_raw_scores(path: str | Path) -> pd.DataFrame:
     """Read a CSV/TSV/Parquet file (gzip allowed) with every column as text (Parquet: as stored)."""
     file = Path(path)
-    if not file.is_file():
-        raise InputError(file, "scores file not found")
+    require_file(file, "scores file")
     name = file.name.lower()
     if name.endswith(".parquet"):
         return pd.read_parquet(file)

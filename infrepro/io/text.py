@@ -7,6 +7,7 @@ with references.
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from .errors import InputError
@@ -52,9 +53,39 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def not_a_file(path: str | Path) -> str | None:
+    """Why ``path`` cannot be read as a regular file (``not found``, ``is a directory`` ...), or
+    None when it is one. Checked before reading, so a FIFO never blocks start-up."""
+    try:
+        mode = Path(path).stat().st_mode
+    except FileNotFoundError:
+        return "not found"
+    except OSError as err:
+        return f"cannot be read ({err.strerror})"
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return f"is {kind}, not a regular file" if kind.startswith("a ") else f"is {kind}"
+
+
+def require_file(path: str | Path, what: str = "file") -> None:
+    """Raise naming ``path`` and what it is when it is not a readable regular file."""
+    problem = not_a_file(path)
+    if problem is not None:
+        raise InputError(path, f"{what} {problem}")
+
+
 def read_lines(path: str | Path) -> list[str]:
     """Read a UTF-8 text file as a list of lines (see module docstring for the rules)."""
     file = Path(path)
-    if not file.is_file():
-        raise InputError(file, "file not found")
+    require_file(file)
     return split_lines(decode_utf8(file.read_bytes(), file))

@@ -50,7 +50,7 @@ def _response(data: pd.DataFrame, name: str) -> np.ndarray:
     if n_inf:
         raise LmmError(f"response {name!r} has {n_inf} infinite value(s)")
     if len(y) and np.all(y == y[0]):
-        raise LmmError(f"response {name!r} is constant ({y[0]!r}); nothing to model")
+        raise LmmError(f"response {name!r} is constant ({float(y[0]):g}); nothing to model")
     return y
 
 
