@@ -121,23 +121,23 @@ def classical_tests(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
             )
         if a.size == 0:
             log.skip("classical", subset, "", "approximate randomization: no shared segments")
-            continue
-        p, count = approximate_randomization(a, b, perm_samples, perm_seed)
-        rows.append(
-            _row(
-                data,
-                "approximate randomization",
-                subset,
-                other,
-                count,
-                estimate,
-                p,
-                a.size,
-                perm_samples,
-                perm_seed,
-                note,
+        else:
+            p, count = approximate_randomization(a, b, perm_samples, perm_seed)
+            rows.append(
+                _row(
+                    data,
+                    "approximate randomization",
+                    subset,
+                    other,
+                    count,
+                    estimate,
+                    p,
+                    a.size,
+                    perm_samples,
+                    perm_seed,
+                    note,
+                )
             )
-        )
         first = means.loc[means[SYSTEM] == baseline, "mean"].to_numpy()
         second = means.loc[means[SYSTEM] == other, "mean"].to_numpy()
         if min(first.size, second.size) < 2:

@@ -170,6 +170,7 @@ def factor_analysis(
         levels=_levels(rows, factor, reference),
         analysis=analysis,
         subset=subset,
+        bin_column=data.bin_column(prop),
     )
     if data.is_numeric(prop) and pd.api.types.is_numeric_dtype(rows[prop]):
         post.slopes(tables)
@@ -205,6 +206,7 @@ class _PostHoc:
     levels: list[str]
     analysis: str
     subset: str
+    bin_column: str
 
     def key(self) -> dict[str, object]:
         """The columns every row of these tables starts with."""
@@ -263,10 +265,9 @@ class _PostHoc:
                     "upper": float(estimate + Z95 * se),
                 }
             )
-        bin_column = self.prop + "_bin"
-        if bin_column not in self.rows:
+        if self.bin_column not in self.rows:
             return
-        observed = self.rows.groupby([self.factor, bin_column], sort=False).agg(
+        observed = self.rows.groupby([self.factor, self.bin_column], sort=False).agg(
             x=(self.prop, "mean"),
             estimate=(self.metric, "mean"),
             sd=(self.metric, "std"),

@@ -10,6 +10,8 @@ import pandas as pd
 
 from infrepro.properties.bins import BIN_SUFFIX
 
+from .names import Names
+
 SEGMENT = "segment_id"
 RUN = "run_id"
 SYSTEM = "system"
@@ -26,7 +28,12 @@ def distinct_strings(values: pd.Series) -> set[str]:
 
 @dataclass(frozen=True)
 class MetricData:
-    """One metric's evaluation table plus the experiment's structure."""
+    """One metric's evaluation table plus the experiment's structure.
+
+    Built by :func:`~infrepro.analyses.runner.load_metric_data`, its metric, facet and property
+    names (fields, columns, options) are the safe internal names of ``names``: formulas are built
+    from them, never from a user's spelling (see :mod:`infrepro.analyses.names`).
+    """
 
     metric: str
     better: str
@@ -37,6 +44,7 @@ class MetricData:
     properties: list[str]
     options: Mapping[str, Any] = field(default_factory=dict)
     bin_order: Mapping[str, list[str]] = field(default_factory=dict)
+    names: Names = field(default_factory=Names)
 
     @property
     def systems(self) -> list[str]:
@@ -63,11 +71,15 @@ class MetricData:
     def is_numeric(self, prop: str) -> bool:
         return pd.api.types.is_numeric_dtype(self.evaluation[prop])
 
+    def bin_column(self, prop: str) -> str:
+        """The (internal) name of a property's binned column, present or not."""
+        return self.names.internal(self.names.user(prop) + BIN_SUFFIX)
+
     def property_variants(self, prop: str) -> list[str]:
         """The property itself, plus its binned version when it is numeric and binned."""
         variants = [prop]
-        if self.is_numeric(prop) and prop + BIN_SUFFIX in self.evaluation:
-            variants.append(prop + BIN_SUFFIX)
+        if self.is_numeric(prop) and self.bin_column(prop) in self.evaluation:
+            variants.append(self.bin_column(prop))
         return variants
 
     def rows_of(

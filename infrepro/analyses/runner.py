@@ -7,12 +7,15 @@ from typing import Any
 
 import pandas as pd
 
+from infrepro.properties.bins import BIN_SUFFIX
+
 from .classical import classical_tests
 from .comparison import compare_systems
 from .conditional import conditional_analyses
 from .data import MetricData
 from .fitlog import FitLog
 from .metaparam import metaparameter_interactions
+from .names import Names
 from .tables import complete
 from .variance import variance_components
 
@@ -31,20 +34,28 @@ def load_metric_data(
     properties: list[str],
     options: Mapping[str, Any],
 ) -> MetricData:
-    """Bundle one metric's view of the evaluation table with the experiment's structure."""
+    """Bundle one metric's view of the evaluation table with the experiment's structure.
+
+    The metric, facet and property columns (and the properties' bins) get safe internal names
+    here, once (:class:`Names`); :func:`run_analysis` gives the tables back the user's names.
+    """
+    binned = [p + BIN_SUFFIX for p in properties if p + BIN_SUFFIX in evaluation]
+    names = Names.of([metric, *facets, *properties, *binned])
     bin_order: dict[str, list[str]] = {}
     for prop, group in bins.groupby("property", sort=False):
-        bin_order[f"{prop}_bin"] = [str(b) for b in group["bin"]]
+        bin_order[names.internal(f"{prop}{BIN_SUFFIX}")] = [str(b) for b in group["bin"]]
+    inner = names.internal(metric)
     return MetricData(
-        metric=metric,
+        metric=inner,
         better=better,
         baseline=baseline,
-        evaluation=evaluation.dropna(subset=[metric]).reset_index(drop=True),
-        runs=runs,
-        facets=facets,
-        properties=properties,
-        options=options,
+        evaluation=names.rename_columns(evaluation.dropna(subset=[metric])).reset_index(drop=True),
+        runs=names.rename_columns(runs),
+        facets=names.internal_list(facets),
+        properties=names.internal_list(properties),
+        options=names.internal_options(options),
         bin_order=bin_order,
+        names=names,
     )
 
 
@@ -53,6 +64,8 @@ def run_analysis(
 ) -> dict[str, pd.DataFrame]:
     """All tables of one analysis; tables it does not produce come back empty."""
     log = FitLog(data.metric)
+    if components is not None:
+        components = data.names.internal_values(components, ["component"])
     if name == "comparison":
         tables = compare_systems(data, log)
     elif name == "conditional":
@@ -69,4 +82,4 @@ def run_analysis(
         raise ValueError(f"unknown analysis '{name}'; choose from {', '.join(ANALYSES)}")
     tables["diagnostics"] = log.diagnostics()
     tables["qq"] = log.qq_table()
-    return complete(tables)
+    return complete({name: data.names.user_table(table) for name, table in tables.items()})

@@ -1,0 +1,109 @@
+"""User column names <-> safe internal names: the one place where names meet model formulas.
+
+A metric, facet or property may be called anything its input file allows (``comet-22``,
+``rand seed``, ``srclen-ratio``, ``(1|x) + y``, Unicode). Formulas would misread such names, so
+:func:`infrepro.analyses.runner.load_metric_data` renames those columns once, to ``_v0_``,
+``_v1_``, ... (valid formula identifiers that no formula keyword or other name can shadow), and
+:func:`infrepro.analyses.runner.run_analysis` maps every output table back with
+:meth:`Names.user_table`. Analysis code therefore builds formulas only from the names in
+:class:`~infrepro.analyses.data.MetricData` (``metric``, ``facets``, ``properties``,
+``property_variants``, ``facets_of``) and never sees a user's spelling.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+_INTERNAL = re.compile(r"(?<![A-Za-z0-9])_v(\d+)_")
+_PLAIN = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]*")  # names a formula reads without backquotes
+
+
+def formula_name(name: str) -> str:
+    """A name as lme4 writes it in a formula: as is when plain, else in backquotes."""
+    return name if _PLAIN.fullmatch(name) else f"`{name}`"
+
+
+@dataclass(frozen=True)
+class Names:
+    """The renaming of one analysis job's user column names (identity when empty)."""
+
+    users: tuple[str, ...] = ()
+    _internal: dict[str, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "_internal", {user: f"_v{i}_" for i, user in enumerate(self.users)}
+        )
+
+    @classmethod
+    def of(cls, names: Iterable[str]) -> Names:
+        """Internal names for ``names`` (each once, in order)."""
+        return cls(tuple(dict.fromkeys(map(str, names))))
+
+    def internal(self, name: str) -> str:
+        """The internal name of a user name (names not renamed stay as they are)."""
+        return self._internal.get(name, name)
+
+    def internal_list(self, names: Iterable[str]) -> list[str]:
+        return [self.internal(n) for n in names]
+
+    def user(self, text: str) -> str:
+        """A cell or column header of an output table in the user's names.
+
+        An internal name standing alone becomes the user's name; inside longer text (a formula,
+        a reason, ``a:b``) it becomes the name as a formula would write it (backquoted if needed).
+        """
+        if not self.users or "_v" not in text:
+            return text
+        whole = _INTERNAL.fullmatch(text)
+        if whole is not None and int(whole.group(1)) < len(self.users):
+            return self.users[int(whole.group(1))]
+        return _INTERNAL.sub(self._display, text)
+
+    def _display(self, match: re.Match[str]) -> str:
+        index = int(match.group(1))
+        return formula_name(self.users[index]) if index < len(self.users) else match.group(0)
+
+    def rename_columns(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` with user-named columns renamed to internal names."""
+        return frame.rename(columns={u: i for u, i in self._internal.items() if u in frame})
+
+    def user_table(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """An output table with every header and text cell back in the user's names."""
+        if not self.users:
+            return frame
+        out = frame.rename(columns={c: self.user(c) for c in frame.columns if isinstance(c, str)})
+        for column in out.columns:
+            dtype = out[column].dtype
+            if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+                values = out[column]
+                mapping = {v: self.user(v) for v in values.unique() if isinstance(v, str)}
+                if any(k != v for k, v in mapping.items()):
+                    out[column] = values.map(
+                        lambda v, m=mapping: m.get(v, v) if isinstance(v, str) else v
+                    )
+        return out
+
+    def internal_values(self, frame: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
+        """``frame`` with the cells of ``columns`` that hold user names renamed (e.g. the
+        variance components a metaparam job reads back from the variance job's table)."""
+        out = frame.copy()
+        for column in columns:
+            out[column] = out[column].map(lambda v: self.internal(v) if isinstance(v, str) else v)
+        return out
+
+    def internal_options(self, options: Mapping[str, object]) -> dict[str, object]:
+        """The analysis options with facet names (``facets``, ``vca_interactions``) renamed."""
+        out = dict(options)
+        facets = options.get("facets") or {}
+        if isinstance(facets, Mapping):
+            out["facets"] = {s: self.internal_list(f) for s, f in facets.items()}
+        terms = options.get("vca_interactions") or []
+        out["vca_interactions"] = [
+            re.sub(r"[^:/]+", lambda m: self.internal(m.group(0)), str(t)) for t in terms
+        ]
+        return out
