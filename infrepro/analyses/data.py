@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from infrepro.io.scores import incomplete_runs
 from infrepro.properties.bins import BIN_SUFFIX
 
 from .names import Names
@@ -98,9 +99,11 @@ def best_runs(data: MetricData) -> pd.DataFrame:
     """The best run of every system: by dev score when every run has one, else by test mean.
 
     Selection by the test mean is what the field often does and is optimistic; it is flagged.
+    Only complete runs (scores of every segment) are candidates, unless a system has none.
     Ties go to the run listed first.
     """
     means = run_means(data)
+    lacking = incomplete_runs(data.evaluation)
     has_dev = "dev_score" in data.runs and data.runs["dev_score"].notna().all()
     # Required whenever runs have a dev score (checked before any job): one dev score serves
     # every metric, so no metric's direction can stand in for it.
@@ -108,6 +111,8 @@ def best_runs(data: MetricData) -> pd.DataFrame:
     rows = []
     for system in data.systems:
         runs = means[means[SYSTEM] == system]
+        complete = runs[~runs[RUN].isin(list(lacking))]
+        runs = complete if not complete.empty else runs
         if has_dev:
             values, better, criterion = runs["dev_score"], dev_better, "dev_score"
         else:

@@ -90,13 +90,20 @@ class FitLog:
 
     def skip(self, analysis: str, subset: str, prop: str, reason: str) -> None:
         """Record an analysis that was not run, and why."""
+        self._record(analysis, subset, prop, reason, "skipped")
+
+    def note(self, analysis: str, subset: str, reason: str) -> None:
+        """Record something about the data the reader must know (status ``note``)."""
+        self._record(analysis, subset, "", reason, "note")
+
+    def _record(self, analysis: str, subset: str, prop: str, reason: str, status: str) -> None:
         row = dict.fromkeys(DIAGNOSTIC_COLUMNS, "")
         row.update(
             metric=self.metric,
             analysis=analysis,
             subset=subset,
             property=prop,
-            status="skipped",
+            status=status,
             reason=reason,
         )
         self.rows.append(row)

@@ -7,12 +7,14 @@ from typing import Any
 
 import pandas as pd
 
+from infrepro.io.errors import plural
+from infrepro.io.scores import incomplete_runs
 from infrepro.properties.bins import BIN_SUFFIX
 
 from .classical import classical_tests
 from .comparison import compare_systems
 from .conditional import conditional_analyses
-from .data import MetricData
+from .data import SEGMENT, MetricData
 from .fitlog import FitLog
 from .metaparam import metaparameter_interactions
 from .names import Names
@@ -59,6 +61,18 @@ def load_metric_data(
     )
 
 
+def note_incomplete_runs(data: MetricData, log: FitLog) -> None:
+    """List every incomplete run (admitted by ``incomplete_runs: admit``) in the diagnostics."""
+    total = data.evaluation[SEGMENT].nunique()
+    for run, missing in incomplete_runs(data.evaluation).items():
+        log.note(
+            "incomplete runs",
+            run,
+            f"run {run} is incomplete: it lacks {plural(missing, 'segment')} of {total}; "
+            "it is not a candidate for best run",
+        )
+
+
 def run_analysis(
     name: str, data: MetricData, components: pd.DataFrame | None = None
 ) -> dict[str, pd.DataFrame]:
@@ -67,6 +81,7 @@ def run_analysis(
     if components is not None:
         components = data.names.internal_values(components, ["component"])
     if name == "comparison":
+        note_incomplete_runs(data, log)
         tables = compare_systems(data, log)
     elif name == "conditional":
         tables = conditional_analyses(data, log)

@@ -17,11 +17,11 @@ from infrepro.catalog import BETTER as DEFAULT_BETTER
 from infrepro.catalog import KNOWN_METRICS
 from infrepro.properties.bins import BIN_SUFFIX
 
-from .errors import InputError
+from .errors import InputError, plural
 from .hypotheses import read_hypotheses
 from .options import check_analysis_options, check_property_options, check_report_options
 from .runs import DEV_SCORE, RESERVED, SYSTEM, facet_columns, read_runs_sheet
-from .scores import ScoresColumns, read_scores_table
+from .scores import ScoresColumns, incomplete_runs, read_scores_table
 from .testset import SEGMENT, read_testset
 from .text import require_file
 
@@ -123,6 +123,18 @@ def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
     if columns.dev_score:
         runs["dev_score"] = table.drop_duplicates("run_id")["dev_score"].to_numpy()
     systems = _check_baseline(config["baseline"], runs["system"], config["scores"])
+    lacking = incomplete_runs(table)
+    if lacking and config["incomplete_runs"] == "reject":
+        shown = ", ".join(
+            f"{run} lacks {plural(n, 'segment')}" for run, n in list(lacking.items())[:5]
+        )
+        more = f" and {len(lacking) - 5} more" if len(lacking) > 5 else ""
+        raise InputError(
+            config["scores"],
+            f"{plural(len(lacking), 'run is', 'runs are')} incomplete "
+            f"(of {table['segment_id'].nunique()} segments): {shown}{more}; "
+            "complete them, or set incomplete_runs: admit to analyse them anyway",
+        )
     metrics = list(columns.metrics)
     properties = list(columns.properties)
     source = f"{config['scores']} column '{columns.dev_score}'"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -78,9 +79,14 @@ def _numeric_column(frame: pd.DataFrame, path: Path, column: str) -> pd.Series:
             values.append(float("nan"))
             continue
         try:
-            values.append(float(value))
+            number = float(value)
         except (TypeError, ValueError):
             raise InputError(
                 path, f"'{value}' is not a number", line=int(line), column=column
             ) from None
+        if not math.isfinite(number):
+            raise InputError(
+                path, f"'{value}' is not a finite number", line=int(line), column=column
+            )
+        values.append(number)
     return pd.Series(values, index=frame.index, dtype="float64")

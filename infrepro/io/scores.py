@@ -13,6 +13,8 @@ import pandas as pd
 from .errors import InputError
 from .text import require_file
 
+MAX_SCORE_MAGNITUDE = 1e12  # far beyond any metric; squares and sums stay exact enough
+
 
 @dataclass(frozen=True)
 class ScoresColumns:
@@ -125,7 +127,24 @@ def _numeric(series: pd.Series, path: str | Path, column: str) -> pd.Series:
     if missing.any():
         row = int(np.flatnonzero(missing.to_numpy())[0])
         raise InputError(path, "missing score", line=row + 2, column=column)
+    out_of_range = ~(values.abs() <= MAX_SCORE_MAGNITUDE)
+    if out_of_range.any():
+        row = int(np.flatnonzero(out_of_range.to_numpy())[0])
+        raise InputError(
+            path,
+            f"score '{series.iloc[row]}' is not a finite number of magnitude at most "
+            f"{MAX_SCORE_MAGNITUDE:g} (models are fitted in double precision)",
+            line=row + 2,
+            column=column,
+        )
     return values.astype("float64")
+
+
+def incomplete_runs(table: pd.DataFrame) -> dict[str, int]:
+    """Runs that lack some of the table's segments, with how many each lacks (in table order)."""
+    total = table["segment_id"].nunique()
+    counts = table.groupby("run_id", sort=False)["segment_id"].nunique()
+    return {str(run): int(total - n) for run, n in counts.items() if n < total}
 
 
 def _maybe_numeric(series: pd.Series) -> pd.Series:

@@ -42,7 +42,8 @@ def summary_lines(diagnostics: pd.DataFrame) -> list[str]:
     if diagnostics.empty:
         return []
     fitted = diagnostics[diagnostics["status"] == "fitted"]
-    skipped = diagnostics[diagnostics["status"] != "fitted"]
+    skipped = diagnostics[diagnostics["status"] == "skipped"]
+    notes = diagnostics[diagnostics["status"] == "note"]
     lines = [
         f"{len(fitted)} model fits, {len(skipped)} analyses skipped; "
         f"{int((~fitted['converged']).sum())} fits did not converge, "
@@ -55,6 +56,8 @@ def summary_lines(diagnostics: pd.DataFrame) -> list[str]:
             f"{len(small)} fits have facets with fewer than 5 levels ({', '.join(facets)}): "
             "their variance is poorly estimated."
         )
+    for reason in sorted(set(notes["reason"]) - {""}):
+        lines.append(f"Note: {reason}")
     for reason in sorted(set(skipped["reason"]) - {""}):
         lines.append(f"Skipped: {reason}")
     return lines
