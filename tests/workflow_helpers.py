@@ -3,6 +3,7 @@ generated experiment in a temporary folder, and the command that runs Snakemake 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -105,27 +107,61 @@ def make_mini_experiment(root: Path, n_segments: int = 30, n_seeds: int = 2) -> 
     return experiment
 
 
-def snakemake_command(workdir: Path, configfile: Path | None = None) -> list[str]:
-    """The command that runs the repository's workflow in ``workdir`` (no cores, no targets)."""
-    return [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO_ROOT / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(configfile or workdir / "config.yaml"),
-    ]
+def snakemake_command(
+    workdir: Path | None, configfile: Path | str | None = None, *, use_configfile: bool = True
+) -> list[str]:
+    """The command that runs the repository's workflow (no cores, no targets).
+
+    ``workdir`` None leaves out ``--directory`` (Snakemake then works in its own working
+    directory); ``use_configfile`` False leaves out ``--configfile`` (the bundled example's).
+    """
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO_ROOT / "Snakefile")]
+    if workdir is not None:
+        command += ["--directory", str(workdir)]
+    if use_configfile:
+        command += ["--configfile", str(configfile or Path(workdir or ".") / "config.yaml")]
+    return command
 
 
 def run_snakemake(
-    workdir: Path, *args: str, configfile: Path | None = None, targets: tuple[str, ...] = ()
+    workdir: Path,
+    *args: str,
+    configfile: Path | str | None = None,
+    targets: tuple[str, ...] = (),
+    cwd: Path | None = None,
+    directory: bool = True,
+    use_configfile: bool = True,
+    umask: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the repository's workflow in ``workdir`` with 2 cores and capture its output."""
-    command = [*snakemake_command(workdir, configfile), "--cores", "2", *args, *targets]
-    return subprocess.run(command, capture_output=True, text=True, cwd=workdir, timeout=900)
+    """Run the repository's workflow in ``workdir`` with 2 cores and capture its output.
+
+    By default Snakemake is started in ``workdir`` with ``--directory workdir``; ``cwd`` starts
+    it elsewhere, ``directory`` False drops ``--directory``, ``umask`` sets the process's umask.
+    """
+    command = [
+        *snakemake_command(
+            workdir if directory else None, configfile, use_configfile=use_configfile
+        ),
+        "--cores",
+        "2",
+        *args,
+        *targets,
+    ]
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        cwd=cwd or workdir,
+        timeout=900,
+        preexec_fn=None if umask is None else (lambda: os.umask(umask)),
+    )
+
+
+def write_scores(path: Path, frame: pd.DataFrame) -> Path:
+    """Write a scores-mode file (CSV, gzip when the name ends .gz) with the columns as named."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+    return path
 
 
 def job_counts(output: str) -> dict[str, int]:
