@@ -55,7 +55,8 @@ def scores_frame(
     seed: int = 3,
 ) -> pd.DataFrame:
     """Per-segment scores of ``runs`` runs per system; ``columns`` names each role's column
-    (segment, system, run, metric, and optionally facet2, prop, prop2, prop3, category)."""
+    (segment, system, run, metric, and optionally facet2, facet3, prop, prop2, prop3,
+    category)."""
     rng = np.random.default_rng(seed)
     rows = []
     for s_index, system in enumerate(systems):
@@ -75,11 +76,11 @@ def scores_frame(
                 }
                 extra = {
                     "facet2": run % 2,
+                    "facet3": "ä" if run % 3 else "ö",
                     "prop": length,
                     "prop2": (seg * 5) % 7 + 0.5,
                     "prop3": length + 0.25,
                     "category": "kurz" if seg % 2 else "lang",
-                    "metric2": 0.3 - 0.02 * s_index + rng.normal(0, 0.05),
                 }
                 row.update({columns[k]: v for k, v in extra.items() if k in columns})
                 rows.append(row)
@@ -163,17 +164,17 @@ def test_minimal_raw_config_from_another_folder(tmp_path: Path) -> None:
 
 # -- 2. any column name --------------------------------------------------------------------------
 
-ODD = {
+ODD = {  # formula syntax, operators, spaces, Unicode, a keyword-like name
     "segment": "seg id",
     "system": "sys",
     "run": "rand seed",
     "facet2": "(1|x) + y",
+    "facet3": "länge",
     "metric": "comet-22",
-    "metric2": "score",
     "prop": "srclen",
     "prop2": "srclen-ratio",
     "prop3": "src len",
-    "category": "länge",
+    "category": "score",
 }
 
 
@@ -187,11 +188,11 @@ def test_any_column_name_works_everywhere(tmp_path: Path) -> None:
             "segment": ODD["segment"],
             "system": ODD["system"],
             "run": [ODD["system"], ODD["run"]],
-            "metrics": [ODD["metric"], ODD["metric2"]],
-            "facets": [ODD["run"], ODD["facet2"]],
+            "metrics": [ODD["metric"]],
+            "facets": [ODD["run"], ODD["facet2"], ODD["facet3"]],
             "properties": props,
         },
-        "better": {ODD["metric"]: "higher", ODD["metric2"]: "higher"},
+        "better": {ODD["metric"]: "higher"},
         "baseline": "base",
         "analyses": {"vca_interactions": [f"{ODD['run']}:{ODD['facet2']}"]},
     }
@@ -200,8 +201,8 @@ def test_any_column_name_works_everywhere(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     tables = root / "results/tables"
     glrt = pd.read_csv(tables / "glrt.csv", keep_default_na=False)
-    for metric in (ODD["metric"], ODD["metric2"]):
-        assert {"best_vs_best", "all_runs"} <= set(glrt.loc[glrt["metric"] == metric, "analysis"])
+    analyses = set(glrt.loc[glrt["metric"] == ODD["metric"], "analysis"])
+    assert {"best_vs_best", "all_runs", "all_runs_run_aware"} <= analyses
     joint = glrt[glrt["analysis"] == "conditional_joint"]
     assert set(props) <= set(joint["property"])
     assert "`comet-22` ~ system * `srclen-ratio` + (1|segment_id)" in set(joint["h1"])
@@ -209,11 +210,11 @@ def test_any_column_name_works_everywhere(tmp_path: Path) -> None:
     skipped = diagnostics[diagnostics["status"] == "skipped"]
     assert not skipped["reason"].str.contains("syntax|single column|not in list").any()
     components = pd.read_csv(tables / "variance_components.csv", keep_default_na=False)
-    assert {ODD["run"], ODD["facet2"], f"`{ODD['run']}`:`{ODD['facet2']}`"} <= set(
-        components["component"]
-    )
+    facets = [ODD["run"], ODD["facet2"], ODD["facet3"]]
+    interaction = f"`{ODD['run']}`:`{ODD['facet2']}`"
+    assert {*facets, interaction} <= set(components["component"])
     run_means = pd.read_csv(tables / "run_means.csv")
-    assert {ODD["run"], ODD["facet2"]} <= set(run_means.columns)
+    assert set(facets) <= set(run_means.columns)
 
     # the slope labelled srclen-ratio is the slope of srclen-ratio (not of srclen)
     evaluation = pd.read_parquet(root / "results/evaluation.parquet")
@@ -229,7 +230,7 @@ def test_any_column_name_works_everywhere(tmp_path: Path) -> None:
     assert row["slope"].iloc[0] == pytest.approx(direct.fixed_effects["x"], rel=1e-6)
 
     html = (root / "results/report.html").read_text()
-    for name in [ODD["metric"], ODD["prop2"], ODD["category"], "cömp x"]:
+    for name in [ODD["metric"], ODD["prop2"], ODD["facet3"], "cömp x"]:
         assert name in html
 
 
@@ -365,16 +366,18 @@ def test_incomplete_runs_are_rejected_or_admitted_and_listed(tmp_path: Path) -> 
 # -- 5. files others can read --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)])
+@pytest.mark.parametrize(
+    ("umask", "mode"), [(0o022, 0o644), (0o077, 0o600)], ids=["umask 022", "umask 077"]
+)
 def test_outputs_follow_the_umask(tmp_path: Path, umask: int, mode: int) -> None:
     write_scores(tmp_path / "scores.csv", scores_frame(PLAIN, runs=2, segments=4))
     config = plain_config(analyses={"run": ["comparison"]})
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    targets = () if umask == 0o022 else ("results/tables/glrt.csv",)
+    targets = () if umask == 0o022 else ("results/evaluation.parquet",)
     result = run_snakemake(tmp_path, umask=umask, targets=targets)
     assert result.returncode == 0, result.stderr[-3000:]
     files = [p for p in (tmp_path / "results").rglob("*") if p.is_file()]
-    assert (tmp_path / "results/tables/glrt.csv") in files
+    assert (tmp_path / "results/tables/property_bins.csv") in files
     if umask == 0o022:
         assert (tmp_path / "results/report.html") in files
     modes = {str(p.relative_to(tmp_path)): oct(stat.S_IMODE(p.stat().st_mode)) for p in files}
