@@ -7,11 +7,12 @@ import json
 import os
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from infrepro.analyses.classical import paired_bootstrap
+from infrepro.analyses import MetricData
+from infrepro.analyses.classical import classical_tests
+from infrepro.analyses.fitlog import FitLog
 from infrepro.analyses.names import Names, formula_name
 from infrepro.io import InputError, read_hypotheses, read_runs_sheet
 from infrepro.lmm import LmmError, fit
@@ -71,11 +72,33 @@ def test_reasons_show_plain_numbers() -> None:
     assert "np.float64" not in str(caught.value)
 
 
-def test_bootstrap_differences_of_one_segment_are_degenerate() -> None:
-    """What the classical analysis skips: one difference resampled is always itself, so the
-    shifted bootstrap reports the smallest possible p however small the difference."""
-    p, _ = paired_bootstrap(np.array([0.5]), np.array([0.49]), 99, 1)
-    assert p == pytest.approx(1 / 100)
+def test_paired_bootstrap_on_one_segment_is_skipped_with_its_reason() -> None:
+    """One difference resampled is always itself: the bootstrap would report the smallest
+    possible p. It is skipped, saying why; approximate randomization gives its honest p = 1."""
+    evaluation = pd.DataFrame(
+        {
+            "run_id": ["b1", "b2", "c1", "c2"],
+            "system": ["base", "base", "comp", "comp"],
+            "segment_id": ["s0"] * 4,
+            "ter": [0.5, 0.52, 0.4, 0.41],
+        }
+    )
+    data = MetricData(
+        metric="ter",
+        better="lower",
+        baseline="base",
+        evaluation=evaluation,
+        runs=evaluation[["run_id", "system"]],
+        facets=[],
+        properties=[],
+        options={"bootstrap": {"samples": 99}, "randomization": {"samples": 99}},
+    )
+    log = FitLog("ter")
+    table = classical_tests(data, log)["classical"].set_index("test")
+    assert "paired bootstrap" not in table.index
+    assert table.loc["approximate randomization", "p_value"] == "1"
+    reasons = list(log.diagnostics()["reason"])
+    assert "paired bootstrap: the best runs share 1 segment; resampling needs at least 2" in reasons
 
 
 def test_names_round_trip_through_formulas_and_tables() -> None:
