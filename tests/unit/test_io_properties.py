@@ -68,7 +68,9 @@ def test_wrong_line_count_is_rejected(lines: list[str], delta: int) -> None:
     try:
         read_hypotheses(path, [f"s{i}" for i in range(n_segments)])
     except InputError as err:
-        assert f"has {len(lines)} lines but the test set has {n_segments} segments" in str(err)
+        lines_said = f"{len(lines)} line" + ("" if len(lines) == 1 else "s")
+        segments_said = f"{n_segments} segment" + ("" if n_segments == 1 else "s")
+        assert f"has {lines_said} but the test set has {segments_said}" in str(err)
     else:
         raise AssertionError("a wrong line count was accepted")
 
