@@ -132,7 +132,7 @@ class FixedDesign:
         return np.hstack(blocks)
 
 
-def _term_columns(
+def term_column_names(
     term: tuple[str, ...], full: tuple[bool, ...], variables: Mapping[str, Variable]
 ) -> list[str]:
     names = [""]
@@ -198,7 +198,7 @@ def build_fixed(
     full = _term_codes(parsed, variables)
     columns: list[str] = ["(Intercept)"] if parsed.intercept else []
     for term, flags in zip(parsed.fixed_terms, full, strict=True):
-        columns.extend(_term_columns(term, flags, variables))
+        columns.extend(term_column_names(term, flags, variables))
     design = FixedDesign(
         intercept=parsed.intercept,
         terms=parsed.fixed_terms,
@@ -268,26 +268,34 @@ class RandomColumns:
 def random_columns(
     data: pd.DataFrame, term: RandomTerm, cache: dict[str, np.ndarray]
 ) -> RandomColumns:
-    """Codes and weights of one random term's columns (see RandomColumns)."""
-    codes, q = encode_groups(data, term.variables, cache)
+    """Codes and weights of one random term's columns (see RandomColumns).
+
+    A dummy() term reads its grouping variables on its own rows only, so a facet that is
+    missing for the other rows (a lambda the baseline lacks) can group one system's runs.
+    """
     if not term.weighted:
+        codes, q = encode_groups(data, term.variables, cache)
         return RandomColumns(codes, q, None)
     if term.slope is not None:
+        codes, q = encode_groups(data, term.variables, cache)
         col = data[term.slope]
         if is_categorical(col):
-            raise LmmError(f"random slope {term.slope!r} in ({term.name}) must be numeric")
+            raise LmmError(f"random slope {term.slope!r} in {term.written} must be numeric")
         w = pd.to_numeric(col, errors="raise").to_numpy(dtype=float)
         bad = int(np.count_nonzero(~np.isfinite(w)))
         if bad:
             raise LmmError(f"random slope {term.slope!r} has {bad} missing or infinite value(s)")
-    else:
-        assert term.indicator is not None
-        factor, level = term.indicator
-        labels = np.asarray(_level_strings(data[factor].to_numpy(dtype=object)), dtype=object)
-        w = (labels == level).astype(float)
-        if not w.any():
-            raise LmmError(f"level {level!r} does not occur in column {factor!r} ({term.name})")
-    # keep only levels with a non-zero column; rows with weight 0 point at level 0
-    used = np.bincount(codes, weights=np.abs(w), minlength=q) > 0
-    remap = np.cumsum(used) - 1
-    return RandomColumns(np.where(w != 0, remap[codes], 0), int(used.sum()), w)
+        # keep only levels with a non-zero column
+        used = np.bincount(codes, weights=np.abs(w), minlength=q) > 0
+        remap = np.cumsum(used) - 1
+        return RandomColumns(np.where(w != 0, remap[codes], 0), int(used.sum()), w)
+    assert term.indicator is not None
+    factor, level = term.indicator
+    labels = np.asarray(_level_strings(data[factor].to_numpy(dtype=object)), dtype=object)
+    mask = labels == level
+    if not mask.any():
+        raise LmmError(f"level {level!r} does not occur in column {factor!r} ({term.written})")
+    sub_codes, q = encode_groups(data[mask], term.variables, {})
+    codes = np.zeros(len(data), dtype=np.int64)
+    codes[mask] = sub_codes
+    return RandomColumns(codes, q, mask.astype(float))

@@ -143,6 +143,17 @@ class LmmResult:
             L = self.contrast_matrix(L)
         return contest(self.ddf_core, np.asarray(L, dtype=float), method)
 
+    def term_columns(self, *variables: str) -> list[str]:
+        """The coefficient names of the fixed term made of exactly these variables."""
+        from .design import term_column_names
+
+        design = self.design
+        if design is not None:
+            for term, full in zip(design.terms, design.full_coding, strict=True):
+                if set(term) == set(variables):
+                    return term_column_names(term, full, design.variables)
+        raise LmmError(f"{':'.join(variables)} is not a fixed term of {self.formula!r}")
+
     def kr_feasible(self) -> bool:
         """Whether an exact Kenward-Roger computation is within ddf.KR_MAX_COLUMNS."""
         from .ddf import KR_MAX_COLUMNS
