@@ -40,7 +40,7 @@ from .errors import LmmError
 
 SATTERTHWAITE = "Satterthwaite"
 KENWARD_ROGER = "Kenward-Roger"
-KR_MAX_COLUMNS = 4000  # above this many random-effect columns KR costs too much: Satterthwaite
+KR_MAX_COLUMNS = 1200  # above this many random-effect columns KR (dense q x q) costs seconds: Satterthwaite
 _ZERO_TOL = float(np.sqrt(np.finfo(float).eps / 7e-7))  # numDeriv's zero.tol
 
 
