@@ -52,5 +52,5 @@ def effect_label(d: float) -> str:
 
 
 def effect_size(difference: float, sigma: float) -> float:
-    """Standardized difference: (mean_1 - mean_2) / residual SD of the H1 fit (METHOD.md 4)."""
+    """Standardized difference (mean_1 - mean_2) / residual SD of the H1 fit (docs/method.md §4)."""
     return difference / sigma if sigma > 0 else math.nan

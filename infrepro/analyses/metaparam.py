@@ -1,7 +1,8 @@
 """Meta-parameter importance and meta-parameter x data property interactions.
 
 The facet with the largest variance share of a system (from its VCA) becomes a fixed effect,
-crossed with each property: ``score ~ f * d + (1|s)`` vs ``score ~ f + d + (1|s)`` (METHOD.md 4).
+crossed with each property: ``score ~ f * d + (1|s)`` vs ``score ~ f + d + (1|s)``
+(docs/method.md §8).
 """
 
 from __future__ import annotations
