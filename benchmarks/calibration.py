@@ -42,9 +42,9 @@ from dataclasses import dataclass
 from scipy import stats
 
 from infrepro.analyses.classical import classical_tests
-from infrepro.analyses.comparison import formulas
 from infrepro.analyses.fitlog import FitLog
 from infrepro.analyses.glrt import run_glrt
+from infrepro.analyses.models import comparison_formulas as formulas
 from infrepro.simulate import REAL_RUN_SD, a_vs_a, simulate
 
 ALPHA = 0.05

@@ -382,9 +382,11 @@ class ProfiledDeviance:
         y: np.ndarray,
         reml: bool,
         path: str = "auto",
+        weights: list[np.ndarray | None] | None = None,
     ) -> None:
         n, p = X.shape
-        layout = choose_layout(codes, nlevels, p)
+        wts = list(weights) if weights is not None else [None] * len(codes)
+        layout = choose_layout(codes, nlevels, p, [w is not None for w in wts])
         width = layout.n_rest + p + 1
         if path == "auto":
             work = float(layout.n_blocks) * layout.m * width * width
@@ -396,7 +398,7 @@ class ProfiledDeviance:
         self.path = path
         self.layout = layout
         Xy = np.column_stack([X, y]) if p else y[:, None].astype(float)
-        cp = cross_products(layout, codes, Xy, dense=path == "dense")
+        cp = cross_products(layout, codes, Xy, dense=path == "dense", weights=wts)
         args = (layout, list(nlevels), n, p, reml)
         self.impl: _DenseSchur | _SparseSchur = (
             _DenseSchur(args, cp) if path == "dense" else _SparseSchur(args, cp)
@@ -427,6 +429,13 @@ class ProfiledDeviance:
         if not np.isfinite(val):
             return float("inf"), np.zeros_like(x)
         return val, grad
+
+    def pieces(self, theta: np.ndarray) -> tuple[float, float, float, np.ndarray]:
+        """log|L|^2, r2, log|R_X|^2 and (R_X'R_X)^-1 at theta (for the df computations)."""
+        c = self.impl.core(np.abs(np.asarray(theta, dtype=float)))
+        lx = c["lx"]
+        _, cov, logdet_rx = self.impl._beta_cov(lx)
+        return float(c["logdet_l"]), float(lx[-1, -1]) ** 2, logdet_rx, cov
 
     def solve(self, theta: np.ndarray) -> Solution:
         """beta, its unscaled covariance, the conditional modes and the criterion pieces."""
