@@ -16,11 +16,13 @@ import pandas as pd
 
 from infrepro.lmm import LmmResult
 
+from .bootstrap import bootstrap_lrt
 from .data import RUN, SYSTEM, MetricData, best_runs
 from .effects import EffectScale, effect_label, effect_scale
-from .fitlog import FitLog
+from .fitlog import SEGMENT, FitLog
 from .glrt import GlrtOutcome, holm_within, run_glrt
 from .models import comparison_formulas, facet_aware_formula, headline_formula
+from .pvalues import format_p
 from .smalltests import contest, method_label, test_row
 
 HEADLINE = "all_runs_per_system"
@@ -234,6 +236,10 @@ def _one_test(
             note=note,
         )
     )
+    samples = int(data.options.get("bootstrap_lrt", 0) or 0)
+    if samples and analysis == HEADLINE:
+        seed = int((data.options.get("bootstrap") or {}).get("seed", 1))
+        tests.append(_bootstrap_row(log, rows, formula, first, second, subset, samples, seed))
     if len(data.systems) == 2:
         means += _means(data, fitted, analysis, subset, rows)
     contrasts.append(
@@ -251,6 +257,47 @@ def _one_test(
             test.dendf,
         )
     )
+
+
+def _bootstrap_row(
+    log: FitLog,
+    rows: pd.DataFrame,
+    formula: str,
+    first: str,
+    second: str,
+    subset: str,
+    samples: int,
+    seed: int,
+) -> dict[str, object]:
+    """The parametric-bootstrap LRT of the headline model's system effect."""
+    h0 = formula.replace(" ~ system + ", " ~ 1 + ", 1)
+    result = bootstrap_lrt(
+        rows, formula, h0, samples=samples, seed=seed, reference_levels={SYSTEM: first}
+    )
+    log10_p = float(np.log10(result.p_value))
+    return {
+        "metric": log.metric,
+        "analysis": HEADLINE + "_bootstrap",
+        "subset": subset,
+        "property": "",
+        "facet": "",
+        "hypothesis": f"{first} - {second} = 0",
+        "model": f"{formula} vs {h0} (ML)",
+        "method": f"parametric bootstrap ({result.samples} samples)",
+        "estimate": np.nan,
+        "se": np.nan,
+        "statistic": result.lr_stat,
+        "numdf": result.df,
+        "dendf": np.nan,
+        "n_obs": len(rows),
+        "n_segments": int(rows[SEGMENT].nunique()),
+        "n_runs": int(rows[RUN].nunique()),
+        "p_value": format_p(log10_p),
+        "p_holm": format_p(log10_p),
+        "log10_p": log10_p,
+        "log10_p_holm": log10_p,
+        "note": f"seed {seed}; simulated from the REML fit of H0",
+    }
 
 
 def _shared_facets(data: MetricData, rows: pd.DataFrame, system: str) -> list[str]:
@@ -342,8 +389,6 @@ def _contrast_row(
     method: str,
     df: float,
 ) -> dict[str, object]:
-    from .pvalues import format_p
-
     d = scale.d(difference)
     return {
         "metric": data.metric,
