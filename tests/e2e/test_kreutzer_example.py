@@ -5,7 +5,7 @@ Runs the full workflow with `config/kreutzer2020.yaml` (TER, about 20 s) and
 compares `results/tables/*.csv` with the values printed in the thesis (Hagmann 2023) and with the
 lme4 reference values in resources/kreutzer2020/README.md. A printed value is matched to half a
 unit of its last printed digit; "< 0.0001" means below 1e-4. README "Reproducing a paper's
-analysis" and docs/method.md §13 list the same numbers.
+analysis" and docs/method.md §6 list the same numbers.
 """
 
 from __future__ import annotations
