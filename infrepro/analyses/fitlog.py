@@ -39,7 +39,7 @@ QQ_COLUMNS = ["metric", "analysis", "subset", "property", "model", "theoretical"
 
 @dataclass
 class FitLog:
-    """Diagnostics of one metric's fits (METHOD.md section 4, "Diagnostics, always reported")."""
+    """Diagnostics of one metric's fits (docs/method.md §4.6)."""
 
     metric: str
     rows: list[dict[str, object]] = field(default_factory=list)

@@ -21,7 +21,7 @@ from .profiled import LOG_2PI, ProfiledDeviance
 from .result import LmmResult
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
-FEW_LEVELS = 5  # METHOD.md: facets with fewer levels are flagged
+FEW_LEVELS = 5  # docs/method.md §4.6: facets with fewer levels are flagged
 
 
 @contextlib.contextmanager
