@@ -40,7 +40,8 @@ from .errors import LmmError
 
 SATTERTHWAITE = "Satterthwaite"
 KENWARD_ROGER = "Kenward-Roger"
-KR_MAX_COLUMNS = 1200  # above this many random-effect columns KR (dense q x q) costs seconds: Satterthwaite
+# above this many random-effect columns the dense q x q KR costs seconds: Satterthwaite instead
+KR_MAX_COLUMNS = 1200
 _ZERO_TOL = float(np.sqrt(np.finfo(float).eps / 7e-7))  # numDeriv's zero.tol
 
 
