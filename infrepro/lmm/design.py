@@ -276,26 +276,30 @@ def random_columns(
     if not term.weighted:
         codes, q = encode_groups(data, term.variables, cache)
         return RandomColumns(codes, q, None)
+    slope = None
     if term.slope is not None:
-        codes, q = encode_groups(data, term.variables, cache)
         col = data[term.slope]
         if is_categorical(col):
             raise LmmError(f"random slope {term.slope!r} in {term.written} must be numeric")
-        w = pd.to_numeric(col, errors="raise").to_numpy(dtype=float)
-        bad = int(np.count_nonzero(~np.isfinite(w)))
+        slope = pd.to_numeric(col, errors="raise").to_numpy(dtype=float)
+        bad = int(np.count_nonzero(~np.isfinite(slope)))
         if bad:
             raise LmmError(f"random slope {term.slope!r} has {bad} missing or infinite value(s)")
-        # keep only levels with a non-zero column
-        used = np.bincount(codes, weights=np.abs(w), minlength=q) > 0
-        remap = np.cumsum(used) - 1
-        return RandomColumns(np.where(w != 0, remap[codes], 0), int(used.sum()), w)
-    assert term.indicator is not None
-    factor, level = term.indicator
-    labels = np.asarray(_level_strings(data[factor].to_numpy(dtype=object)), dtype=object)
-    mask = labels == level
-    if not mask.any():
-        raise LmmError(f"level {level!r} does not occur in column {factor!r} ({term.written})")
-    sub_codes, q = encode_groups(data[mask], term.variables, {})
-    codes = np.zeros(len(data), dtype=np.int64)
-    codes[mask] = sub_codes
-    return RandomColumns(codes, q, mask.astype(float))
+    if term.indicator is None:
+        assert slope is not None
+        codes, q = encode_groups(data, term.variables, cache)
+        w = slope
+    else:
+        factor, level = term.indicator
+        labels = np.asarray(_level_strings(data[factor].to_numpy(dtype=object)), dtype=object)
+        mask = labels == level
+        if not mask.any():
+            raise LmmError(f"level {level!r} does not occur in column {factor!r} ({term.written})")
+        sub_codes, q = encode_groups(data[mask], term.variables, {})
+        codes = np.zeros(len(data), dtype=np.int64)
+        codes[mask] = sub_codes
+        w = mask.astype(float) if slope is None else mask * slope
+    # keep only levels with a non-zero column; rows with weight 0 point at level 0
+    used = np.bincount(codes, weights=np.abs(w), minlength=q) > 0
+    remap = np.cumsum(used) - 1
+    return RandomColumns(np.where(w != 0, remap[codes], 0), int(used.sum()), w)

@@ -16,7 +16,7 @@ from .ddf import DdfCore
 from .design import FixedDesign, RandomColumns, aliased_columns, build_fixed, random_columns
 from .errors import LmmError
 from .formula import ParsedFormula, parse_formula
-from .optimize import minimize_theta
+from .optimize import OptimResult, minimize_theta
 from .profiled import LOG_2PI, ProfiledDeviance
 from .result import LmmResult
 
@@ -186,12 +186,16 @@ def fit(
     reference_levels: Mapping[str, str] | None = None,
     factors: Sequence[str] | None = None,
     path: str = "auto",
+    theta: np.ndarray | None = None,
 ) -> LmmResult:
-    """Fit a random-intercept LMM as lme4's ``lmer`` does (REML by default, like lmer).
+    """Fit an LMM as lme4's ``lmer`` does (REML by default, like lmer).
 
     ``reference_levels`` sets the baseline level of fixed-effect factors; ``factors`` forces
     numeric columns to be categorical. ``path`` ("auto", "dense", "sparse") selects how the
-    Schur complement of the non-primary random terms is factored (for testing).
+    Schur complement of the non-primary random terms is factored (for testing). ``theta``
+    evaluates the model at given relative SDs instead of optimizing (lme4's
+    ``lmer(..., start = theta, control = lmerControl(optimizer = NULL))``), to compare
+    everything downstream of the optimizer with a reference fit.
     Raises LmmError for unsupported formulas and degenerate data.
     """
     start = time.perf_counter()
@@ -202,7 +206,13 @@ def fit(
         dev = ProfiledDeviance(
             codes, nlevels, X, prep.y_centred, reml=reml, path=path, weights=prep.weights
         )
-        opt = minimize_theta(dev, len(codes))
+        if theta is None:
+            opt = minimize_theta(dev, len(codes))
+        else:
+            given = np.abs(np.asarray(theta, dtype=float))
+            if given.shape != (len(codes),):
+                raise LmmError(f"theta has {given.size} values for {len(codes)} random terms")
+            opt = OptimResult(given, dev(given), True, 1, ["theta given, not optimized"])
         sol = dev.solve(opt.theta)
     beta = prep.beta0 + sol.beta
     # residuals and r2 straight from the rows (exact at the optimum)

@@ -10,7 +10,8 @@ Supported random terms (each becomes one column of Z per level, scaled by one th
 - one uncorrelated slope ``(0 + x|g)``, and ``(1 + x + z || g)``, which lme4 expands into
   ``(1|g) + (0 + x|g) + (0 + z|g)`` (uncorrelated intercept and slopes);
 - intercepts restricted to rows of one factor level, ``(0 + dummy(f, "A")|g)``: with one such
-  term per level, each level (e.g. each system) gets its own variance of g (e.g. runs).
+  term per level, each level (e.g. each system) gets its own variance of g (e.g. runs); and
+  slopes restricted the same way, ``(0 + dummy(f, "A"):x|g)``.
 Correlated slopes ``(1 + x|g)``, other function calls, ``^`` and offsets raise
 :class:`LmmError` naming the term.
 """
@@ -54,10 +55,11 @@ class RandomTerm:
     @property
     def effect(self) -> str:
         """What the term's columns hold, as lme4 names it."""
+        if self.indicator is not None:
+            dummy = f'dummy({self.indicator[0]}, "{self.indicator[1]}")'
+            return dummy if self.slope is None else f"{dummy}:{self.slope}"
         if self.slope is not None:
             return self.slope
-        if self.indicator is not None:
-            return f'dummy({self.indicator[0]}, "{self.indicator[1]}")'
         return "(Intercept)"
 
     @property
@@ -343,7 +345,13 @@ def _effects(source: str, lhs: list[_Tok]) -> tuple[bool, list[RandomTerm]]:
                         f"unsupported function in random term {source}: only "
                         'dummy(factor, "level") is supported'
                     )
-                effects.append(RandomTerm("", (), indicator=(call[2].text, call[4].text)))
+                slope = None
+                after = lhs[i + 6 : i + 8]
+                if len(after) == 2 and after[0].text == ":" and after[1].kind == "name":
+                    slope = after[1].text  # dummy(f, "A"):x, a slope on one level's rows
+                    i += 2
+                indicator = (call[2].text, call[4].text)
+                effects.append(RandomTerm("", (), slope=slope, indicator=indicator))
                 i += 6
             else:
                 effects.append(RandomTerm("", (), slope=t.text))
