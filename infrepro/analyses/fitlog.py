@@ -9,11 +9,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from infrepro.lmm import LmmError, LmmResult, fit, parse_formula
+from infrepro.lmm import FEW_LEVELS, LmmError, LmmResult, fit, parse_formula
 
 SEGMENT = "segment_id"
 RUN = "run_id"
-FEW_LEVELS = 5
 QQ_POINTS = 50
 
 DIAGNOSTIC_COLUMNS = [

@@ -9,12 +9,13 @@ contrasts with Kenward-Roger or Satterthwaite denominator df (ddf.py).
 
 from .ddf import KENWARD_ROGER, SATTERTHWAITE, ContrastTest
 from .errors import LmmError
-from .fit import deviance_function, fit
+from .fit import FEW_LEVELS, deviance_function, fit
 from .formula import ParsedFormula, RandomTerm, parse_formula
 from .lrt import LrtResult, lrt
 from .result import LmmResult
 
 __all__ = [
+    "FEW_LEVELS",
     "KENWARD_ROGER",
     "SATTERTHWAITE",
     "ContrastTest",
