@@ -8,7 +8,7 @@ Each simulated experiment (``infrepro.simulate.a_vs_a``) has ``--segments`` test
 ``--runs`` runs per system. Every run gets its own random offset (SD ``--run-sd``, default 0.011:
 the random-seed component of thesis Table 4.4, BART+R3F Rouge-1, beside segment SD 0.096 and
 residual SD 0.068). Both systems are identical. On all runs it applies the two GLRTs of
-METHOD.md section 4 exactly as ``compare_systems`` does (same ``formulas`` and ``run_glrt``; the
+docs/method.md §4.1 exactly as ``compare_systems`` does (same ``formulas`` and ``run_glrt``; the
 best-vs-best comparison is left out here, it is in benchmarks/validity.py):
 
 - the paper's model: ``score ~ system + (1|segment_id)`` vs ``score ~ 1 + (1|segment_id)``;
@@ -42,9 +42,9 @@ from dataclasses import dataclass
 from scipy import stats
 
 from infrepro.analyses.classical import classical_tests
-from infrepro.analyses.comparison import formulas
 from infrepro.analyses.fitlog import FitLog
 from infrepro.analyses.glrt import run_glrt
+from infrepro.analyses.models import comparison_formulas as formulas
 from infrepro.simulate import REAL_RUN_SD, a_vs_a, simulate
 
 ALPHA = 0.05

@@ -2,7 +2,7 @@
 
 Cases:
   a  the full Kreutzer et al. hyper-parameter grid, REML variance-component analysis
-     (337,284 rows, 7 crossed random intercepts); needs ../shared/data
+     (337,284 rows, 7 crossed random intercepts; bundled in resources/kreutzer2020)
   b  a paper-scale synthetic VCA: 11,490 segments x 30 runs (3 lambda x 2 noise x 5 seeds),
      4 crossed random intercepts, REML
   c  a paper-scale GLRT pair: 11,490 segments x 48 runs (2 systems x 24 runs),
@@ -36,8 +36,7 @@ import numpy as np
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "data"
-KREUTZER_FULL = SHARED / "kreutzer2020" / "data_hyperparameter-marking_full.csv.gz"
+KREUTZER_FULL = REPO / "resources" / "kreutzer2020" / "data_hyperparameter-marking_full.csv.gz"
 FACETS_A = [
     "learning_rate",
     "seed",

@@ -50,9 +50,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calibration import ALPHA, rate_cell, rejects  # noqa: E402
 
 from infrepro.analyses.classical import classical_tests  # noqa: E402
-from infrepro.analyses.comparison import compare_systems, formulas  # noqa: E402
-from infrepro.analyses.conditional import conditional_analyses, property_formulas  # noqa: E402
+from infrepro.analyses.comparison import compare_systems  # noqa: E402
+from infrepro.analyses.conditional import conditional_analyses  # noqa: E402
 from infrepro.analyses.fitlog import FitLog  # noqa: E402
+from infrepro.analyses.models import comparison_formulas as formulas  # noqa: E402
+from infrepro.analyses.models import property_formulas  # noqa: E402
 from infrepro.analyses.variance import variance_components, vca_formula  # noqa: E402
 from infrepro.lmm import LmmError, fit  # noqa: E402
 from infrepro.simulate import (  # noqa: E402
@@ -175,7 +177,8 @@ def recovery_once(sim: Simulation, out: Estimates) -> None:
         realised,
         float(row["se"]),
     )
-    slopes = conditional_analyses(data, log)["slopes"].set_index("group")
+    slopes = conditional_analyses(data, log)["slopes"]
+    slopes = slopes[slopes["analysis"] == "conditional"].set_index("group")
     difference = float(slopes.loc["competitor", "slope"] - slopes.loc["baseline", "slope"])
     se = _slope_difference_se(sim)
     true_slope = truth.property_slopes["competitor"] - truth.property_slopes["baseline"]

@@ -1,4 +1,4 @@
-"""The metrics infrepro computes and the direction in which each is better (METHOD.md section 2).
+"""The metrics infrepro computes and the direction in which each is better (docs/method.md §2).
 
 A dependency-free module, so that config validation can read it without importing the scorers.
 """

@@ -171,7 +171,7 @@ class Truth:
       system's facets (``run_id`` when it has none) and the residual. With property slopes, the
       segment component includes slope^2 * property_sd^2, and slope variation across runs is
       counted in the residual.
-    - ``phi``: segment / total of those components (METHOD.md 4).
+    - ``phi``: segment / total of those components (docs/method.md §4.4).
     - ``property_slopes``: per system, its mean slope over the design grid.
     - ``effects``: realised effects (kind, system, facet, level, value).
     """

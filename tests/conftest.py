@@ -1,13 +1,19 @@
-"""Shared pytest fixtures."""
+"""Shared pytest fixtures, and the CI rule that a skipped test fails the run."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+KREUTZER_DIR = REPO_ROOT / "resources" / "kreutzer2020"
+
+
+def in_ci() -> bool:
+    """True when the environment variable CI is set to a true value (CI=true, as .ci/run sets)."""
+    return os.environ.get("CI", "").strip().lower() not in {"", "0", "false", "no"}
 
 
 @pytest.fixture(scope="session")
@@ -17,17 +23,27 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_data_dir() -> Path:
-    """`../shared/data` beside the checkout; tests that need it skip when it is absent."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip("../shared/data is not present")
-    return SHARED_DATA
+def kreutzer_dir() -> Path:
+    """The bundled Kreutzer et al. (2020) data (resources/kreutzer2020, see its README)."""
+    assert (KREUTZER_DIR / "data_ter.csv.gz").is_file(), f"{KREUTZER_DIR} is incomplete"
+    return KREUTZER_DIR
 
 
-@pytest.fixture(scope="session")
-def kreutzer_dir(shared_data_dir: Path) -> Path:
-    """The Kreutzer et al. (2020) TER data folder."""
-    path = shared_data_dir / "kreutzer2020"
-    if not path.is_dir():
-        pytest.skip("../shared/data/kreutzer2020 is not present")
-    return path
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Under CI, list the skipped tests as the reason the run fails."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if in_ci() and skipped:
+        terminalreporter.section("skipped tests fail the run under CI", sep="=", red=True)
+        for report in skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+            terminalreporter.write_line(f"{report.nodeid}: {reason}")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Under CI every test must run: any skip turns a passing run into a failing one."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or not in_ci():
+        return
+    if reporter.stats.get("skipped") and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import infrepro.lmm.profiled as profiled
-from infrepro.lmm import fit
+from infrepro.lmm import deviance_function, fit, parse_formula
 from infrepro.lmm.design import encode_groups
 from infrepro.lmm.layout import choose_layout
 from infrepro.lmm.profiled import ProfiledDeviance
@@ -171,3 +171,57 @@ def test_boundary_optimum_is_exactly_zero_and_flagged() -> None:
     assert res.variance_components["run"] == 0.0
     assert res.singular and res.converged
     assert any("singular" in m for m in res.messages)
+
+
+WEIGHTED = [
+    "y ~ x + (1|s) + (0 + dummy(a, 'a0')|b) + (0 + dummy(a, 'a1')|b)",
+    "y ~ x + (1|s) + (1 + x || b)",
+    "y ~ x + (1|s) + (1|a) + (0 + dummy(a, 'a1'):x|b)",
+]
+
+
+@pytest.mark.parametrize("formula", WEIGHTED, ids=["per-level", "slopes", "level-slope"])
+@pytest.mark.parametrize("reml", [False, True])
+def test_weighted_terms_gradient_and_paths(formula: str, reml: bool) -> None:
+    """Slopes and dummy() terms scale Z's columns; the analytic gradient (derived for any Z
+    with a diagonal Lambda) and the sparse path must still agree with differences / dense."""
+    df = _grid()
+    dense = deviance_function(formula, df, reml=reml, path="dense")
+    sparse = deviance_function(formula, df, reml=reml, path="sparse")
+    rng = np.random.default_rng(2)
+    k = len(parse_formula(formula).random_terms)
+    for _ in range(3):
+        theta = rng.uniform(0.1, 1.5, k)
+        assert dense(theta) == pytest.approx(sparse(theta), rel=1e-10)
+    prep_dev = _weighted_deviance(formula, df, reml)
+    val, grad = prep_dev.value_and_grad(theta)
+    h = 1e-6
+    fd = np.array([(dense(theta + e) - dense(theta - e)) / (2 * h) for e in np.eye(k) * h])
+    assert val == pytest.approx(dense(theta), rel=1e-12)
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-6 * np.max(np.abs(fd)))
+
+
+def _weighted_deviance(formula: str, df: pd.DataFrame, reml: bool) -> ProfiledDeviance:
+    from infrepro.lmm.fit import _prepare
+
+    prep = _prepare(formula, df, None, None)
+    return ProfiledDeviance(
+        prep.codes,
+        prep.nlevels,
+        prep.X,
+        prep.y_centred,
+        reml=reml,
+        path="dense",
+        weights=prep.weights,
+    )
+
+
+def test_residuals_include_weighted_random_effects() -> None:
+    """The fit's criterion takes r2 from the rows (residuals + |u|^2); it equals the profiled
+    criterion only if slope and dummy() columns enter the fitted values with their weights."""
+    df = _grid()
+    for formula in WEIGHTED:
+        result = fit(formula, df)
+        profiled_value = deviance_function(formula, df, reml=True)(result.theta)
+        assert result.criterion == pytest.approx(profiled_value, rel=1e-10)
+        assert np.isfinite(result.residuals).all()

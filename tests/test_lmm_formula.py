@@ -52,8 +52,10 @@ def test_backquoted_names() -> None:
     [
         ("y ~ x + (x|g)", "(x|g)"),
         ("y ~ x + (1 + x|g)", "(1 + x|g)"),
-        ("y ~ x + (0 + x|g)", "(0 + x|g)"),
-        ("y ~ (1||g)", "(1||g)"),
+        ("y ~ x + (0 + x + z|g)", "(0 + x + z|g)"),
+        ("y ~ x + (0 + log(x)|g)", "dummy(factor"),
+        ("y ~ x + (0 + dummy(a)|g)", "dummy(factor"),
+        ("y ~ x + (1 + x || a/b)", "nested"),
         ("y ~ log(x) + (1|g)", "log(x)"),
         ("y ~ a^2 + (1|g)", "^2"),
         ("y ~ a", "no random-effects terms"),
@@ -151,3 +153,26 @@ def test_aliased_columns() -> None:
     X = np.column_stack([np.ones(50), x, 2 * x - 1, rng.normal(size=50), np.zeros(50)])
     assert aliased_columns(X) == [2, 4]
     assert aliased_columns(X[:, [0, 1, 3]]) == []
+
+
+def test_uncorrelated_slopes_expand_like_lme4() -> None:
+    f = parse_formula("y ~ x + (1|s) + (1 + x + z || g)")
+    assert f.random_names == ("s", "g", "x|g", "z|g")
+    assert [t.slope for t in f.random_terms] == [None, None, "x", "z"]
+    assert [t.written for t in f.random_terms] == ["(1|s)", "(1|g)", "(0 + x|g)", "(0 + z|g)"]
+    assert parse_formula("y ~ x + (0 + x || g)").random_names == ("x|g",)
+    assert parse_formula("y ~ x + (1 || g)").random_names == ("g",)
+
+
+def test_dummy_terms_give_one_variance_per_level() -> None:
+    f = parse_formula(
+        "y ~ sys + (1|s) + (0 + dummy(sys, \"A\")|run) + (0 + dummy(`my sys`, 'B 2')|run)"
+    )
+    assert f.random_names == (
+        "s",
+        'dummy(sys, "A")|run',
+        'dummy(my sys, "B 2")|run',
+    )
+    assert f.random_terms[1].indicator == ("sys", "A")
+    assert f.random_terms[2].indicator == ("my sys", "B 2")
+    assert f.fixed_labels == ("sys",)

@@ -27,9 +27,9 @@ import pytest
 from infrepro.lmm import LmmResult, deviance_function, fit
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
+RESOURCES = Path(__file__).resolve().parents[1] / "resources"  # data.source "resources"
 FIXTURES = sorted((GOLDEN / "fixtures").glob("*.json"))
-if not FIXTURES:
-    pytest.skip("no golden fixtures yet (tests/golden/fixtures)", allow_module_level=True)
+assert FIXTURES, "no golden fixtures in tests/golden/fixtures"
 
 LL_REL = 1e-6
 COEF_REL = 1e-4
@@ -54,12 +54,11 @@ def _read_csv(path: str, string_cols: tuple[str, ...]) -> pd.DataFrame:
     )
 
 
-def load_case_data(fx: dict, shared: Path | None) -> pd.DataFrame:
+def load_case_data(fx: dict) -> pd.DataFrame:
     """The golden loader contract (make_golden.R): factor and filter columns as strings,
     filter rows, then apply the recipe."""
     spec = fx["data"]
-    base = shared if spec["source"] == "shared" else GOLDEN
-    assert base is not None
+    base = {"resources": RESOURCES, "local": GOLDEN}[spec["source"]]
     filt = spec.get("filter") or {}
     cols = tuple(sorted(set(fx["factors"]) | set(filt)))
     df = _read_csv(str(base / spec["path"]), cols)
@@ -79,10 +78,10 @@ def load_case_data(fx: dict, shared: Path | None) -> pd.DataFrame:
 
 
 @cache
-def _fitted(case_path: str, shared: str | None) -> tuple[dict, LmmResult, float, float]:
+def _fitted(case_path: str) -> tuple[dict, LmmResult, float, float]:
     """Our fit, our criterion at lme4's theta, and our criterion at our theta."""
     fx = _load_fixture(Path(case_path))
-    df = load_case_data(fx, Path(shared) if shared else None)
+    df = load_case_data(fx)
     res = fit(fx["formula"], df, reml=fx["reml"], factors=fx["factors"])
     crit = deviance_function(fx["formula"], df, reml=fx["reml"], factors=fx["factors"])
     lme4_theta = dict(zip(fx["theta_names"], fx["theta"], strict=True))
@@ -92,12 +91,7 @@ def _fitted(case_path: str, shared: str | None) -> tuple[dict, LmmResult, float,
 
 @pytest.fixture(params=FIXTURES, ids=[p.stem for p in FIXTURES])
 def case(request: pytest.FixtureRequest) -> tuple[dict, LmmResult, float, float]:
-    path: Path = request.param
-    fx = _load_fixture(path)
-    shared = None
-    if fx["data"]["source"] == "shared":
-        shared = str(request.getfixturevalue("shared_data_dir"))
-    return _fitted(str(path), shared)
+    return _fitted(str(request.param))
 
 
 def _lme4_early(fx: dict, ours_at_lme4: float, ours_at_ours: float) -> bool:

@@ -78,7 +78,7 @@ def test_lrt_clips_tiny_negative_noise() -> None:
 
 
 def test_kreutzer_reference_lrt(kreutzer_dir: Path) -> None:
-    """R lme4 values from ../shared/data/kreutzer2020/README.md."""
+    """R lme4 values from resources/kreutzer2020/README.md."""
     df = pd.read_csv(
         kreutzer_dir / "data_ter.csv.gz",
         dtype={"sentence_id": str, "system": str, "replication": str},

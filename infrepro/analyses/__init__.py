@@ -1,4 +1,4 @@
-"""The statistical analyses of METHOD.md section 4 on the evaluation table."""
+"""The statistical analyses of docs/method.md §4 and §4b on the evaluation table."""
 
 from .data import MetricData, best_runs, run_means
 from .runner import ANALYSES, load_metric_data, run_analysis

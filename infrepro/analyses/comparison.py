@@ -1,52 +1,67 @@
-"""System comparisons: best-vs-best (training reproducibility) and all runs (inferential
-reproducibility), the paper's model and the run-aware model, omnibus and pairwise GLRTs."""
+"""System comparisons (docs/method.md §4.1, §4b).
+
+The paper's GLRTs, kept and labelled as inference conditional on the trained runs: best-vs-best
+(training reproducibility), all runs (inferential reproducibility), and all runs with one
+shared run intercept. The run-aware comparison the report concludes from: a REML fit with a run
+variance per system, the system contrast tested by t with Kenward-Roger (or Satterthwaite) df,
+and, where a system's runs share facet levels, the facet-aware sensitivity model beside it.
+"""
 
 from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pandas as pd
 
+from infrepro.lmm import LmmResult
+
+from .bootstrap import bootstrap_lrt
 from .data import RUN, SYSTEM, MetricData, best_runs
-from .effects import effect_label, effect_size
-from .fitlog import FitLog
+from .effects import EffectScale, effect_label, effect_scale
+from .fitlog import SEGMENT, FitLog
 from .glrt import GlrtOutcome, holm_within, run_glrt
+from .models import comparison_formulas, facet_aware_formula, headline_formula
+from .pvalues import format_p
+from .smalltests import contest, method_label, test_row
 
-SEGMENT_TERM = "(1|segment_id)"
-RUN_TERM = "(1|run_id)"
-
-
-def formulas(metric: str, run_aware: bool) -> tuple[str, str]:
-    """H1 and H0 of the system comparison (paper eq. 3-4), optionally with a run intercept."""
-    random = SEGMENT_TERM + (f" + {RUN_TERM}" if run_aware else "")
-    return f"{metric} ~ system + {random}", f"{metric} ~ 1 + {random}"
+HEADLINE = "all_runs_per_system"
+FACET_AWARE = "all_runs_facet_aware"
+PAPER_ANALYSES = ("best_vs_best", "all_runs", "all_runs_run_aware")
 
 
 def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
-    """GLRTs, estimated means and contrasts of the three system comparisons."""
+    """GLRTs, run-aware tests, estimated means and contrasts of the system comparisons."""
     glrt_rows: list[dict[str, object]] = []
+    tests: list[dict[str, object]] = []
     means: list[dict[str, object]] = []
     contrasts: list[dict[str, object]] = []
+    systems = data.systems
+    if len(systems) < 2:
+        log.skip("comparison", "", "", "only one system: nothing to compare")
+        return {"glrt": pd.DataFrame(), "tests": pd.DataFrame()}
+    scale = effect_scale(data, log)
     best = best_runs(data)
     selection = best["selected_by"].iloc[0]
     optimistic = bool(best["optimistic"].iloc[0])
     note = f"best run per system by {selection}" + ("; optimistic selection" if optimistic else "")
     settings = [
         ("best_vs_best", data.rows_of(runs=list(best[RUN])), False, note),
-        ("all_runs", data.evaluation, False, "paper model: runs treated as fixed"),
-        ("all_runs_run_aware", data.evaluation, True, "run-aware model: + (1|run_id)"),
+        ("all_runs", data.evaluation, False, "paper model: conditional on these trained runs"),
+        (
+            "all_runs_run_aware",
+            data.evaluation,
+            True,
+            "paper model + (1|run_id): one run variance shared by all systems (ML, chi-square)",
+        ),
     ]
-    systems = data.systems
     for analysis, rows, run_aware, text in settings:
-        if len(systems) < 2:
-            log.skip(analysis, "", "", "only one system: nothing to compare")
-            continue
         if run_aware and rows[RUN].nunique() <= len(systems):
             log.skip(
                 analysis, "", "", "every system has a single run: run variance is not estimable"
             )
             continue
-        h1, h0 = formulas(data.metric, run_aware)
+        h1, h0 = comparison_formulas(data.metric, run_aware)
         if len(systems) > 2:
             omnibus = run_glrt(
                 log,
@@ -60,7 +75,7 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
             )
             if omnibus is not None:
                 glrt_rows.append(omnibus.row)
-                means += _means(data, omnibus, analysis, "all systems", rows)
+                means += _means(data, omnibus.h1, analysis, "all systems", rows)
         for first, second in itertools.combinations(systems, 2):
             subset = f"{first} vs {second}"
             pair_rows = rows[rows[SYSTEM].isin([first, second])]
@@ -78,15 +93,233 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
                 continue
             glrt_rows.append(outcome.row)
             if len(systems) == 2:
-                means += _means(data, outcome, analysis, subset, pair_rows)
-            contrasts.append(_contrast(data, outcome, analysis, subset, first, second))
+                means += _means(data, outcome.h1, analysis, subset, pair_rows)
+            contrasts.append(_glrt_contrast(data, outcome, scale, analysis, subset, first, second))
+    _run_aware(data, log, scale, tests, means, contrasts)
     glrt = _holm_pairs(pd.DataFrame(glrt_rows))
     contrast_table = holm_within(pd.DataFrame(contrasts), ["metric", "analysis"])
-    return {"glrt": glrt, "means": pd.DataFrame(means), "contrasts": contrast_table}
+    test_table = _holm_pairs(pd.DataFrame(tests))
+    return {
+        "glrt": glrt,
+        "tests": test_table,
+        "means": pd.DataFrame(means),
+        "contrasts": contrast_table,
+    }
+
+
+def _run_aware(
+    data: MetricData,
+    log: FitLog,
+    scale: EffectScale,
+    tests: list[dict[str, object]],
+    means: list[dict[str, object]],
+    contrasts: list[dict[str, object]],
+) -> None:
+    """The headline (per-system run variance) and facet-aware comparisons, pairwise and
+    (with more than two systems) omnibus."""
+    systems = data.systems
+    subsets: list[tuple[str, list[str]]] = []
+    if len(systems) > 2:
+        subsets.append(("all systems", systems))
+    subsets += [(f"{a} vs {b}", [a, b]) for a, b in itertools.combinations(systems, 2)]
+    for subset, members in subsets:
+        rows = data.rows_of(systems=members)
+        n_runs = rows.groupby(SYSTEM, sort=False)[RUN].nunique()
+        single = [s for s in members if n_runs.get(s, 0) < 2]
+        if len(single) == len(members):
+            log.skip(HEADLINE, subset, "", "every system has a single run: no run variance")
+            continue
+        pooled = bool(single)
+        note = (
+            "run variance per system"
+            if not pooled
+            else (
+                f"{', '.join(single)} has a single run: this comparison borrows the other "
+                "system's run variance (one run variance shared)"
+            )
+        )
+        formula = headline_formula(data.metric, members, pooled)
+        _one_test(
+            data,
+            log,
+            scale,
+            rows,
+            formula,
+            members,
+            subset,
+            HEADLINE,
+            note,
+            tests,
+            means,
+            contrasts,
+        )
+        groups = {s: _shared_facets(data, rows, s) for s in members}
+        groups = {s: g for s, g in groups.items() if g}
+        if groups and not pooled:
+            formula = facet_aware_formula(data.metric, members, groups)
+            shared = "; ".join(f"{s}: {', '.join(g)}" for s, g in groups.items())
+            _one_test(
+                data,
+                log,
+                scale,
+                rows,
+                formula,
+                members,
+                subset,
+                FACET_AWARE,
+                f"facet levels as draws from their population ({shared})",
+                tests,
+                means,
+                contrasts,
+            )
+
+
+def _one_test(
+    data: MetricData,
+    log: FitLog,
+    scale: EffectScale,
+    rows: pd.DataFrame,
+    formula: str,
+    members: list[str],
+    subset: str,
+    analysis: str,
+    note: str,
+    tests: list[dict[str, object]],
+    means: list[dict[str, object]],
+    contrasts: list[dict[str, object]],
+) -> None:
+    first = members[0]
+    fitted = log.fit(
+        formula,
+        rows,
+        reml=True,
+        analysis=analysis,
+        subset=subset,
+        reference_levels={SYSTEM: first},
+    )
+    if fitted is None:
+        return
+    names = list(fitted.fixed_effects.index)
+    others = [s for s in members[1:] if f"system{s}" in names]
+    if len(members) > 2:
+        L = fitted.contrast_matrix([{f"system{s}": 1.0} for s in others])
+        test = contest(log, fitted, L, analysis=analysis, subset=subset, prop="")
+        if test is not None:
+            tests.append(
+                test_row(
+                    log,
+                    test,
+                    fitted,
+                    rows,
+                    analysis=analysis,
+                    subset=subset,
+                    hypothesis="all systems equal",
+                    note=note,
+                )
+            )
+        means += _means(data, fitted, analysis, subset, rows)
+        return
+    second = members[1]
+    L = fitted.contrast_matrix({f"system{second}": -1.0})  # first - second
+    test = contest(log, fitted, L, analysis=analysis, subset=subset, prop="")
+    if test is None:
+        return
+    tests.append(
+        test_row(
+            log,
+            test,
+            fitted,
+            rows,
+            analysis=analysis,
+            subset=subset,
+            hypothesis=f"{first} - {second} = 0",
+            note=note,
+        )
+    )
+    samples = int(data.options.get("bootstrap_lrt", 0) or 0)
+    if samples and analysis == HEADLINE:
+        seed = int((data.options.get("bootstrap") or {}).get("seed", 1))
+        tests.append(_bootstrap_row(log, rows, formula, first, second, subset, samples, seed))
+    if len(data.systems) == 2:
+        means += _means(data, fitted, analysis, subset, rows)
+    contrasts.append(
+        _contrast_row(
+            data,
+            scale,
+            analysis,
+            subset,
+            first,
+            second,
+            test.estimate,
+            test.se,
+            test.log10_p,
+            method_label(test),
+            test.dendf,
+        )
+    )
+
+
+def _bootstrap_row(
+    log: FitLog,
+    rows: pd.DataFrame,
+    formula: str,
+    first: str,
+    second: str,
+    subset: str,
+    samples: int,
+    seed: int,
+) -> dict[str, object]:
+    """The parametric-bootstrap LRT of the headline model's system effect."""
+    h0 = formula.replace(" ~ system + ", " ~ 1 + ", 1)
+    result = bootstrap_lrt(
+        rows, formula, h0, samples=samples, seed=seed, reference_levels={SYSTEM: first}
+    )
+    log10_p = float(np.log10(result.p_value))
+    return {
+        "metric": log.metric,
+        "analysis": HEADLINE + "_bootstrap",
+        "subset": subset,
+        "property": "",
+        "facet": "",
+        "hypothesis": f"{first} - {second} = 0",
+        "model": f"{formula} vs {h0} (ML)",
+        "method": f"parametric bootstrap ({result.samples} samples)",
+        "estimate": np.nan,
+        "se": np.nan,
+        "statistic": result.lr_stat,
+        "numdf": result.df,
+        "dendf": np.nan,
+        "n_obs": len(rows),
+        "n_segments": int(rows[SEGMENT].nunique()),
+        "n_runs": int(rows[RUN].nunique()),
+        "p_value": format_p(log10_p),
+        "p_holm": format_p(log10_p),
+        "log10_p": log10_p,
+        "log10_p_holm": log10_p,
+        "note": f"seed {seed}; simulated from the REML fit of H0",
+    }
+
+
+def _shared_facets(data: MetricData, rows: pd.DataFrame, system: str) -> list[str]:
+    """Facets (and pairwise crossings) whose levels a system's runs share: groups of runs
+    that are more than single runs and fewer than all of them."""
+    runs = data.runs[data.runs[SYSTEM] == system]
+    n = len(runs)
+    facets = [f for f in data.facets_of(system) if f in runs]
+    groups: list[str] = []
+    candidates = [(f,) for f in facets] + list(itertools.combinations(facets, 2))
+    for combo in candidates:
+        sub = runs[list(combo)].dropna()
+        if len(sub) < n:
+            continue
+        levels = len(sub.drop_duplicates())
+        if 2 <= levels < n:
+            groups.append(":".join(combo))
+    return groups
 
 
 def _holm_pairs(table: pd.DataFrame) -> pd.DataFrame:
-    """Holm-adjust pairwise GLRTs per analysis; an omnibus test stays as it is."""
+    """Holm-adjust pairwise tests per analysis; an omnibus test stays as it is."""
     if table.empty:
         return table
     pairwise = table["subset"] != "all systems"
@@ -95,10 +328,10 @@ def _holm_pairs(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _means(
-    data: MetricData, outcome: GlrtOutcome, analysis: str, subset: str, rows: pd.DataFrame
+    data: MetricData, fitted: LmmResult, analysis: str, subset: str, rows: pd.DataFrame
 ) -> list[dict[str, object]]:
     counts = rows.groupby(SYSTEM).size()
-    table = outcome.h1.emmeans(SYSTEM)
+    table = fitted.emmeans(SYSTEM)
     return [
         {
             "metric": data.metric,
@@ -117,13 +350,46 @@ def _means(
     ]
 
 
-def _contrast(
-    data: MetricData, outcome: GlrtOutcome, analysis: str, subset: str, first: str, second: str
+def _glrt_contrast(
+    data: MetricData,
+    outcome: GlrtOutcome,
+    scale: EffectScale,
+    analysis: str,
+    subset: str,
+    first: str,
+    second: str,
 ) -> dict[str, object]:
     table = outcome.h1.contrasts(SYSTEM)
     row = table[(table["level1"] == first) & (table["level2"] == second)].iloc[0]
-    difference = float(row["estimate"])
-    d = effect_size(difference, outcome.h1.sigma)
+    return _contrast_row(
+        data,
+        scale,
+        analysis,
+        subset,
+        first,
+        second,
+        float(row["estimate"]),
+        float(row["se"]),
+        float(outcome.row["log10_p"]),
+        "GLRT",
+        np.nan,
+    )
+
+
+def _contrast_row(
+    data: MetricData,
+    scale: EffectScale,
+    analysis: str,
+    subset: str,
+    first: str,
+    second: str,
+    difference: float,
+    se: float,
+    log10_p: float,
+    method: str,
+    df: float,
+) -> dict[str, object]:
+    d = scale.d(difference)
     return {
         "metric": data.metric,
         "analysis": analysis,
@@ -133,12 +399,14 @@ def _contrast(
         "level1": first,
         "level2": second,
         "estimate": difference,
-        "se": float(row["se"]),
-        "p_value": outcome.row["p_value"],
-        "p_holm": outcome.row["p_value"],
-        "log10_p": outcome.row["log10_p"],
-        "log10_p_holm": outcome.row["log10_p"],
-        "p_method": "GLRT",
+        "se": se,
+        "p_value": format_p(log10_p),
+        "p_holm": format_p(log10_p),
+        "log10_p": log10_p,
+        "log10_p_holm": log10_p,
+        "p_method": method,
+        "df": df,
         "effect_size": d,
+        "effect_sd": scale.sd,
         "effect_label": effect_label(d),
     }

@@ -1,8 +1,16 @@
-"""System comparisons conditional on a data property (paper eq. 6-7, thesis ch. 2).
+"""System comparisons conditional on a data property (paper eq. 6-7, thesis ch. 2;
+docs/method.md §4.2, §4b).
 
-For each property d: the joint test (system main effect and interaction) and the interaction-only
-test; per-system slopes and prediction bands for numeric d; model cell means and within-level
-pairwise comparisons (Holm-adjusted) for binned or categorical d.
+For each property d, two model families side by side:
+- the paper's (ML GLRTs, no run terms; conditional on these trained runs): the joint test
+  (system main effect and interaction) and the interaction-only test;
+- the run-aware one the report concludes from: a REML fit of ``score ~ system * d + (1|s) +
+  (1 + d || run_id)`` (runs with their own slopes; per-system run intercepts for a categorical
+  d), its joint and interaction F tests and every post-hoc number with Kenward-Roger or
+  Satterthwaite df.
+Post-hoc: per-level slopes and prediction bands for numeric d; model cell means and within-level
+pairwise comparisons (Holm-adjusted) for binned or categorical d. Numeric and categorical
+properties form each metric's Holm family of property tests; binned versions are descriptive.
 """
 
 from __future__ import annotations
@@ -16,11 +24,13 @@ import pandas as pd
 
 from infrepro.lmm import LmmResult
 
-from .data import SYSTEM, MetricData, distinct_strings
-from .effects import effect_label, effect_size
+from .data import RUN, SYSTEM, MetricData, distinct_strings
+from .effects import EffectScale, effect_label, effect_scale
 from .fitlog import FitLog
 from .glrt import holm_within, run_glrt
+from .models import RUN_TERM, property_formulas, run_terms, runaware_property_formula
 from .pvalues import format_p, normal_log10_two_sided
+from .smalltests import contest, method_label, t_quantile, test_row
 
 SLOPE_COLUMNS = [
     "metric",
@@ -30,10 +40,13 @@ SLOPE_COLUMNS = [
     "group",
     "slope",
     "se",
-    "z",
+    "statistic",
+    "df",
+    "method",
     "p_value",
     "log10_p",
 ]
+RUN_AWARE = "_runaware"  # suffix of the run-aware analyses' names
 PREDICTION_COLUMNS = [
     "metric",
     "analysis",
@@ -50,21 +63,13 @@ GRID_POINTS = 25
 Z95 = 1.959963984540054
 
 
-def property_formulas(metric: str, factor: str, prop: str) -> dict[str, str]:
-    """H1 and the two H0s of the conditional tests for a factor (system or a facet)."""
-    return {
-        "h1": f"{metric} ~ {factor} * {prop} + (1|segment_id)",
-        "h0_joint": f"{metric} ~ {prop} + (1|segment_id)",
-        "h0_interaction": f"{metric} ~ {factor} + {prop} + (1|segment_id)",
-    }
-
-
 def conditional_analyses(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
     """All conditional tests of one metric over every property (all runs)."""
-    tables = _Tables()
+    tables = _Tables(data.binned_columns)
     if len(data.systems) < 2:
         log.skip("conditional", "", "", "only one system: nothing to compare")
         return tables.frames()
+    tables.scale = effect_scale(data, log)
     for prop in data.properties:
         for variant in data.property_variants(prop):
             rows = data.evaluation.dropna(subset=[variant])
@@ -93,24 +98,38 @@ def conditional_analyses(data: MetricData, log: FitLog) -> dict[str, pd.DataFram
 class _Tables:
     """Row collectors for the tables a conditional analysis writes."""
 
-    def __init__(self) -> None:
+    def __init__(self, binned: frozenset[str] = frozenset()) -> None:
+        self.binned = binned  # the binned properties' columns: descriptive, not Holm-adjusted
         self.glrt: list[dict[str, object]] = []
         self.means: list[dict[str, object]] = []
         self.contrasts: list[dict[str, object]] = []
         self.slopes: list[dict[str, object]] = []
         self.predictions: list[dict[str, object]] = []
+        self.tests: list[dict[str, object]] = []
+        self.scale = EffectScale(math.nan, "")
 
     def frames(self) -> dict[str, pd.DataFrame]:
         contrasts = pd.DataFrame(self.contrasts)
         if not contrasts.empty:
             contrasts = holm_within(contrasts, ["metric", "analysis", "subset", "property"])
         return {
-            "glrt": pd.DataFrame(self.glrt),
+            "glrt": _property_family(pd.DataFrame(self.glrt), self.binned),
+            "tests": _property_family(pd.DataFrame(self.tests), self.binned),
             "means": pd.DataFrame(self.means),
             "contrasts": contrasts,
             "slopes": pd.DataFrame(self.slopes, columns=SLOPE_COLUMNS),
             "predictions": pd.DataFrame(self.predictions, columns=PREDICTION_COLUMNS),
         }
+
+
+def _property_family(table: pd.DataFrame, binned_columns: frozenset[str]) -> pd.DataFrame:
+    """Holm over each metric's property tests (per analysis and subset); binned versions
+    are descriptive and keep their unadjusted p."""
+    if table.empty:
+        return table
+    binned = table["property"].isin(binned_columns)
+    tested = holm_within(table[~binned], ["metric", "analysis", "subset"])
+    return pd.concat([tested, table[binned]]).sort_index()
 
 
 def factor_analysis(
@@ -125,7 +144,8 @@ def factor_analysis(
     subset: str,
     reference: str,
 ) -> None:
-    """Joint and interaction tests of ``factor`` x ``prop`` and the post-hoc tables."""
+    """Joint and interaction tests of ``factor`` x ``prop`` and the post-hoc tables, from the
+    paper's models and from the run-aware model."""
     if rows[factor].nunique() < 2:
         log.skip(analysis, subset, prop, f"{factor} has fewer than two levels in these rows")
         return
@@ -159,24 +179,94 @@ def factor_analysis(
     for outcome in (joint, interaction):
         if outcome is not None:
             tables.glrt.append(outcome.row)
-    if joint is None:
-        return
-    post = _PostHoc(
-        metric=data.metric,
-        fitted=joint.h1,
-        rows=rows,
-        factor=factor,
-        prop=prop,
-        levels=_levels(rows, factor, reference),
-        analysis=analysis,
-        subset=subset,
-        bin_column=data.bin_column(prop),
+    numeric = data.is_numeric(prop) and pd.api.types.is_numeric_dtype(rows[prop])
+    levels = _levels(rows, factor, reference)
+    fits = [(analysis, joint.h1 if joint is not None else None)]
+    run_aware = _run_aware_fit(
+        data, log, tables, rows, factor, prop, analysis, subset, reference, numeric
     )
-    if data.is_numeric(prop) and pd.api.types.is_numeric_dtype(rows[prop]):
-        post.slopes(tables)
-        post.predictions(tables)
+    fits.append((analysis + RUN_AWARE, run_aware))
+    for name, fitted in fits:
+        if fitted is None:
+            continue
+        post = _PostHoc(
+            metric=data.metric,
+            fitted=fitted,
+            rows=rows,
+            factor=factor,
+            prop=prop,
+            levels=levels,
+            analysis=name,
+            subset=subset,
+            scale=tables.scale,
+            bin_column=data.bin_column(prop),
+            log=log if name.endswith(RUN_AWARE) else None,
+        )
+        if numeric:
+            post.slopes(tables)
+            post.predictions(tables)
+        else:
+            post.cells(tables, _ordered_bins(rows, prop, data.bin_order.get(prop, [])))
+
+
+def _run_aware_fit(
+    data: MetricData,
+    log: FitLog,
+    tables: _Tables,
+    rows: pd.DataFrame,
+    factor: str,
+    prop: str,
+    analysis: str,
+    subset: str,
+    reference: str,
+    numeric: bool,
+) -> LmmResult | None:
+    """The REML run-aware fit of ``factor * prop`` and its joint and interaction F tests."""
+    name = analysis + RUN_AWARE
+    runs_per_level = rows.groupby(SYSTEM, sort=False)[RUN].nunique()
+    if rows[RUN].nunique() <= rows[factor].nunique():
+        log.skip(name, subset, prop, f"every level of {factor} has a single run: no run variance")
+        return None
+    if factor == SYSTEM and bool((runs_per_level >= 2).all()):
+        run_part = run_terms(list(runs_per_level.index), pooled=False)
     else:
-        post.cells(tables, _ordered_bins(rows, prop, data.bin_order.get(prop, [])))
+        run_part = RUN_TERM
+    formula = runaware_property_formula(data.metric, factor, prop, numeric, run_part)
+    fitted = log.fit(
+        formula,
+        rows,
+        reml=True,
+        analysis=name,
+        subset=subset,
+        prop=prop,
+        reference_levels={factor: reference},
+    )
+    if fitted is None:
+        return None
+    main = fitted.term_columns(factor)
+    inter = fitted.term_columns(factor, prop)
+    facet = factor if factor != SYSTEM else ""
+    for suffix, columns, hypothesis in (
+        ("_joint", main + inter, f"{factor} and {factor}:{prop} effects = 0"),
+        ("_interaction", inter, f"{factor}:{prop} effects = 0"),
+    ):
+        L = fitted.contrast_matrix([{c: 1.0} for c in columns])
+        test = contest(log, fitted, L, analysis=name + suffix, subset=subset, prop=prop)
+        if test is not None:
+            tables.tests.append(
+                test_row(
+                    log,
+                    test,
+                    fitted,
+                    rows,
+                    analysis=name + suffix,
+                    hypothesis=hypothesis,
+                    subset=subset,
+                    prop=prop,
+                    facet=facet,
+                )
+            )
+    return fitted
 
 
 def _levels(rows: pd.DataFrame, factor: str, reference: str) -> list[str]:
@@ -206,7 +296,35 @@ class _PostHoc:
     levels: list[str]
     analysis: str
     subset: str
-    bin_column: str
+    scale: EffectScale
+    bin_column: str  # the binned property's column (data.bin_column: names are internal)
+    log: FitLog | None = None  # set for run-aware fits: t tests with small-sample df
+
+    def test(self, weights: np.ndarray) -> tuple[float, float, float, float, float, str]:
+        """Estimate, SE, statistic, df, log10 p and method of ``weights @ beta``: Wald z for
+        the paper's fits, t with Kenward-Roger / Satterthwaite df for run-aware fits."""
+        if self.log is None:
+            estimate, se, z, log10_p = wald(weights, self.fitted)
+            return estimate, se, z, math.nan, log10_p, "Wald z"
+        result = contest(
+            self.log,
+            self.fitted,
+            weights[None, :],
+            analysis=self.analysis,
+            subset=self.subset,
+            prop=self.prop,
+        )
+        if result is None:
+            estimate, se, _, _ = wald(weights, self.fitted)
+            return estimate, se, math.nan, math.nan, math.nan, "not computed"
+        return (
+            result.estimate,
+            result.se,
+            result.statistic,
+            result.dendf,
+            result.log10_p,
+            method_label(result),
+        )
 
     def key(self) -> dict[str, object]:
         """The columns every row of these tables starts with."""
@@ -225,14 +343,16 @@ class _PostHoc:
             weights[names.index(self.prop)] = 1.0
             if level != self.levels[0]:
                 weights[names.index(f"{self.factor}{level}:{self.prop}")] = 1.0
-            slope, se, z, log10_p = wald(weights, self.fitted)
+            slope, se, statistic, df, log10_p, method = self.test(weights)
             tables.slopes.append(
                 {
                     **self.key(),
                     "group": level,
                     "slope": slope,
                     "se": se,
-                    "z": z,
+                    "statistic": statistic,
+                    "df": df,
+                    "method": method,
                     "p_value": format_p(log10_p),
                     "log10_p": log10_p,
                 }
@@ -249,9 +369,16 @@ class _PostHoc:
             }
         )
         predicted = self.fitted.predict(newdata)
-        for (level, x), (estimate, se) in zip(
+        quantiles = np.full(len(newdata), Z95)
+        if self.log is not None:  # t quantiles with each point's small-sample df
+            x = self.fitted.design_matrix(newdata)
+            for i in range(len(newdata)):
+                df = self.test(x[i])[3]
+                quantiles[i] = t_quantile(df) if math.isfinite(df) else math.nan
+        for (level, x), (estimate, se), q in zip(
             newdata[[self.factor, self.prop]].itertuples(index=False),
             predicted[["estimate", "se"]].itertuples(index=False),
+            quantiles,
             strict=True,
         ):
             tables.predictions.append(
@@ -261,13 +388,14 @@ class _PostHoc:
                     "x": float(x),
                     "estimate": float(estimate),
                     "se": float(se),
-                    "lower": float(estimate - Z95 * se),
-                    "upper": float(estimate + Z95 * se),
+                    "lower": float(estimate - q * se),
+                    "upper": float(estimate + q * se),
                 }
             )
-        if self.bin_column not in self.rows:
+        bin_column = self.bin_column
+        if self.log is not None or bin_column not in self.rows:
             return
-        observed = self.rows.groupby([self.factor, self.bin_column], sort=False).agg(
+        observed = self.rows.groupby([self.factor, bin_column], sort=False).agg(
             x=(self.prop, "mean"),
             estimate=(self.metric, "mean"),
             sd=(self.metric, "std"),
@@ -313,8 +441,8 @@ class _PostHoc:
                 if (first, b) not in index or (second, b) not in index:
                     continue
                 weights = x[index[(first, b)]] - x[index[(second, b)]]
-                difference, se, _, log10_p = wald(weights, self.fitted)
-                d = effect_size(difference, self.fitted.sigma)
+                difference, se, _, df, log10_p, method = self.test(weights)
+                d = self.scale.d(difference)
                 tables.contrasts.append(
                     {
                         **self.key(),
@@ -327,8 +455,10 @@ class _PostHoc:
                         "p_holm": "",
                         "log10_p": log10_p,
                         "log10_p_holm": math.nan,
-                        "p_method": "Wald z",
+                        "p_method": method,
+                        "df": df,
                         "effect_size": d,
+                        "effect_sd": self.scale.sd,
                         "effect_label": effect_label(d),
                     }
                 )

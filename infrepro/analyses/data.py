@@ -76,6 +76,11 @@ class MetricData:
         """The (internal) name of a property's binned column, present or not."""
         return self.names.internal(self.names.user(prop) + BIN_SUFFIX)
 
+    @property
+    def binned_columns(self) -> frozenset[str]:
+        """The (internal) names of every property's binned column."""
+        return frozenset(self.bin_column(p) for p in self.properties)
+
     def property_variants(self, prop: str) -> list[str]:
         """The property itself, plus its binned version when it is numeric and binned."""
         variants = [prop]

@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .data import RUN, SYSTEM, MetricData
+from .fitlog import FitLog
+from .models import RUN_TERM, effect_scale_formula
 
 MEANS_COLUMNS = [
     "metric",
@@ -32,7 +39,9 @@ CONTRAST_COLUMNS = [
     "log10_p",
     "log10_p_holm",
     "p_method",
+    "df",
     "effect_size",
+    "effect_sd",
     "effect_label",
 ]
 
@@ -52,5 +61,29 @@ def effect_label(d: float) -> str:
 
 
 def effect_size(difference: float, sigma: float) -> float:
-    """Standardized difference: (mean_1 - mean_2) / residual SD of the H1 fit (METHOD.md 4)."""
+    """Standardized difference: (mean_1 - mean_2) / the metric's effect scale (EffectScale)."""
     return difference / sigma if sigma > 0 else math.nan
+
+
+@dataclass(frozen=True)
+class EffectScale:
+    """The one SD every effect size of a metric divides by, whatever model gave the difference:
+    sqrt(segment + run + residual variance) of a REML fit (docs/method.md §4b)."""
+
+    sd: float
+    model: str
+
+    def d(self, difference: float) -> float:
+        return effect_size(difference, self.sd)
+
+
+def effect_scale(data: MetricData, log: FitLog) -> EffectScale:
+    """Fit the effect-scale model once per metric (runs as a random intercept when estimable)."""
+    rows = data.evaluation
+    formula = effect_scale_formula(data.metric)
+    if rows[RUN].nunique() <= rows[SYSTEM].nunique():  # one run per system: no run variance
+        formula = formula.replace(f" + {RUN_TERM}", "")
+    fitted = log.fit(formula, rows, reml=True, analysis="effect_scale")
+    if fitted is None:
+        return EffectScale(math.nan, formula)
+    return EffectScale(float(np.sqrt(fitted.variance_components.sum())), formula)

@@ -9,11 +9,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from infrepro.lmm import LmmError, LmmResult, fit, parse_formula
+from infrepro.lmm import FEW_LEVELS, LmmError, LmmResult, fit, parse_formula
 
 SEGMENT = "segment_id"
 RUN = "run_id"
-FEW_LEVELS = 5
 QQ_POINTS = 50
 
 DIAGNOSTIC_COLUMNS = [
@@ -39,7 +38,7 @@ QQ_COLUMNS = ["metric", "analysis", "subset", "property", "model", "theoretical"
 
 @dataclass
 class FitLog:
-    """Diagnostics of one metric's fits (METHOD.md section 4, "Diagnostics, always reported")."""
+    """Diagnostics of one metric's fits (docs/method.md §4.6)."""
 
     metric: str
     rows: list[dict[str, object]] = field(default_factory=list)

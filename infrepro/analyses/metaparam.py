@@ -1,7 +1,9 @@
 """Meta-parameter importance and meta-parameter x data property interactions.
 
 The facet with the largest variance share of a system (from its VCA) becomes a fixed effect,
-crossed with each property: ``score ~ f * d + (1|s)`` vs ``score ~ f + d + (1|s)`` (METHOD.md 4).
+crossed with each property: the paper's ``score ~ f * d + (1|s)`` vs ``score ~ f + d + (1|s)``
+GLRTs and the run-aware ``score ~ f * d + (1|s) + (1 + d || run_id)`` F tests
+(docs/method.md §4.5, §4b).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import pandas as pd
 
 from .conditional import _Tables, factor_analysis
 from .data import SYSTEM, MetricData, distinct_strings
+from .effects import effect_scale
 from .fitlog import FitLog
 
 IMPORTANCE_COLUMNS = ["metric", "system", "facet", "variance", "percent", "rank", "dominant"]
@@ -42,7 +45,8 @@ def metaparameter_interactions(
 ) -> dict[str, pd.DataFrame]:
     """Importance ranking and, per system, its dominant facet crossed with every property."""
     importance = facet_importance(data, components)
-    tables = _Tables()
+    tables = _Tables(data.binned_columns)
+    tables.scale = effect_scale(data, log)
     for system in data.systems:
         dominant = importance[(importance["system"] == system) & importance["dominant"]]
         if dominant.empty:

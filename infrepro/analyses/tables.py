@@ -12,10 +12,12 @@ from .effects import CONTRAST_COLUMNS, MEANS_COLUMNS
 from .fitlog import DIAGNOSTIC_COLUMNS, QQ_COLUMNS
 from .glrt import GLRT_COLUMNS
 from .metaparam import IMPORTANCE_COLUMNS
+from .smalltests import TEST_COLUMNS
 from .variance import DSTUDY_COLUMNS, RELIABILITY_COLUMNS, VC_COLUMNS
 
 TABLE_COLUMNS: dict[str, list[str] | None] = {
     "glrt": GLRT_COLUMNS,
+    "tests": TEST_COLUMNS,
     "means": MEANS_COLUMNS,
     "contrasts": CONTRAST_COLUMNS,
     "slopes": SLOPE_COLUMNS,

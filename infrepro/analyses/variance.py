@@ -1,4 +1,5 @@
-"""Variance component analysis per system (REML), reliability phi and the D-study."""
+"""Variance component analysis per system (REML), reliability phi, the SD of a system's mean
+score across retraining, and the D-study (docs/method.md §4.4)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ RELIABILITY_COLUMNS = [
     "n_per_facet_for_phi_08",
     "runs_for_phi_08",
     "n_facets",
+    "retrain_sd_points",
     "model",
 ]
 DSTUDY_COLUMNS = ["metric", "system", "n_per_facet", "runs_averaged", "phi"]
@@ -56,6 +58,22 @@ def dstudy_phi(components: pd.Series, facets: Sequence[str], n: int) -> float:
         error += float(variance) / n**involved
     total = segment + error
     return segment / total if total > 0 else math.nan
+
+
+def retrain_sd(components: pd.Series, n_segments: int) -> float:
+    """SD of one retrained run's mean test score, in points (x 100).
+
+    Retraining redraws every facet effect (seed, lambda, ...) in full; the residual and any
+    segment-by-facet components average over the test set's ``n_segments``; the segment
+    variance does not enter (the test set stays the same).
+    """
+    var = 0.0
+    for name, variance in components.items():
+        if name == SEGMENT:
+            continue
+        per_segment = name == "Residual" or SEGMENT in _parts(str(name))
+        var += float(variance) / n_segments if per_segment else float(variance)
+    return 100.0 * math.sqrt(var)
 
 
 def _facets_in(term: str, facets: Sequence[str]) -> int:
@@ -117,6 +135,7 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
                 if needed is not None
                 else math.nan,
                 "n_facets": len(facets),
+                "retrain_sd_points": retrain_sd(components, int(rows[SEGMENT].nunique())),
                 "model": formula,
             }
         )

@@ -1,17 +1,24 @@
-"""infrepro.lmm: random-intercept linear mixed models fitted as lme4 fits them.
+"""infrepro.lmm: linear mixed models with one variance parameter per random term (intercepts,
+uncorrelated slopes, per-level intercepts), fitted as lme4 fits them.
 
 ``fit(formula, data, reml=...)`` minimizes lme4's profiled deviance (Bates et al. 2015) on
 precomputed cross-products with a structured (block-diagonal + Schur complement) factorization;
-``lrt(m0, m1)`` is the GLRT of nested ML fits.
+``lrt(m0, m1)`` is the GLRT of nested ML fits; ``LmmResult.contest(L, method)`` tests fixed-effect
+contrasts with Kenward-Roger or Satterthwaite denominator df (ddf.py).
 """
 
+from .ddf import KENWARD_ROGER, SATTERTHWAITE, ContrastTest
 from .errors import LmmError
-from .fit import deviance_function, fit
+from .fit import FEW_LEVELS, deviance_function, fit
 from .formula import ParsedFormula, RandomTerm, parse_formula
 from .lrt import LrtResult, lrt
 from .result import LmmResult
 
 __all__ = [
+    "FEW_LEVELS",
+    "KENWARD_ROGER",
+    "SATTERTHWAITE",
+    "ContrastTest",
     "LmmError",
     "LmmResult",
     "LrtResult",

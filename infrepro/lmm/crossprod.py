@@ -29,14 +29,43 @@ class CrossProducts:
 
 
 def _count_matrix(
-    rows: list[np.ndarray], cols: list[np.ndarray], shape: tuple[int, int]
+    rows: list[np.ndarray],
+    cols: list[np.ndarray],
+    shape: tuple[int, int],
+    row_w: list[np.ndarray | None] | None = None,
+    col_w: list[np.ndarray | None] | None = None,
 ) -> sp.csr_matrix:
-    """Sparse co-occurrence counts summed over all (row codes, column codes) pairs."""
-    keys = [r * shape[1] + c for r in rows for c in cols]
-    if not keys:
+    """Sparse co-occurrence counts (weighted: sums of w_row * w_col) over all (row codes,
+    column codes) pairs."""
+    if not rows or not cols:
         return sp.csr_matrix(shape)
-    uk, cnt = np.unique(np.concatenate(keys), return_counts=True)
-    return sp.csr_matrix((cnt.astype(float), (uk // shape[1], uk % shape[1])), shape=shape)
+    rw = row_w if row_w is not None else [None] * len(rows)
+    cw = col_w if col_w is not None else [None] * len(cols)
+    if all(w is None for w in rw) and all(w is None for w in cw):
+        keys = [r * shape[1] + c for r in rows for c in cols]
+        uk, cnt = np.unique(np.concatenate(keys), return_counts=True)
+        return sp.csr_matrix((cnt.astype(float), (uk // shape[1], uk % shape[1])), shape=shape)
+    ri, ci, vals = [], [], []
+    for r, wr in zip(rows, rw, strict=True):
+        for c, wc in zip(cols, cw, strict=True):
+            ri.append(r)
+            ci.append(c)
+            vals.append(_product(wr, wc, len(r)))
+    mat = sp.coo_matrix(
+        (np.concatenate(vals), (np.concatenate(ri), np.concatenate(ci))), shape=shape
+    )
+    return mat.tocsr()
+
+
+def _product(a: np.ndarray | None, b: np.ndarray | None, n: int) -> np.ndarray:
+    """Row-wise product of two optional weight vectors (None = all ones)."""
+    if a is None and b is None:
+        return np.ones(n)
+    if a is None:
+        return np.asarray(b, dtype=float)
+    if b is None:
+        return np.asarray(a, dtype=float)
+    return a * b
 
 
 def _rest_cells(rest_cols: list[np.ndarray], qr: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -69,9 +98,19 @@ def _rest_cells(rest_cols: list[np.ndarray], qr: int) -> tuple[np.ndarray, np.nd
 
 
 def cross_products(
-    layout: Layout, codes: list[np.ndarray], Xy: np.ndarray, dense: bool
+    layout: Layout,
+    codes: list[np.ndarray],
+    Xy: np.ndarray,
+    dense: bool,
+    weights: list[np.ndarray | None] | None = None,
 ) -> CrossProducts:
-    """All cross-products needed by the profiled deviance, by bincount over the rows."""
+    """All cross-products needed by the profiled deviance, by bincount over the rows.
+
+    ``weights[k]`` scales term k's Z entries (slopes, dummy() terms; rest terms only).
+    """
+    wts = list(weights) if weights is not None else [None] * len(codes)
+    rest_w = [wts[t] for t in layout.rest_terms]
+    assert all(wts[t] is None for t in layout.block_terms)
     m, nb, qr = layout.m, layout.n_blocks, layout.n_rest
     ncol = Xy.shape[1]
     block = codes[layout.primary]
@@ -90,7 +129,8 @@ def cross_products(
     rest_cols = [
         codes[t] + off for t, off in zip(layout.rest_terms, layout.rest_offsets, strict=True)
     ]
-    cells = _rest_cells(rest_cols, qr) if dense else None
+    plain = all(w is None for w in rest_w)
+    cells = _rest_cells(rest_cols, qr) if dense and plain else None
     if cells is not None and nb * m * cells[1].shape[0] > 10_000_000:
         cells = None
     cfy = np.zeros((qr, ncol))
@@ -110,21 +150,23 @@ def cross_products(
             cbf += counts @ ind
         out.cbf_dense = cbf.reshape(nb, m, qr)
         return out
-    for ca in rest_cols:
+    n = Xy.shape[0]
+    for ca, wa in zip(rest_cols, rest_w, strict=True):
         for j in range(ncol):
-            out.cfy[:, j] += np.bincount(ca, weights=Xy[:, j], minlength=qr)
+            out.cfy[:, j] += np.bincount(ca, weights=_product(wa, Xy[:, j], n), minlength=qr)
     if dense:
         cff = np.zeros((qr, qr))
-        for ca in rest_cols:
-            for cb in rest_cols:
-                cff += np.bincount(ca * qr + cb, minlength=qr * qr).reshape(qr, qr)
+        for ca, wa in zip(rest_cols, rest_w, strict=True):
+            for cb, wb in zip(rest_cols, rest_w, strict=True):
+                w = None if wa is None and wb is None else _product(wa, wb, n)
+                cff += np.bincount(ca * qr + cb, weights=w, minlength=qr * qr).reshape(qr, qr)
         cbf = np.zeros(nb * m * qr)
         for rb in rows_b:
-            for ca in rest_cols:
-                cbf += np.bincount(rb * qr + ca, minlength=nb * m * qr)
+            for ca, wa in zip(rest_cols, rest_w, strict=True):
+                cbf += np.bincount(rb * qr + ca, weights=wa, minlength=nb * m * qr)
         out.cff_dense = cff
         out.cbf_dense = cbf.reshape(nb, m, qr)
     else:
-        out.cbf_sparse = _count_matrix(rows_b, rest_cols, (nb * m, qr))
-        out.cff_sparse = _count_matrix(rest_cols, rest_cols, (qr, qr))
+        out.cbf_sparse = _count_matrix(rows_b, rest_cols, (nb * m, qr), None, rest_w)
+        out.cff_sparse = _count_matrix(rest_cols, rest_cols, (qr, qr), rest_w, rest_w)
     return out

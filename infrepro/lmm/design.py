@@ -1,5 +1,5 @@
 """Model matrices: factor coding, the fixed-effect matrix X (R's model.matrix rules) and
-grouping-factor codes for the random intercepts.
+grouping-factor codes (with per-row weights for slopes and dummy() terms) for the random terms.
 
 Factors use treatment coding. Level order: the caller's reference level first, then the others
 sorted as strings (R's C-locale default). Whether a factor inside a term gets contrasts or full
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import LmmError
-from .formula import ParsedFormula
+from .formula import ParsedFormula, RandomTerm
 
 RANK_TOL = 1e-7  # R's qr() tolerance, as used by lm() and lme4
 
@@ -132,7 +132,7 @@ class FixedDesign:
         return np.hstack(blocks)
 
 
-def _term_columns(
+def term_column_names(
     term: tuple[str, ...], full: tuple[bool, ...], variables: Mapping[str, Variable]
 ) -> list[str]:
     names = [""]
@@ -198,7 +198,7 @@ def build_fixed(
     full = _term_codes(parsed, variables)
     columns: list[str] = ["(Intercept)"] if parsed.intercept else []
     for term, flags in zip(parsed.fixed_terms, full, strict=True):
-        columns.extend(_term_columns(term, flags, variables))
+        columns.extend(term_column_names(term, flags, variables))
     design = FixedDesign(
         intercept=parsed.intercept,
         terms=parsed.fixed_terms,
@@ -253,3 +253,53 @@ def encode_groups(
         codes = parts[0]
         return codes, int(codes.max()) + 1 if len(codes) else 0
     return combine_codes(parts)
+
+
+@dataclass(frozen=True)
+class RandomColumns:
+    """Z of one random term in compact form: row i has ``weights[i]`` (1 when None) in the
+    column of level ``codes[i]``. Levels whose column is all zero are dropped."""
+
+    codes: np.ndarray
+    nlevels: int
+    weights: np.ndarray | None
+
+
+def random_columns(
+    data: pd.DataFrame, term: RandomTerm, cache: dict[str, np.ndarray]
+) -> RandomColumns:
+    """Codes and weights of one random term's columns (see RandomColumns).
+
+    A dummy() term reads its grouping variables on its own rows only, so a facet that is
+    missing for the other rows (a lambda the baseline lacks) can group one system's runs.
+    """
+    if not term.weighted:
+        codes, q = encode_groups(data, term.variables, cache)
+        return RandomColumns(codes, q, None)
+    slope = None
+    if term.slope is not None:
+        col = data[term.slope]
+        if is_categorical(col):
+            raise LmmError(f"random slope {term.slope!r} in {term.written} must be numeric")
+        slope = pd.to_numeric(col, errors="raise").to_numpy(dtype=float)
+        bad = int(np.count_nonzero(~np.isfinite(slope)))
+        if bad:
+            raise LmmError(f"random slope {term.slope!r} has {bad} missing or infinite value(s)")
+    if term.indicator is None:
+        assert slope is not None
+        codes, q = encode_groups(data, term.variables, cache)
+        w = slope
+    else:
+        factor, level = term.indicator
+        labels = np.asarray(_level_strings(data[factor].to_numpy(dtype=object)), dtype=object)
+        mask = labels == level
+        if not mask.any():
+            raise LmmError(f"level {level!r} does not occur in column {factor!r} ({term.written})")
+        sub_codes, q = encode_groups(data[mask], term.variables, {})
+        codes = np.zeros(len(data), dtype=np.int64)
+        codes[mask] = sub_codes
+        w = mask.astype(float) if slope is None else mask * slope
+    # keep only levels with a non-zero column; rows with weight 0 point at level 0
+    used = np.bincount(codes, weights=np.abs(w), minlength=q) > 0
+    remap = np.cumsum(used) - 1
+    return RandomColumns(np.where(w != 0, remap[codes], 0), int(used.sum()), w)

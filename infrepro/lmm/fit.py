@@ -10,16 +10,18 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
-from .design import FixedDesign, aliased_columns, build_fixed, encode_groups
+from .ddf import DdfCore
+from .design import FixedDesign, RandomColumns, aliased_columns, build_fixed, random_columns
 from .errors import LmmError
 from .formula import ParsedFormula, parse_formula
-from .optimize import minimize_theta
+from .optimize import OptimResult, minimize_theta
 from .profiled import LOG_2PI, ProfiledDeviance
 from .result import LmmResult
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
-FEW_LEVELS = 5  # METHOD.md: facets with fewer levels are flagged
+FEW_LEVELS = 5  # docs/method.md §4.6: facets with fewer levels are flagged
 
 
 @contextlib.contextmanager
@@ -64,8 +66,19 @@ class _Prepared:
     y: np.ndarray
     beta0: np.ndarray  # OLS start; y_centred = y - X beta0 is what the deviance sees
     y_centred: np.ndarray
-    codes: list[np.ndarray]
-    nlevels: list[int]
+    terms: list[RandomColumns]
+
+    @property
+    def codes(self) -> list[np.ndarray]:
+        return [t.codes for t in self.terms]
+
+    @property
+    def nlevels(self) -> list[int]:
+        return [t.nlevels for t in self.terms]
+
+    @property
+    def weights(self) -> list[np.ndarray | None]:
+        return [t.weights for t in self.terms]
 
 
 def _prepare(
@@ -80,6 +93,8 @@ def _prepare(
     needed = [parsed.response, *parsed.fixed_variables]
     for term in parsed.random_terms:
         needed.extend(term.variables)
+        needed.extend([term.slope] if term.slope is not None else [])
+        needed.extend([term.indicator[0]] if term.indicator is not None else [])
     missing = sorted({c for c in needed if c not in data.columns})
     if missing:
         raise LmmError(f"column(s) {missing} used in {formula!r} are not in the data")
@@ -99,28 +114,40 @@ def _prepare(
     if n - p <= 0:
         raise LmmError(f"{n} observations cannot identify {p} fixed effects and a residual")
     cache: dict[str, np.ndarray] = {}
-    codes: list[np.ndarray] = []
-    nlevels: list[int] = []
+    terms: list[RandomColumns] = []
     for term in parsed.random_terms:
-        c, q = encode_groups(data, term.variables, cache)
-        if q < 2:
+        cols = random_columns(data, term, cache)
+        q = cols.nlevels
+        if q < 2 and not term.weighted:
             raise LmmError(
                 f"grouping factor of random term (1|{term.name}) has {q} level; it needs at least 2"
             )
         if q >= n:
             raise LmmError(
-                f"grouping factor of random term (1|{term.name}) has {q} levels for {n} "
-                "observations; the number of levels must be < the number of observations"
+                f"grouping factor of random term {term.written} has {q} levels "
+                f"for {n} observations; the number of levels must be < the number of "
+                "observations"
             )
-        codes.append(c)
-        nlevels.append(q)
+        terms.append(cols)
     # centre y on its OLS fit: r2 is unchanged by any shift within the column space of X,
     # and the cancellation in y'y - ... becomes much smaller (X has full rank here)
     beta0 = np.linalg.solve(X.T @ X, X.T @ y) if p else np.zeros(0)
     y_c = y - X @ beta0 if p else y
     if float(y_c @ y_c) <= 1e-24 * float(y @ y):
         raise LmmError(f"response {parsed.response!r} is exactly fitted by the fixed effects")
-    return _Prepared(parsed, design, X, y, beta0, y_c, codes, nlevels)
+    return _Prepared(parsed, design, X, y, beta0, y_c, terms)
+
+
+def _z_matrix(terms: list[RandomColumns], n: int) -> tuple[sp.csc_matrix, list[np.ndarray]]:
+    """The random-effects model matrix Z (n x q) and the columns of each term."""
+    blocks, cols, off = [], [], 0
+    rows = np.arange(n)
+    for t in terms:
+        w = np.ones(n) if t.weights is None else t.weights
+        blocks.append(sp.csc_matrix((w, (rows, t.codes)), shape=(n, t.nlevels)))
+        cols.append(np.arange(off, off + t.nlevels))
+        off += t.nlevels
+    return sp.hstack(blocks, format="csc"), cols
 
 
 def deviance_function(
@@ -134,7 +161,9 @@ def deviance_function(
     """lme4's profiled criterion (``deviance`` for ML, ``REMLcrit`` for REML) as a function of
     theta, ordered as the formula's random terms. For checks against lme4 and for profiling."""
     prep = _prepare(formula, data, reference_levels, factors)
-    dev = ProfiledDeviance(prep.codes, prep.nlevels, prep.X, prep.y_centred, reml=reml, path=path)
+    dev = ProfiledDeviance(
+        prep.codes, prep.nlevels, prep.X, prep.y_centred, reml=reml, path=path, weights=prep.weights
+    )
 
     def criterion(theta: np.ndarray) -> float:
         with _single_threaded_blas(), np.errstate(divide="ignore", invalid="ignore"):
@@ -157,12 +186,16 @@ def fit(
     reference_levels: Mapping[str, str] | None = None,
     factors: Sequence[str] | None = None,
     path: str = "auto",
+    theta: np.ndarray | None = None,
 ) -> LmmResult:
-    """Fit a random-intercept LMM as lme4's ``lmer`` does (REML by default, like lmer).
+    """Fit an LMM as lme4's ``lmer`` does (REML by default, like lmer).
 
     ``reference_levels`` sets the baseline level of fixed-effect factors; ``factors`` forces
     numeric columns to be categorical. ``path`` ("auto", "dense", "sparse") selects how the
-    Schur complement of the non-primary random terms is factored (for testing).
+    Schur complement of the non-primary random terms is factored (for testing). ``theta``
+    evaluates the model at given relative SDs instead of optimizing (lme4's
+    ``lmer(..., start = theta, control = lmerControl(optimizer = NULL))``), to compare
+    everything downstream of the optimizer with a reference fit.
     Raises LmmError for unsupported formulas and degenerate data.
     """
     start = time.perf_counter()
@@ -170,14 +203,22 @@ def fit(
     X, y, codes, nlevels = prep.X, prep.y, prep.codes, prep.nlevels
     n, p = X.shape
     with _single_threaded_blas(), np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        dev = ProfiledDeviance(codes, nlevels, X, prep.y_centred, reml=reml, path=path)
-        opt = minimize_theta(dev, len(codes))
+        dev = ProfiledDeviance(
+            codes, nlevels, X, prep.y_centred, reml=reml, path=path, weights=prep.weights
+        )
+        if theta is None:
+            opt = minimize_theta(dev, len(codes))
+        else:
+            given = np.abs(np.asarray(theta, dtype=float))
+            if given.shape != (len(codes),):
+                raise LmmError(f"theta has {given.size} values for {len(codes)} random terms")
+            opt = OptimResult(given, dev(given), True, 1, ["theta given, not optimized"])
         sol = dev.solve(opt.theta)
     beta = prep.beta0 + sol.beta
     # residuals and r2 straight from the rows (exact at the optimum)
     fitted_re = np.zeros(n)
-    for c, b in zip(codes, sol.b, strict=True):
-        fitted_re += b[c]
+    for c, b, w in zip(codes, sol.b, prep.weights, strict=True):
+        fitted_re += b[c] if w is None else b[c] * w
     resid = y - X @ beta - fitted_re
     r2 = float(resid @ resid) + sol.u_sq
     dof = n - p if reml else n
@@ -198,12 +239,25 @@ def fit(
             "residual variance is numerically zero: the random effects reproduce "
             "the response exactly (degenerate fit)"
         )
-    for name, q in zip(rnames, nlevels, strict=True):
+    for term, q in zip(prep.parsed.random_terms, nlevels, strict=True):
         if q < FEW_LEVELS:
             messages.append(
-                f"random term (1|{name}) has only {q} levels: its variance is poorly estimated"
+                f"random term {term.written} has only {q} levels: its variance is poorly estimated"
             )
+    z, term_cols = _z_matrix(prep.terms, n)
+    ddf_core = DdfCore(
+        pieces=dev.pieces,
+        X=X,
+        Z=z,
+        term_cols=term_cols,
+        theta=theta.copy(),
+        sigma=float(np.sqrt(sigma2)),
+        beta=beta,
+        vcov=cov,
+        reml=reml,
+    )
     return LmmResult(
+        ddf_core=ddf_core,
         formula=formula,
         reml=reml,
         response=prep.parsed.response,

@@ -1,11 +1,19 @@
-"""Parse lme4-style formulas restricted to random intercepts.
+"""Parse lme4-style formulas whose random terms each carry one variance parameter.
 
-Supported: ``y ~ 1 + a + x + a*b + a:x + (1|g) + (1|g1:g2) + (1|g1/g2)``, ``0 +`` / ``- 1``
-to drop the intercept, ``a/b`` in the fixed part (``a + a:b``), parentheses in the fixed part and
-backquoted names. Fixed terms are ordered as R's ``terms()`` orders them (by degree, then by
-appearance) and the variables inside a term follow their first appearance in the formula, so
-coefficient names match R's ``model.matrix``. Anything else (random slopes, ``||``, function
-calls, ``^``, offsets) raises :class:`LmmError` naming the term.
+Supported fixed part: ``y ~ 1 + a + x + a*b + a:x``, ``0 +`` / ``- 1`` to drop the intercept,
+``a/b`` (``a + a:b``), parentheses and backquoted names. Fixed terms are ordered as R's
+``terms()`` orders them (by degree, then by appearance) and the variables inside a term follow
+their first appearance in the formula, so coefficient names match R's ``model.matrix``.
+
+Supported random terms (each becomes one column of Z per level, scaled by one theta):
+- intercepts ``(1|g)``, ``(1|g1:g2)``, ``(1|g1/g2)``;
+- one uncorrelated slope ``(0 + x|g)``, and ``(1 + x + z || g)``, which lme4 expands into
+  ``(1|g) + (0 + x|g) + (0 + z|g)`` (uncorrelated intercept and slopes);
+- intercepts restricted to rows of one factor level, ``(0 + dummy(f, "A")|g)``: with one such
+  term per level, each level (e.g. each system) gets its own variance of g (e.g. runs); and
+  slopes restricted the same way, ``(0 + dummy(f, "A"):x|g)``.
+Correlated slopes ``(1 + x|g)``, other function calls, ``^`` and offsets raise
+:class:`LmmError` naming the term.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from .errors import LmmError
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<name>[A-Za-z_.][A-Za-z0-9_.]*)|`(?P<quoted>[^`]+)`|(?P<number>\d+(?:\.\d*)?)"
-    r"|(?P<op>\|\||[~+\-*:/|()]))"
+    r"|\"(?P<string>[^\"]*)\"|'(?P<sstring>[^']*)'|(?P<op>\|\||[~+\-*:/|(),]))"
 )
 
 Term = frozenset[str]
@@ -26,10 +34,45 @@ _NO_INTERCEPT: Term = frozenset(["(Intercept)"])
 
 @dataclass(frozen=True)
 class RandomTerm:
-    """One random-intercept term: its name as written (``a:b``) and its grouping variables."""
+    """One random term with one variance parameter.
+
+    ``variables`` are the grouping variables (their interaction is the grouping factor). The
+    column of Z for a level holds 1 on its rows (an intercept), ``x`` (``slope``), or 1 only on
+    rows where ``indicator[0] == indicator[1]``. ``name`` labels the term in results: the
+    grouping factor for intercepts (``a:b``), else ``effect|group`` (``x|run_id``).
+    """
 
     name: str
     variables: tuple[str, ...]
+    slope: str | None = None
+    indicator: tuple[str, str] | None = None
+
+    @property
+    def group(self) -> str:
+        """The grouping factor as written (``a:b``)."""
+        return ":".join(self.variables)
+
+    @property
+    def effect(self) -> str:
+        """What the term's columns hold, as lme4 names it."""
+        if self.indicator is not None:
+            dummy = f'dummy({self.indicator[0]}, "{self.indicator[1]}")'
+            return dummy if self.slope is None else f"{dummy}:{self.slope}"
+        if self.slope is not None:
+            return self.slope
+        return "(Intercept)"
+
+    @property
+    def written(self) -> str:
+        """The term in lme4 notation: ``(1|g)``, ``(0 + x|g)``."""
+        if not self.weighted:
+            return f"(1|{self.group})"
+        return f"(0 + {self.effect}|{self.group})"
+
+    @property
+    def weighted(self) -> bool:
+        """True when Z's entries are not all 0/1 indicators of the grouping factor."""
+        return self.slope is not None or self.indicator is not None
 
 
 @dataclass(frozen=True)
@@ -80,6 +123,9 @@ def _tokenize(text: str) -> list[_Tok]:
             tokens.append(_Tok("name", m.group("quoted"), start, end))
         elif m.group("number") is not None:
             tokens.append(_Tok("number", m.group("number"), start, end))
+        elif m.group("string") is not None or m.group("sstring") is not None:
+            text_ = m.group("string") if m.group("string") is not None else m.group("sstring")
+            tokens.append(_Tok("string", text_, start, end))
         else:
             tokens.append(_Tok("op", m.group("op"), start, end))
         pos = end
@@ -243,20 +289,10 @@ def _unique(terms: list[Term]) -> list[Term]:
     return out
 
 
-def _random_term(source: str, inner: list[_Tok]) -> list[RandomTerm]:
-    """Expand ``(1|g)``, ``(1|g1:g2)``, ``(1|g1/g2)``; refuse anything else."""
-    bars = [j for j, t in enumerate(inner) if t.kind == "op" and t.text in ("|", "||")]
-    if inner[bars[0]].text == "||" or len(bars) != 1:
-        raise LmmError(f"unsupported random-effects term {source}: only (1|g) intercepts")
-    lhs, rhs = inner[: bars[0]], inner[bars[0] + 1 :]
-    if len(lhs) != 1 or lhs[0].kind != "number" or lhs[0].text != "1":
-        raise LmmError(
-            f"unsupported random-effects term {source}: random slopes are not supported, "
-            "only random intercepts (1|g), (1|g1:g2), (1|g1/g2)"
-        )
+def _grouping(source: str, rhs: list[_Tok]) -> list[list[str]]:
+    """The grouping side of a random term: names joined by ':' (interaction), '/' (nesting)."""
     if not rhs:
         raise LmmError(f"random-effects term {source} has no grouping factor")
-    # rhs: names separated by ':' and '/'
     groups: list[list[str]] = [[]]
     expect_name = True
     for t in rhs:
@@ -273,18 +309,96 @@ def _random_term(source: str, inner: list[_Tok]) -> list[RandomTerm]:
             expect_name = True
     if expect_name:
         raise LmmError(f"random term {source} ends unexpectedly")
+    return groups
+
+
+def _effects(source: str, lhs: list[_Tok]) -> tuple[bool, list[RandomTerm]]:
+    """The effect side of a random term: whether it has an intercept, and its other effects
+    (slopes and dummy() indicators) as terms without grouping variables."""
+    intercept = True
+    effects: list[RandomTerm] = []
+    i = 0
+    sign = "+"
+    while i < len(lhs):
+        t = lhs[i]
+        if t.kind == "op" and t.text in "+-":
+            sign = t.text
+            i += 1
+            continue
+        if t.kind == "number" and t.text in ("0", "1"):
+            if (sign == "+" and t.text == "0") or (sign == "-" and t.text == "1"):
+                intercept = False
+            i += 1
+        elif t.kind == "name" and sign == "+":
+            nxt = lhs[i + 1] if i + 1 < len(lhs) else None
+            if nxt is not None and nxt.kind == "op" and nxt.text == "(":
+                call = lhs[i : i + 6]
+                kinds = [(c.kind, c.text if c.kind == "op" else "") for c in call]
+                if t.text != "dummy" or kinds[1:] != [
+                    ("op", "("),
+                    ("name", ""),
+                    ("op", ","),
+                    ("string", ""),
+                    ("op", ")"),
+                ]:
+                    raise LmmError(
+                        f"unsupported function in random term {source}: only "
+                        'dummy(factor, "level") is supported'
+                    )
+                slope = None
+                after = lhs[i + 6 : i + 8]
+                if len(after) == 2 and after[0].text == ":" and after[1].kind == "name":
+                    slope = after[1].text  # dummy(f, "A"):x, a slope on one level's rows
+                    i += 2
+                indicator = (call[2].text, call[4].text)
+                effects.append(RandomTerm("", (), slope=slope, indicator=indicator))
+                i += 6
+            else:
+                effects.append(RandomTerm("", (), slope=t.text))
+                i += 1
+        else:
+            raise LmmError(f"unsupported effect {t.text!r} in random term {source}")
+        sign = ""
+    if i == 0:
+        raise LmmError(f"random term {source} has nothing before the bar")
+    return intercept, effects
+
+
+def _random_term(source: str, inner: list[_Tok]) -> list[RandomTerm]:
+    """Expand one parenthesised random term into terms with one variance parameter each."""
+    bars = [j for j, t in enumerate(inner) if t.kind == "op" and t.text in ("|", "||")]
+    if len(bars) != 1:
+        raise LmmError(f"unsupported random-effects term {source}: one '|' or '||' expected")
+    double = inner[bars[0]].text == "||"
+    intercept, effects = _effects(source, inner[: bars[0]])
+    groups = _grouping(source, inner[bars[0] + 1 :])
+    if effects and len(groups) > 1:
+        raise LmmError(f"random slopes with a nested grouping (a/b) are not supported: {source}")
+    if not double and intercept and effects:
+        raise LmmError(
+            f"correlated random effects {source} are not supported; use uncorrelated ones "
+            "with '||', e.g. (1 + x || g)"
+        )
+    if not double and len(effects) > 1:
+        raise LmmError(f"correlated random effects {source} are not supported; use '||'")
+    if not intercept and not effects:
+        raise LmmError(f"random term {source} has no effect (neither intercept nor slope)")
     out: list[RandomTerm] = []
     prefix: list[str] = []
     for g in groups:
         prefix = prefix + g
         if len(set(prefix)) != len(prefix):
             raise LmmError(f"grouping variable repeated in random term {source}")
-        out.append(RandomTerm(":".join(prefix), tuple(prefix)))
+        if intercept:
+            out.append(RandomTerm(":".join(prefix), tuple(prefix)))
+    for e in effects:
+        term = RandomTerm("", tuple(prefix), slope=e.slope, indicator=e.indicator)
+        out.append(RandomTerm(f"{term.effect}|{term.group}", term.variables, e.slope, e.indicator))
     return out
 
 
 def parse_formula(formula: str) -> ParsedFormula:
-    """Parse an lme4 formula with random intercepts only; raise LmmError otherwise."""
+    """Parse an lme4 formula (see the module docstring); raise LmmError otherwise."""
     if not isinstance(formula, str) or formula.count("~") != 1:
         raise LmmError(f"formula must contain exactly one '~': {formula!r}")
     tokens = _tokenize(formula)

@@ -46,7 +46,7 @@ def parent_map(child: np.ndarray, n_child: int, parent: np.ndarray) -> np.ndarra
 
 
 def _candidate(
-    k: int, codes: list[np.ndarray], nlevels: list[int]
+    k: int, codes: list[np.ndarray], nlevels: list[int], weighted: list[bool]
 ) -> tuple[list[int], list[np.ndarray], list[np.ndarray], int]:
     """Block terms, slots, blocks and block size when term k is the primary factor."""
     qk = nlevels[k]
@@ -55,7 +55,7 @@ def _candidate(
     blocks = [np.arange(qk, dtype=np.int64)]
     used = np.ones(qk, dtype=np.int64)  # slot 0 is the primary level itself
     for j in range(len(codes)):
-        if j == k or nlevels[j] < qk:
+        if j == k or nlevels[j] < qk or weighted[j]:
             continue
         parent = parent_map(codes[j], nlevels[j], codes[k])
         if parent is None:
@@ -72,11 +72,20 @@ def _candidate(
     return block_terms, slots, blocks, int(used.max())
 
 
-def choose_layout(codes: list[np.ndarray], nlevels: list[int], n_fixed: int) -> Layout:
-    """Pick the primary factor that minimizes the estimated work per deviance evaluation."""
+def choose_layout(
+    codes: list[np.ndarray], nlevels: list[int], n_fixed: int, weighted: list[bool] | None = None
+) -> Layout:
+    """Pick the primary factor that minimizes the estimated work per deviance evaluation.
+
+    Weighted terms (slopes, dummy() terms) always go to the rest block: the block part holds
+    plain indicators only.
+    """
+    flags = list(weighted) if weighted is not None else [False] * len(codes)
     best: tuple[float, Layout] | None = None
     for k in range(len(codes)):
-        block_terms, slots, blocks, m = _candidate(k, codes, nlevels)
+        if flags[k]:
+            continue
+        block_terms, slots, blocks, m = _candidate(k, codes, nlevels, flags)
         rest = [j for j in range(len(codes)) if j not in block_terms]
         n_rest = sum(nlevels[j] for j in rest)
         w = n_rest + n_fixed + 1
@@ -95,5 +104,8 @@ def choose_layout(codes: list[np.ndarray], nlevels: list[int], n_fixed: int) -> 
         )
         if best is None or cost < best[0]:
             best = (cost, layout)
-    assert best is not None
+    if best is None:
+        from .errors import LmmError
+
+        raise LmmError("at least one random intercept term (1|g) is needed besides slopes")
     return best[1]

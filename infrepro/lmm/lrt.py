@@ -1,4 +1,4 @@
-"""Generalized likelihood ratio test of nested mixed models (METHOD.md section 4)."""
+"""Generalized likelihood ratio test of nested mixed models (docs/method.md §4)."""
 
 from __future__ import annotations
 

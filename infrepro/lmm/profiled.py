@@ -25,7 +25,6 @@ The dense path also returns the analytic gradient, from
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
@@ -55,6 +54,32 @@ class Solution:
     unscaled_cov: np.ndarray  # (R_X' R_X)^{-1}
     b: list[np.ndarray]  # conditional modes b = Lambda u per term, per level
     u_sq: float  # ||u||^2
+
+
+@dataclass(frozen=True)
+class Core:
+    """The factorization at one theta, as every path computes it."""
+
+    tb: np.ndarray  # theta of each block slot (nb, m)
+    ainv: np.ndarray  # A_b^{-1} per block (nb, m, m)
+    tf: np.ndarray  # theta of each rest column (qr,)
+    lx: np.ndarray  # Cholesky factor of the [X y] Schur complement
+    logdet_l: float  # log|L|^2
+
+
+@dataclass(frozen=True)
+class DenseCore(Core):
+    """Dense path: also the whole factor of the rest + [X y] block."""
+
+    lt: np.ndarray
+
+
+@dataclass(frozen=True)
+class SparseCore(Core):
+    """Sparse path: also C_BF Lambda_F and the rest-block solutions for [X y]."""
+
+    cbf: sp.csr_matrix
+    h: np.ndarray
 
 
 class _Base:
@@ -184,7 +209,7 @@ class _DenseSchur(_Base):
         tmp = mats @ self.cbr
         return self.cbr.reshape(-1, w).T @ tmp.reshape(-1, w)
 
-    def core(self, theta: np.ndarray) -> dict[str, Any]:
+    def core(self, theta: np.ndarray) -> DenseCore:
         qr = self.qr
         tb, ainv, logdet_b = self._blocks(theta, self.rep_slot, self.rep_cbb)
         mats = tb[:, :, None] * ainv * tb[:, None, :]
@@ -196,14 +221,7 @@ class _DenseSchur(_Base):
         lt = np.linalg.cholesky(t)
         logdet_l = float(self.rep_count @ logdet_b)
         logdet_l += 2.0 * float(np.sum(np.log(np.diagonal(lt)[:qr])))
-        return {
-            "tb": tb,
-            "ainv": ainv,
-            "tf": tf,
-            "lt": lt,
-            "logdet_l": logdet_l,
-            "lx": lt[qr:, qr:],
-        }
+        return DenseCore(tb=tb, ainv=ainv, tf=tf, lx=lt[qr:, qr:], logdet_l=logdet_l, lt=lt)
 
     def _rest_solutions(self, lt: np.ndarray) -> np.ndarray:
         """U_F = S^{-1} T_FY: rest-column solutions for each column of [X y]."""
@@ -214,9 +232,9 @@ class _DenseSchur(_Base):
             lt[:qr, :qr], lt[qr:, :qr].T, lower=True, trans="T", check_finite=False
         )
 
-    def gradient(self, theta: np.ndarray, c: dict[str, Any]) -> np.ndarray:
+    def gradient(self, theta: np.ndarray, c: DenseCore) -> np.ndarray:
         qr, p, m = self.qr, self.p, self.m
-        lt, lx, tb, ainv, tf = c["lt"], c["lx"], c["tb"], c["ainv"], c["tf"]
+        lt, lx, tb, ainv, tf = c.lt, c.lx, c.tb, c.ainv, c.tf
         beta, qmat, _ = self._beta_cov(lx)
         coef = np.append(-beta, 1.0)
         r2 = float(lx[-1, -1]) ** 2
@@ -260,7 +278,7 @@ class _DenseSchur(_Base):
 
     def solve(self, theta: np.ndarray) -> Solution:
         c = self.core(theta)
-        lt, lx, tf = c["lt"], c["lx"], c["tf"]
+        lt, lx, tf = c.lt, c.lx, c.tf
         beta, cov, logdet_rx = self._beta_cov(lx)
         coef = np.append(-beta, 1.0)
         u_f = self._rest_solutions(lt) @ coef
@@ -272,7 +290,7 @@ class _DenseSchur(_Base):
             theta=theta,
             beta=beta,
             r2=float(lx[-1, -1]) ** 2,
-            logdet_l=c["logdet_l"],
+            logdet_l=c.logdet_l,
             logdet_rx=logdet_rx,
             unscaled_cov=cov,
             b=self._assemble(tb * u_b, tf * u_f),
@@ -295,7 +313,7 @@ class _SparseSchur(_Base):
         self.cby, self.cfy, self.cyy = cp.cby, cp.cfy, cp.cyy
         self.factor_dense = self.qr <= SPARSE_DENSE_FACTOR_MAX
 
-    def core(self, theta: np.ndarray) -> dict[str, Any]:
+    def core(self, theta: np.ndarray) -> SparseCore:
         nb, m, qr = self.nb, self.m, self.qr
         tb, ainv, logdet_b = self._blocks(theta, self.slot_term, self.cbb)
         tf = theta[self.rest_term]
@@ -334,32 +352,30 @@ class _SparseSchur(_Base):
             solve_s = lu.solve
         h = solve_s(g) if qr else np.zeros((0, self.p + 1))
         lx = np.linalg.cholesky(myy - g.T @ h)
-        return {
-            "tb": tb,
-            "ainv": ainv,
-            "tf": tf,
-            "mblk": mblk,
-            "cbf": cbf,
-            "h": h,
-            "solve_s": solve_s,
-            "lx": lx,
-            "logdet_l": float(np.sum(logdet_b)) + logdet_f,
-        }
+        return SparseCore(
+            tb=tb,
+            ainv=ainv,
+            tf=tf,
+            lx=lx,
+            logdet_l=float(np.sum(logdet_b)) + logdet_f,
+            cbf=cbf,
+            h=h,
+        )
 
     def solve(self, theta: np.ndarray) -> Solution:
         c = self.core(theta)
-        lx, tf, tb, ainv = c["lx"], c["tf"], c["tb"], c["ainv"]
+        lx, tf, tb, ainv = c.lx, c.tf, c.tb, c.ainv
         beta, cov, logdet_rx = self._beta_cov(lx)
         coef = np.append(-beta, 1.0)
-        u_f = c["h"] @ coef
+        u_f = c.h @ coef
         # u_b = A_b^{-1} Lambda_b (C_bY coef - C_bF Lambda_F u_f)
-        rhs = (self.cby @ coef - c["cbf"] @ u_f).reshape(self.nb, self.m)
+        rhs = (self.cby @ coef - c.cbf @ u_f).reshape(self.nb, self.m)
         u_b = np.einsum("bij,bj->bi", ainv, tb * rhs)
         return Solution(
             theta=theta,
             beta=beta,
             r2=float(lx[-1, -1]) ** 2,
-            logdet_l=c["logdet_l"],
+            logdet_l=c.logdet_l,
             logdet_rx=logdet_rx,
             unscaled_cov=cov,
             b=self._assemble(tb * u_b, tf * u_f),
@@ -382,9 +398,11 @@ class ProfiledDeviance:
         y: np.ndarray,
         reml: bool,
         path: str = "auto",
+        weights: list[np.ndarray | None] | None = None,
     ) -> None:
         n, p = X.shape
-        layout = choose_layout(codes, nlevels, p)
+        wts = list(weights) if weights is not None else [None] * len(codes)
+        layout = choose_layout(codes, nlevels, p, [w is not None for w in wts])
         width = layout.n_rest + p + 1
         if path == "auto":
             work = float(layout.n_blocks) * layout.m * width * width
@@ -396,7 +414,7 @@ class ProfiledDeviance:
         self.path = path
         self.layout = layout
         Xy = np.column_stack([X, y]) if p else y[:, None].astype(float)
-        cp = cross_products(layout, codes, Xy, dense=path == "dense")
+        cp = cross_products(layout, codes, Xy, dense=path == "dense", weights=wts)
         args = (layout, list(nlevels), n, p, reml)
         self.impl: _DenseSchur | _SparseSchur = (
             _DenseSchur(args, cp) if path == "dense" else _SparseSchur(args, cp)
@@ -408,7 +426,7 @@ class ProfiledDeviance:
         theta = np.abs(np.asarray(theta, dtype=float))
         try:
             c = self.impl.core(theta)
-            val = self.impl.criterion(c["logdet_l"], c["lx"])
+            val = self.impl.criterion(c.logdet_l, c.lx)
         except (np.linalg.LinAlgError, RuntimeError, ValueError):
             return float("inf")
         return val if np.isfinite(val) else float("inf")
@@ -420,13 +438,19 @@ class ProfiledDeviance:
         assert isinstance(self.impl, _DenseSchur)
         try:
             c = self.impl.core(ax)
-            val = self.impl.criterion(c["logdet_l"], c["lx"])
+            val = self.impl.criterion(c.logdet_l, c.lx)
             grad = self.impl.gradient(ax, c) * np.sign(x)
         except (np.linalg.LinAlgError, RuntimeError, ValueError):
             return float("inf"), np.zeros_like(x)
         if not np.isfinite(val):
             return float("inf"), np.zeros_like(x)
         return val, grad
+
+    def pieces(self, theta: np.ndarray) -> tuple[float, float, float, np.ndarray]:
+        """log|L|^2, r2, log|R_X|^2 and (R_X'R_X)^-1 at theta (for the df computations)."""
+        c = self.impl.core(np.abs(np.asarray(theta, dtype=float)))
+        _, cov, logdet_rx = self.impl._beta_cov(c.lx)
+        return c.logdet_l, float(c.lx[-1, -1]) ** 2, logdet_rx, cov
 
     def solve(self, theta: np.ndarray) -> Solution:
         """beta, its unscaled covariance, the conditional modes and the criterion pieces."""

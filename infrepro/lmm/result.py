@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .ddf import KENWARD_ROGER, ContrastTest, DdfCore, contest
 from .design import FixedDesign, is_categorical
 from .errors import LmmError
 
@@ -44,6 +45,7 @@ class LmmResult:
     path: str = ""
     design: FixedDesign | None = field(default=None, repr=False)
     response_digest: str = field(default="", repr=False)
+    ddf_core: DdfCore | None = field(default=None, repr=False)
 
     @property
     def n_fixed(self) -> int:
@@ -115,6 +117,49 @@ class LmmResult:
             p = float(2.0 * stats.norm.sf(abs(z))) if se > 0 else np.nan
             rows.append((levels[i], levels[j], est, se, z, p))
         return pd.DataFrame(rows, columns=["level1", "level2", "estimate", "se", "z", "p_value"])
+
+    # ------------------------------------------------------------------ small-sample tests
+    def contrast_matrix(self, rows: list[dict[str, float]] | dict[str, float]) -> np.ndarray:
+        """L from rows given as {coefficient name: weight} (unnamed coefficients weigh 0)."""
+        names = list(self.fixed_effects.index)
+        rows = [rows] if isinstance(rows, dict) else rows
+        L = np.zeros((len(rows), len(names)))
+        for i, row in enumerate(rows):
+            for name, w in row.items():
+                if name not in names:
+                    raise LmmError(f"{name!r} is not a fixed effect of {self.formula!r}")
+                L[i, names.index(name)] = w
+        return L
+
+    def contest(
+        self, L: np.ndarray | list[dict[str, float]] | dict[str, float], method: str = KENWARD_ROGER
+    ) -> ContrastTest:
+        """Test L beta = 0 with Kenward-Roger or Satterthwaite denominator df (lmerTest's
+        ``contest``): t for one row, F for several. KR needs a REML fit; when its q x q
+        algebra is too large, use Satterthwaite (see ddf.KR_MAX_COLUMNS)."""
+        if self.ddf_core is None:
+            raise LmmError("this result carries no model core; refit to test contrasts")
+        if isinstance(L, dict | list):
+            L = self.contrast_matrix(L)
+        return contest(self.ddf_core, np.asarray(L, dtype=float), method)
+
+    def term_columns(self, *variables: str) -> list[str]:
+        """The coefficient names of the fixed term made of exactly these variables."""
+        from .design import term_column_names
+
+        design = self.design
+        if design is not None:
+            for term, full in zip(design.terms, design.full_coding, strict=True):
+                if set(term) == set(variables):
+                    return term_column_names(term, full, design.variables)
+        raise LmmError(f"{':'.join(variables)} is not a fixed term of {self.formula!r}")
+
+    def kr_feasible(self) -> bool:
+        """Whether an exact Kenward-Roger computation is within ddf.KR_MAX_COLUMNS."""
+        from .ddf import KR_MAX_COLUMNS
+
+        core = self.ddf_core
+        return core is not None and self.reml and core.Z.shape[1] <= KR_MAX_COLUMNS
 
     # ------------------------------------------------------------------ prediction
     def predict(self, newdata: pd.DataFrame) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Per-segment metrics (METHOD.md section 2), bit-identical to sacrebleu and rouge-score but faster.
+"""Per-segment metrics (docs/method.md §2), bit-identical to sacrebleu and rouge-score but faster.
 
 `score_segments(hypotheses, references, metrics)` returns one row per segment. TER and ROUGE run on
 compiled numba kernels (`TER_BACKEND` says which TER path is active); BLEU and chrF call sacrebleu.

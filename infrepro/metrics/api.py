@@ -68,7 +68,7 @@ def score_segments(
 ) -> pd.DataFrame:
     """Score each segment; one row per input segment, one float64 column per requested metric.
 
-    Scales follow METHOD.md section 2: `ter` is sacrebleu's TER / 100 (may exceed 1), `rouge*`
+    Scales follow docs/method.md §2: `ter` is sacrebleu's TER / 100 (may exceed 1), `rouge*`
     rouge-score F-measures with stemming, `bleu`/`chrf` sacrebleu sentence scores / 100.
     `threads > 1` runs the compiled kernels over that many numba threads (same results).
     """

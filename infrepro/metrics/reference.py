@@ -2,7 +2,7 @@
 
 BLEU and chrF have no fast path: their loops live in `sacre.py` and are re-exported here.
 Each function returns one float64 per (hypothesis, references) pair on the stored scale of
-METHOD.md section 2 (sacrebleu's percentages / 100; rouge-score F-measures as they are).
+docs/method.md §2 (sacrebleu's percentages / 100; rouge-score F-measures as they are).
 """
 
 from __future__ import annotations

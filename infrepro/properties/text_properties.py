@@ -1,4 +1,4 @@
-"""Built-in data properties of a segment's text (METHOD.md section 3)."""
+"""Built-in data properties of a segment's text (docs/method.md §3)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Number formatting for the report: means in points, variances in scientific notation.
 
 Scores are stored as fractions; the report shows them in points (x 100) as the papers do, and
-variance components on the stored scale (METHOD.md 2). p-values are shown exactly as the tables
-give them (text that never reads 0).
+variance components on the stored scale (docs/method.md §2). p-values are shown exactly as the
+tables give them (text that never reads 0).
 """
 
 from __future__ import annotations

@@ -111,3 +111,33 @@ def test_reliability_recovers_planted_phi(example_run: Path) -> None:
     for system in ("baseline", "competitor"):
         planted = PLANTED["variance_components"][system]["phi"]
         assert ter.loc[system, "phi"] == pytest.approx(planted, abs=0.05)
+
+
+def run_aware_test(root: Path, analysis: str, metric: str = "ter", prop: str = "") -> pd.Series:
+    frame = table(root, "tests").fillna({"property": ""})
+    rows = frame[
+        (frame["metric"] == metric) & (frame["analysis"] == analysis) & (frame["property"] == prop)
+    ]
+    assert len(rows) == 1, rows
+    return rows.iloc[0]
+
+
+def test_run_aware_headline_is_per_system_with_kenward_roger_df(example_run: Path) -> None:
+    # issue 13, acceptance 4: per-system run variance, KR df (lmerTest: p 0.02228, df 18.87)
+    row = run_aware_test(example_run, "all_runs_per_system")
+    assert row["method"] == "Kenward-Roger"
+    assert 0.01 < 10 ** row["log10_p"] < 0.04
+    assert row["dendf"] == pytest.approx(18.87, abs=0.01)
+    assert row["estimate"] < 0  # baseline - competitor: the competitor's TER is higher
+    assert 'dummy(system, "competitor")|run_id' in row["model"]
+    facet = run_aware_test(example_run, "all_runs_facet_aware")
+    assert facet["dendf"] < 5  # few lambda levels: few df, however small
+
+
+def test_run_aware_length_interaction_is_moderate(example_run: Path) -> None:
+    # with the runs' own slopes, system x length is p ~ 0.005, not the paper model's 2.6e-8
+    row = run_aware_test(example_run, "conditional_runaware_interaction", prop="length")
+    assert 0.001 < 10 ** row["log10_p"] < 0.01
+    assert "(1 + length || run_id)" in row["model"]
+    paper = glrt(example_run, "conditional_interaction", prop="length")
+    assert paper["log10_p"] < row["log10_p"] - 3

@@ -216,7 +216,7 @@ def chromium() -> str:
     if executable is None:
         if os.environ.get("CI"):
             pytest.fail("chromium is not installed, but the browser test must run in CI")
-        pytest.skip("chromium is not installed")
+        pytest.skip("chromium is not installed: `apt-get install chromium` runs this test")
     return executable
 
 

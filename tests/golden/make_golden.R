@@ -1,8 +1,10 @@
 # Golden reference fits from R lme4 for infrepro's mixed-model engine (infrepro.lmm).
 #
 # Usage (from the repository root):
-#   Rscript tests/golden/make_golden.R [path/to/shared/data]
-# The shared data directory defaults to ../shared/data (relative to the repository root).
+#   Rscript tests/golden/make_golden.R [path/to/resources]
+# The data directory defaults to the repository's resources/ (Kreutzer et al. 2020 data in
+# resources/kreutzer2020/, bundled with its licence). Fixtures made before it was bundled said
+# data.source "shared" (the same files, then kept outside the repository); they now say "resources".
 #
 # Writes one JSON fixture per case to tests/golden/fixtures/<case>.json and the synthetic and
 # lme4-bundled datasets to tests/golden/data/<name>.csv. Every fit reads its data back from the
@@ -18,7 +20,6 @@ options(warn = 1)
 
 # ---------------------------------------------------------------- paths
 args <- commandArgs(trailingOnly = TRUE)
-shared_dir <- if (length(args) >= 1) args[[1]] else file.path("..", "shared", "data")
 file_arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
 golden_dir <- if (length(file_arg) == 1) {
   dirname(normalizePath(sub("^--file=", "", file_arg)))
@@ -29,9 +30,11 @@ fixture_dir <- file.path(golden_dir, "fixtures")
 data_dir <- file.path(golden_dir, "data")
 dir.create(fixture_dir, showWarnings = FALSE, recursive = TRUE)
 dir.create(data_dir, showWarnings = FALSE, recursive = TRUE)
-have_shared <- dir.exists(file.path(shared_dir, "kreutzer2020"))
-if (!have_shared) {
-  message("shared data not found at ", shared_dir, ": Kreutzer cases are skipped")
+resources_dir <- if (length(args) >= 1) args[[1]] else
+  file.path(dirname(dirname(normalizePath(golden_dir))), "resources")
+have_kreutzer <- dir.exists(file.path(resources_dir, "kreutzer2020"))
+if (!have_kreutzer) {
+  stop("Kreutzer data not found at ", file.path(resources_dir, "kreutzer2020"))
 }
 
 # ---------------------------------------------------------------- JSON writer
@@ -106,7 +109,7 @@ apply_recipe <- function(d, recipe) {
 }
 
 load_case_data <- function(spec, factors) {
-  path <- if (spec$source == "shared") file.path(shared_dir, spec$path) else
+  path <- if (spec$source == "resources") file.path(resources_dir, spec$path) else
     file.path(golden_dir, spec$path)
   header <- names(read.csv(path, nrows = 1, check.names = FALSE))
   cls <- ifelse(header %in% c(factors, names(spec$filter)), "character", NA)
@@ -244,8 +247,8 @@ run_case <- function(case, data_spec, factors, response, formula_str, reml) {
   invisible(m)
 }
 
-shared <- function(file, filter = NULL, recipe = NULL) {
-  list(source = "shared", path = file.path("kreutzer2020", file), filter = filter, recipe = recipe)
+bundled <- function(file, filter = NULL, recipe = NULL) {
+  list(source = "resources", path = file.path("kreutzer2020", file), filter = filter, recipe = recipe)
 }
 local_data <- function(name, filter = NULL, recipe = NULL) {
   list(source = "local", path = file.path("data", paste0(name, ".csv")), filter = filter,
@@ -346,47 +349,47 @@ hp7 <- paste("ter ~ 1 + (1|sentence_id) + (1|learning_rate) + (1|seed) + (1|enco
 hp_factors <- c("sentence_id", "learning_rate", "seed", "encoder_dropout", "decoder_dropout",
                 "decoder_dropout_hidden", "delta_scheme")
 
-if (have_shared) {
+if (have_kreutzer) {
   # 1. system comparison on data_ter (ML)
-  run_case("kr20_ter_system_h1", shared(ter), c("sentence_id", "system"), "ter",
+  run_case("kr20_ter_system_h1", bundled(ter), c("sentence_id", "system"), "ter",
            "ter ~ system + (1|sentence_id)", FALSE)
-  run_case("kr20_ter_system_h0", shared(ter), c("sentence_id"), "ter",
+  run_case("kr20_ter_system_h0", bundled(ter), c("sentence_id"), "ter",
            "ter ~ 1 + (1|sentence_id)", FALSE)
   # 2. conditional on binned source length (ML)
-  run_case("kr20_ter_lenclass_interaction", shared(ter, recipe = "len_class"),
+  run_case("kr20_ter_lenclass_interaction", bundled(ter, recipe = "len_class"),
            c("sentence_id", "system", "len_class"), "ter",
            "ter ~ system * len_class + (1|sentence_id)", FALSE)
-  run_case("kr20_ter_lenclass_additive", shared(ter, recipe = "len_class"),
+  run_case("kr20_ter_lenclass_additive", bundled(ter, recipe = "len_class"),
            c("sentence_id", "system", "len_class"), "ter",
            "ter ~ system + len_class + (1|sentence_id)", FALSE)
-  run_case("kr20_ter_lenclass_only", shared(ter, recipe = "len_class"),
+  run_case("kr20_ter_lenclass_only", bundled(ter, recipe = "len_class"),
            c("sentence_id", "len_class"), "ter",
            "ter ~ len_class + (1|sentence_id)", FALSE)
   # 3. numeric covariate (ML)
-  run_case("kr20_ter_srclength_interaction", shared(ter), c("sentence_id", "system"), "ter",
+  run_case("kr20_ter_srclength_interaction", bundled(ter), c("sentence_id", "system"), "ter",
            "ter ~ system * src_length + (1|sentence_id)", FALSE)
   # 4. Marking VCA (REML) and run-aware system comparison (ML)
-  run_case("kr20_ter_marking_vca", shared(ter, filter = list(system = "Marking")),
+  run_case("kr20_ter_marking_vca", bundled(ter, filter = list(system = "Marking")),
            c("sentence_id", "replication"), "ter",
            "ter ~ 1 + (1|sentence_id) + (1|replication)", TRUE)
-  run_case("kr20_ter_runaware_h1", shared(ter), c("sentence_id", "system", "replication"),
+  run_case("kr20_ter_runaware_h1", bundled(ter), c("sentence_id", "system", "replication"),
            "ter", "ter ~ system + (1|sentence_id) + (1|system:replication)", FALSE)
-  run_case("kr20_ter_runaware_h0", shared(ter), c("sentence_id", "system", "replication"),
+  run_case("kr20_ter_runaware_h0", bundled(ter), c("sentence_id", "system", "replication"),
            "ter", "ter ~ 1 + (1|sentence_id) + (1|system:replication)", FALSE)
   # 5. 7-factor crossed VCA (REML) on the partial and the full grid
-  run_case("kr20_hp_partial_vca7", shared(partial), hp_factors, "ter", hp7, TRUE)
+  run_case("kr20_hp_partial_vca7", bundled(partial), hp_factors, "ter", hp7, TRUE)
   # 6. interaction random terms on the partial grid (REML)
-  run_case("kr20_hp_partial_seg_x_seed", shared(partial), c("sentence_id", "seed"), "ter",
+  run_case("kr20_hp_partial_seg_x_seed", bundled(partial), c("sentence_id", "seed"), "ter",
            "ter ~ 1 + (1|sentence_id) + (1|seed) + (1|sentence_id:seed)", TRUE)
-  run_case("kr20_hp_partial_lr_x_seed", shared(partial),
+  run_case("kr20_hp_partial_lr_x_seed", bundled(partial),
            c("sentence_id", "learning_rate", "seed"), "ter",
            "ter ~ 1 + (1|sentence_id) + (1|learning_rate) + (1|seed) + (1|learning_rate:seed)",
            TRUE)
   # 12. annotation G-study (REML)
   ann_f <- c("sentence", "rater", "occasion", "mode")
-  run_case("kr20_annotation_gstudy", shared("data_annotation.csv.gz"), ann_f, "score",
+  run_case("kr20_annotation_gstudy", bundled("data_annotation.csv.gz"), ann_f, "score",
            "score ~ 1 + (1|sentence) + (1|rater) + (1|occasion) + (1|mode)", TRUE)
-  run_case("kr20_annotation_gstudy_sxr", shared("data_annotation.csv.gz"), ann_f, "score",
+  run_case("kr20_annotation_gstudy_sxr", bundled("data_annotation.csv.gz"), ann_f, "score",
            "score ~ 1 + (1|sentence) + (1|rater) + (1|occasion) + (1|mode) + (1|sentence:rater)",
            TRUE)
 }
@@ -427,6 +430,6 @@ run_case("synth_crossed_ml", local_data("synth_crossed"), c("seg", "rater"), "sc
          "score ~ 1 + (1|seg) + (1|rater)", FALSE)
 
 # 5 (continued). The full 324-run grid last: it is the slow one (the benchmark's bar).
-if (have_shared) {
-  run_case("kr20_hp_full_vca7", shared(full), hp_factors, "ter", hp7, TRUE)
+if (have_kreutzer) {
+  run_case("kr20_hp_full_vca7", bundled(full), hp_factors, "ter", hp7, TRUE)
 }

@@ -1,4 +1,4 @@
-"""The analyses reproduce lme4 on the Kreutzer et al. (2020) data (../shared/data README)."""
+"""The analyses reproduce lme4 on the Kreutzer et al. (2020) data (resources/kreutzer2020)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-# The statistical analyses (METHOD.md section 4): one job per metric and analysis, then tidy tables.
+# The statistical analyses (docs/method.md §4, §4b): one job per metric and analysis, then tidy tables.
 from infrepro.analyses import ANALYSES, TABLES
 
 ANALYSIS_OPTIONS = config["analyses"]  # the schema sets every default

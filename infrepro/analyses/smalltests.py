@@ -1,0 +1,120 @@
+"""t and F tests of REML fits with small-sample denominator df, as rows of ``tests.csv``.
+
+Kenward-Roger is used whenever its q x q algebra is affordable (``LmmResult.kr_feasible``),
+Satterthwaite otherwise; every row names its method and model (docs/method.md §4b).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from infrepro.lmm import KENWARD_ROGER, SATTERTHWAITE, ContrastTest, LmmError, LmmResult
+
+from .fitlog import RUN, SEGMENT, FitLog
+from .pvalues import format_p
+
+TEST_COLUMNS = [
+    "metric",
+    "analysis",
+    "subset",
+    "property",
+    "facet",
+    "hypothesis",
+    "model",
+    "method",
+    "estimate",
+    "se",
+    "statistic",
+    "numdf",
+    "dendf",
+    "n_obs",
+    "n_segments",
+    "n_runs",
+    "p_value",
+    "p_holm",
+    "log10_p",
+    "log10_p_holm",
+    "note",
+]
+
+
+def ddf_method(result: LmmResult) -> str:
+    """Kenward-Roger when affordable, else Satterthwaite."""
+    return KENWARD_ROGER if result.kr_feasible() else SATTERTHWAITE
+
+
+def contest(
+    log: FitLog, result: LmmResult, L: np.ndarray, *, analysis: str, subset: str, prop: str
+) -> ContrastTest | None:
+    """``result.contest`` with the preferred method; None (recorded) if it fails."""
+    try:
+        with np.errstate(all="ignore"):
+            test = result.contest(L, ddf_method(result))
+    except (LmmError, np.linalg.LinAlgError, ValueError) as err:
+        log.skip(analysis, subset, prop, f"small-sample test on {result.formula} failed: {err}")
+        return None
+    if not math.isfinite(test.dendf) or test.dendf <= 0 or not math.isfinite(test.log10_p):
+        log.skip(
+            analysis,
+            subset,
+            prop,
+            f"small-sample test on {result.formula} gave no usable df ({test.dendf:.4g})",
+        )
+        return None
+    return test
+
+
+def method_label(test: ContrastTest) -> str:
+    """``t (Kenward-Roger, df 18.87)`` / ``F(2, 14.6) (Satterthwaite)``."""
+    if test.numdf == 1:
+        return f"t ({test.method}, df {test.dendf:.4g})"
+    return f"F({test.numdf}, {test.dendf:.4g}) ({test.method})"
+
+
+def test_row(
+    log: FitLog,
+    test: ContrastTest,
+    result: LmmResult,
+    rows: pd.DataFrame,
+    *,
+    analysis: str,
+    hypothesis: str,
+    subset: str = "",
+    prop: str = "",
+    facet: str = "",
+    note: str = "",
+) -> dict[str, object]:
+    """One row of tests.csv."""
+    return {
+        "metric": log.metric,
+        "analysis": analysis,
+        "subset": subset,
+        "property": prop,
+        "facet": facet,
+        "hypothesis": hypothesis,
+        "model": result.formula,
+        "method": test.method,
+        "estimate": test.estimate,
+        "se": test.se,
+        "statistic": test.statistic,
+        "numdf": test.numdf,
+        "dendf": test.dendf,
+        "n_obs": result.nobs,
+        "n_segments": int(rows[SEGMENT].nunique()),
+        "n_runs": int(rows[RUN].nunique()),
+        "p_value": format_p(test.log10_p),
+        "p_holm": format_p(test.log10_p),
+        "log10_p": test.log10_p,
+        "log10_p_holm": test.log10_p,
+        "note": note,
+    }
+
+
+def t_quantile(df: float) -> float:
+    """The two-sided 95 % quantile of t with ``df`` degrees of freedom."""
+    from scipy import stats
+
+    return float(stats.t.ppf(0.975, df))
