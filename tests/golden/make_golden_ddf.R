@@ -1,0 +1,530 @@
+# Golden reference values for the run-aware models: REML fits by lmerTest::lmer (lme4 default
+# control) with Satterthwaite (lmerTest) and Kenward-Roger (pbkrtest) tests of fixed-effect
+# contrasts. Companion of make_golden.R (same loader contract and number formatting).
+#
+# Usage (from the repository root):
+#   setarch -R Rscript tests/golden/make_golden_ddf.R   (ASLR off: bit-reproducible fits, see README)
+#   GOLDEN_ONLY='^hetero' setarch -R Rscript tests/golden/make_golden_ddf.R   # refit only matching cases
+#
+# Writes tests/golden/fixtures_ddf/<case>.json and the synthetic datasets
+# tests/golden/data/ddf_<design>.csv. The example_ter data (tests/golden/data/example_ter.csv.gz)
+# are exported from the bundled example's workflow output, not generated here (see README.md).
+
+suppressPackageStartupMessages({
+  library(lme4)
+  library(lmerTest)
+  library(pbkrtest)
+  library(jsonlite)
+})
+invisible(Sys.setlocale("LC_COLLATE", "C"))
+options(warn = 1)
+
+file_arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
+golden_dir <- if (length(file_arg) == 1) {
+  dirname(normalizePath(sub("^--file=", "", file_arg)))
+} else {
+  file.path("tests", "golden")
+}
+fixture_dir <- file.path(golden_dir, "fixtures_ddf")
+data_dir <- file.path(golden_dir, "data")
+dir.create(fixture_dir, showWarnings = FALSE, recursive = TRUE)
+only <- Sys.getenv("GOLDEN_ONLY", "")
+t_script <- proc.time()
+
+# ---------------------------------------------------------------- JSON writer (as make_golden.R)
+arr <- function(x) structure(x, class = c("json_array", class(x)))
+
+num_str <- function(x) {
+  vapply(x, function(v) {
+    if (is.na(v) || !is.finite(v)) return("null")
+    for (d in 15:17) {
+      s <- sprintf(paste0("%.", d, "g"), v)
+      if (as.numeric(s) == v) return(s)
+    }
+    s
+  }, character(1))
+}
+
+to_json <- function(x) {
+  if (is.null(x)) return("null")
+  force_array <- inherits(x, "json_array")
+  if (force_array) class(x) <- setdiff(class(x), "json_array")
+  if (is.matrix(x)) {
+    rows <- vapply(seq_len(nrow(x)), function(i) to_json(arr(unname(x[i, ]))), character(1))
+    return(paste0("[", paste(rows, collapse = ","), "]"))
+  }
+  if (is.list(x)) {
+    if (length(x) == 0) return(if (is.null(names(x)) || force_array) "[]" else "{}")
+    parts <- vapply(x, to_json, character(1))
+    if (!is.null(names(x)) && !force_array) {
+      keys <- vapply(names(x), function(k) as.character(toJSON(k, auto_unbox = TRUE)),
+                     character(1))
+      return(paste0("{", paste0(keys, ":", parts, collapse = ","), "}"))
+    }
+    return(paste0("[", paste(parts, collapse = ","), "]"))
+  }
+  if (length(x) == 0) return("[]")
+  if (!is.null(names(x)) && !force_array) {
+    return(to_json(as.list(x)))
+  }
+  if (is.logical(x)) {
+    vals <- ifelse(is.na(x), "null", ifelse(x, "true", "false"))
+  } else if (is.numeric(x)) {
+    vals <- if (is.integer(x)) as.character(x) else num_str(x)
+  } else {
+    vals <- vapply(as.character(x), function(s) as.character(toJSON(s, auto_unbox = TRUE)),
+                   character(1))
+  }
+  vals <- unname(vals)
+  if (length(vals) == 1 && !force_array) return(vals)
+  paste0("[", paste(vals, collapse = ","), "]")
+}
+
+write_json_file <- function(x, path) {
+  txt <- prettify(to_json(x), indent = 2)
+  writeLines(txt, path, useBytes = TRUE)
+}
+
+# ---------------------------------------------------------------- data loading (as make_golden.R)
+load_case_data <- function(spec, factors) {
+  path <- file.path(golden_dir, spec$path)
+  header <- names(read.csv(path, nrows = 1, check.names = FALSE))
+  cls <- ifelse(header %in% c(factors, names(spec$filter)), "character", NA)
+  d <- read.csv(path, colClasses = cls, check.names = FALSE, stringsAsFactors = FALSE)
+  if (!is.null(spec$filter)) {
+    for (col in names(spec$filter)) {
+      d <- d[as.character(d[[col]]) %in% spec$filter[[col]], , drop = FALSE]
+    }
+  }
+  for (f in factors) {
+    d[[f]] <- factor(d[[f]], levels = sort(unique(as.character(d[[f]])), method = "radix"))
+  }
+  rownames(d) <- NULL
+  d
+}
+
+# ---------------------------------------------------------------- random-term description
+# Every random term in these models has exactly one column (one theta each). A term is described
+# by its grouping factor and the value that multiplies the group indicator in its Z column:
+#   "(Intercept)"             -> 1                            type "intercept"
+#   "d"                       -> d                            type "covariate"
+#   'dummy(system, "A")'      -> 1[system == "A"]             type "dummy"
+#   'dummy(system, "A"):d'    -> 1[system == "A"] * d         type "dummy_covariate"
+# key = "<column>|<group>", e.g. 'dummy(system, "A")|run_id'.
+describe_column <- function(col) {
+  m_dc <- regmatches(col, regexec('^dummy\\((\\w+), "([^"]*)"\\):(\\w+)$', col))[[1]]
+  m_d <- regmatches(col, regexec('^dummy\\((\\w+), "([^"]*)"\\)$', col))[[1]]
+  if (col == "(Intercept)") return(list(type = "intercept", factor = NULL, level = NULL,
+                                        covariate = NULL))
+  if (length(m_dc) == 4) return(list(type = "dummy_covariate", factor = m_dc[2],
+                                     level = m_dc[3], covariate = m_dc[4]))
+  if (length(m_d) == 3) return(list(type = "dummy", factor = m_d[2], level = m_d[3],
+                                    covariate = NULL))
+  if (grepl("^\\w+$", col)) return(list(type = "covariate", factor = NULL, level = NULL,
+                                        covariate = col))
+  stop("cannot describe random-effect column ", col)
+}
+
+# Terms in the order of the expanded formula (|| split into single-column terms), as lme4's
+# findbars() returns them; lme4 then may reorder them by decreasing number of levels.
+formula_terms <- function(form) {
+  bars <- findbars(form)
+  lapply(bars, function(b) {
+    grp <- deparse(b[[3]])
+    lhs_f <- as.formula(call("~", b[[2]]))
+    tt <- terms(lhs_f)
+    labs <- attr(tt, "term.labels")
+    icpt <- attr(tt, "intercept") == 1
+    cols <- c(if (icpt) "(Intercept)", labs)
+    if (length(cols) != 1) stop("only single-column random terms are supported here")
+    c(list(key = paste0(cols, "|", grp), group = grp, column = cols,
+           term = paste(deparse(b, width.cutoff = 500L), collapse = "")),
+      describe_column(cols))
+  })
+}
+
+# ---------------------------------------------------------------- fitting one case
+versions <- list(
+  r = R.version.string,
+  lme4 = as.character(packageVersion("lme4")),
+  lmerTest = as.character(packageVersion("lmerTest")),
+  pbkrtest = as.character(packageVersion("pbkrtest")),
+  Matrix = as.character(packageVersion("Matrix")),
+  numDeriv = as.character(packageVersion("numDeriv"))
+)
+
+capture <- function(expr, msgs_env) {
+  withCallingHandlers(expr,
+    warning = function(w) {
+      msgs_env$msgs <- c(msgs_env$msgs, paste0("warning: ", conditionMessage(w)))
+      invokeRestart("muffleWarning")
+    },
+    message = function(mm) {
+      msgs_env$msgs <- c(msgs_env$msgs, paste0("message: ", trimws(conditionMessage(mm))))
+      invokeRestart("muffleMessage")
+    })
+}
+
+# One test specification: list(name, L (matrix, columns = fixed-effect names), joint).
+# joint = FALSE requires a 1-row L (t test); joint = TRUE gives the F test of all rows.
+tt <- function(name, L) list(name = name, L = L, joint = FALSE)
+ft <- function(name, L) list(name = name, L = L, joint = TRUE)
+Lrow <- function(fe_names, ...) {
+  v <- c(...)
+  L <- matrix(0, 1, length(fe_names), dimnames = list(NULL, fe_names))
+  L[1, names(v)] <- v
+  L
+}
+Lrows <- function(...) do.call(rbind, list(...))
+
+run_tests <- function(m, tests, methods, msgs_env) {
+  out <- list()
+  fe <- names(fixef(m))
+  for (spec in tests) {
+    L <- spec$L
+    stopifnot(identical(colnames(L), fe))
+    for (method in methods) {
+      rec <- list(name = spec$name, type = if (spec$joint) "F" else "t", method = method,
+                  L = L, rhs = arr(rep(0, nrow(L))))
+      if (!spec$joint) {
+        stopifnot(nrow(L) == 1)
+        r <- capture(contest(m, L, ddf = method, joint = FALSE), msgs_env)
+        rec$estimate <- r[["Estimate"]]
+        rec$se <- r[["Std. Error"]]
+        rec$df <- r[["df"]]
+        rec$t <- r[["t value"]]
+        rec$p <- r[["Pr(>|t|)"]]
+        if (method == "Kenward-Roger") {
+          rec$se_unadjusted <- sqrt(drop(L %*% as.matrix(vcov(m)) %*% t(L)))
+          rec$df_get_Lb_ddf <- capture(pbkrtest::get_Lb_ddf(m, L), msgs_env)
+          kr <- capture(KRmodcomp(m, L), msgs_env)$test
+          rec$krmodcomp <- list(F = kr["Ftest", "stat"], F_unscaled = kr["FtestU", "stat"],
+                                F_scaling = kr["Ftest", "F.scaling"], numdf = kr["Ftest", "ndf"],
+                                df = kr["Ftest", "ddf"], p = kr["Ftest", "p.value"])
+        }
+      } else {
+        r <- capture(contest(m, L, ddf = method, joint = TRUE), msgs_env)
+        rec$F <- r[["F value"]]
+        rec$numdf <- as.integer(r[["NumDF"]])
+        rec$df <- r[["DenDF"]]
+        rec$p <- r[["Pr(>F)"]]
+        rec$sum_sq <- r[["Sum Sq"]]
+        rec$mean_sq <- r[["Mean Sq"]]
+        if (method == "Kenward-Roger") {
+          kr <- capture(KRmodcomp(m, L), msgs_env)$test
+          rec$F_unscaled <- kr["FtestU", "stat"]
+          rec$F_scaling <- kr["Ftest", "F.scaling"]
+          rec$p_unscaled <- kr["FtestU", "p.value"]
+        }
+      }
+      out[[length(out) + 1]] <- rec
+    }
+  }
+  out
+}
+
+run_case <- function(case, design, model, data_spec, factors, response, formula_str, methods,
+                     tests_fun, control = NULL, control_str = NULL, note = NULL) {
+  if (nzchar(only) && !grepl(only, case)) return(invisible(NULL))
+  d <- load_case_data(data_spec, factors)
+  env <- new.env()
+  env$msgs <- character(0)
+  form <- as.formula(formula_str)
+  t0 <- proc.time()
+  m <- if (is.null(control)) {
+    capture(lmerTest::lmer(form, data = d, REML = TRUE), env)
+  } else {
+    capture(lmerTest::lmer(form, data = d, REML = TRUE, control = control), env)
+  }
+  fit_s <- (proc.time() - t0)[["elapsed"]]
+  if (!inherits(m, "lmerModLmerTest")) stop(case, ": lmerTest could not build its Satterthwaite parts")
+  conv <- m@optinfo$conv$lme4$messages
+  if (length(conv) > 0) env$msgs <- c(env$msgs, paste0("conv: ", conv))
+  if (length(m@optinfo$warnings) > 0) {
+    env$msgs <- c(env$msgs, paste0("optimizer: ", unlist(m@optinfo$warnings)))
+  }
+
+  terms_f <- formula_terms(form)
+  keys <- vapply(terms_f, `[[`, "", "key")
+  cnms <- getME(m, "cnms")
+  stopifnot(all(lengths(cnms) == 1))
+  theta <- getME(m, "theta")
+  stopifnot(length(theta) == length(cnms))
+  theta_terms <- paste0(unlist(cnms), "|", names(cnms))
+  stopifnot(setequal(theta_terms, keys), !anyDuplicated(theta_terms))
+  sig <- sigma(m)
+  vc <- as.data.frame(VarCorr(m))
+  variance_components <- list()
+  for (k in keys) variance_components[[k]] <- sig^2 * theta[[match(k, theta_terms)]]^2
+  variance_components[["Residual"]] <- sig^2
+  ng <- lengths(lapply(getME(m, "flist"), levels))
+  ngroups <- list()
+  for (tf in terms_f) ngroups[[tf$key]] <- as.integer(ng[[tf$group]])
+
+  fe <- fixef(m)
+  V <- as.matrix(vcov(m))[names(fe), names(fe), drop = FALSE]
+  p <- length(fe)
+
+  tests <- tests_fun(names(fe))
+  t1 <- proc.time()
+  test_out <- run_tests(m, tests, methods, env)
+  vkr <- NULL
+  if ("Kenward-Roger" %in% methods) {
+    vkr <- as.matrix(capture(pbkrtest::vcovAdj(m), env))
+    dimnames(vkr) <- NULL
+  }
+  test_s <- (proc.time() - t1)[["elapsed"]]
+  env$msgs <- unique(env$msgs)
+
+  jac <- lapply(m@Jac_list, function(J) unname(as.matrix(J)))
+  out <- list(
+    case = case,
+    design = design,
+    model = model,
+    note = note,
+    data = list(source = "local", path = data_spec$path,
+                filter = if (is.null(data_spec$filter)) NULL else
+                  lapply(data_spec$filter, function(v) arr(as.character(v))),
+                recipe = NULL),
+    factors = arr(factors),
+    response = response,
+    formula = formula_str,
+    formula_expanded = paste(deparse(lme4::expandDoubleVerts(form), width.cutoff = 500L),
+                             collapse = ""),
+    random_terms = arr(terms_f),
+    reml = TRUE,
+    control = if (is.null(control)) "lmerControl()" else control_str,
+    reml_criterion = REMLcrit(m),
+    loglik = as.numeric(logLik(m)),
+    fixed_effect_names = arr(names(fe)),
+    fixed_effects = as.list(fe),
+    fixed_se = as.list(setNames(sqrt(diag(V)), names(fe))),
+    vcov_beta = unname(V),
+    theta = arr(unname(theta)),
+    theta_names = arr(names(theta)),
+    theta_terms = arr(theta_terms),
+    variance_components = variance_components,
+    varcorr = arr(lapply(seq_len(nrow(vc)), function(i) {
+      list(grp = vc$grp[i], var1 = if (is.na(vc$var1[i])) NULL else vc$var1[i],
+           vcov = vc$vcov[i])
+    })),
+    sigma = sig,
+    nobs = as.integer(nobs(m)),
+    ngroups = ngroups,
+    singular = isSingular(m, tol = 1e-4),
+    lme4_messages = arr(env$msgs),
+    satterthwaite_internals = list(
+      varpar_names = arr(c(paste0("theta:", theta_terms), "sigma")),
+      varpar = arr(c(unname(theta), sig)),
+      vcov_varpar = unname(as.matrix(m@vcov_varpar)),
+      jac_list = arr(jac)
+    ),
+    vcov_beta_kr = vkr,
+    tests = arr(test_out),
+    fit_seconds = round(fit_s, 3),
+    test_seconds = round(test_s, 3),
+    versions = versions
+  )
+  write_json_file(out, file.path(fixture_dir, paste0(case, ".json")))
+  cat(sprintf("%-30s REMLcrit %.6f  fit %5.2fs tests %5.2fs singular=%s%s\n", case,
+              out$reml_criterion, fit_s, test_s, out$singular,
+              if (length(env$msgs)) paste0("  [", paste(env$msgs, collapse = " | "), "]") else ""))
+  for (r in test_out) {
+    if (r$type == "t") {
+      cat(sprintf("    %-28s %-13s est %10.6g se %9.4g df %8.3f t %8.4f p %.4g\n", r$name,
+                  r$method, r$estimate, r$se, r$df, r$t, r$p))
+    } else {
+      cat(sprintf("    %-28s %-13s F %8.4f numdf %d df %8.3f p %.4g\n", r$name, r$method,
+                  r$F, r$numdf, r$df, r$p))
+    }
+  }
+  invisible(m)
+}
+
+local_data <- function(name, filter = NULL) {
+  list(path = file.path("data", name), filter = filter)
+}
+write_local <- function(d, name) {
+  write.csv(d, file.path(data_dir, name), row.names = FALSE)
+}
+ids <- function(prefix, n, width = nchar(n)) sprintf(paste0("%s%0", width, "d"), prefix, seq_len(n))
+r10 <- function(x) round(x, 10)
+dm <- function(f, lev) sprintf('dummy(%s, "%s")', f, lev)
+persys_formula <- function(resp, fixed, systems, extra = "") {
+  paste0(resp, " ~ ", fixed, " + (1|segment_id)",
+         paste0(" + (0 + ", dm("system", systems), "|run_id)", collapse = ""), extra)
+}
+
+# ---------------------------------------------------------------- synthetic datasets
+# TER-like scales: mean 0.4, segment SD 0.2, residual SD 0.05; responses rounded to 10 decimals.
+# Run effects are drawn per run; the competitor is 0.02 lower unless stated otherwise.
+make_runs <- function(sys_n, run_sd) {
+  do.call(rbind, lapply(names(sys_n), function(s) {
+    data.frame(system = s, run_id = sprintf("%s_s%02d", s, seq_len(sys_n[[s]])),
+               run_sd = run_sd[[s]], stringsAsFactors = FALSE)
+  }))
+}
+make_rows <- function(runs, n_seg, shift, drop_frac = 0) {
+  seg <- ids("seg", n_seg, 3)
+  u_seg <- setNames(rnorm(n_seg, 0, 0.2), seg)
+  u_run <- setNames(rnorm(nrow(runs), 0, runs$run_sd), runs$run_id)
+  rows <- merge(runs[, c("run_id", "system")], data.frame(segment_id = seg), by = NULL)
+  rows <- rows[order(rows$run_id, rows$segment_id, method = "radix"), ]
+  if (drop_frac > 0) rows <- rows[runif(nrow(rows)) > drop_frac, ]
+  rows$score <- r10(0.4 + shift[rows$system] + u_seg[rows$segment_id] + u_run[rows$run_id] +
+                      rnorm(nrow(rows), 0, 0.05))
+  rownames(rows) <- NULL
+  rows[, c("segment_id", "run_id", "system", "score")]
+}
+
+# hetero_small: 18 stable baseline runs (run SD 0.002) vs 6 variable competitor runs (0.02).
+set.seed(20250101)
+write_local(make_rows(make_runs(c(A = 18, B = 6), c(A = 0.002, B = 0.02)), 20,
+                      c(A = 0, B = -0.02)), "ddf_hetero_small.csv")
+# equal_small: 6 vs 6 runs, equal run SD 0.01, 40 segments.
+set.seed(20250102)
+write_local(make_rows(make_runs(c(A = 6, B = 6), c(A = 0.01, B = 0.01)), 40,
+                      c(A = 0, B = -0.02)), "ddf_equal_small.csv")
+# unbalanced_small: 5 vs 9 runs (run SD 0.015 / 0.025), 40 segments, ~15% of rows dropped.
+set.seed(20250103)
+write_local(make_rows(make_runs(c(A = 5, B = 9), c(A = 0.015, B = 0.025)), 40,
+                      c(A = 0, B = -0.02), drop_frac = 0.15), "ddf_unbalanced_small.csv")
+# three_sys_small: A, B, C with 6, 5, 7 runs (run SD 0.005, 0.01, 0.02), 25 segments.
+set.seed(20250104)
+write_local(make_rows(make_runs(c(A = 6, B = 5, C = 7), c(A = 0.005, B = 0.01, C = 0.02)), 25,
+                      c(A = 0, B = -0.01, C = -0.03)), "ddf_three_sys_small.csv")
+
+# slopes_small: 8 runs per system, 30 segments, segment covariate d (standardized length-like,
+# 2 decimals), run intercept SD 0.015 and run slope SD 0.015 (competitor: 0.02 / 0.025);
+# competitor shift -0.02, common slope 0.01, competitor extra slope 0.015.
+set.seed(20250105)
+n_seg <- 30
+seg <- ids("seg", n_seg, 3)
+runs <- make_runs(c(A = 8, B = 8), c(A = 0.015, B = 0.02))
+runs$slope_sd <- ifelse(runs$system == "A", 0.015, 0.025)
+u_seg <- setNames(rnorm(n_seg, 0, 0.2), seg)
+d_seg <- setNames(round(rnorm(n_seg), 2), seg)
+u_run <- setNames(rnorm(nrow(runs), 0, runs$run_sd), runs$run_id)
+s_run <- setNames(rnorm(nrow(runs), 0, runs$slope_sd), runs$run_id)
+rows <- merge(runs[, c("run_id", "system")], data.frame(segment_id = seg), by = NULL)
+rows <- rows[order(rows$run_id, rows$segment_id, method = "radix"), ]
+rows$d <- unname(d_seg[rows$segment_id])
+isB <- rows$system == "B"
+rows$score <- r10(0.4 - 0.02 * isB + (0.01 + 0.015 * isB + s_run[rows$run_id]) * rows$d +
+                    u_seg[rows$segment_id] + u_run[rows$run_id] + rnorm(nrow(rows), 0, 0.05))
+rownames(rows) <- NULL
+write_local(rows[, c("segment_id", "run_id", "system", "d", "score")], "ddf_slopes_small.csv")
+
+# facet_small: baseline A with 6 seeds; competitor B as a grid of 3 lambda x 4 seeds, lambda
+# offsets SD 0.02, seed-run SD 0.015 both systems, 25 segments. lambda = "none" for A.
+set.seed(20250106)
+n_seg <- 25
+seg <- ids("seg", n_seg, 3)
+runs <- rbind(data.frame(system = "A", lambda = "none", seed = as.character(1:6)),
+              expand.grid(system = "B", lambda = c("0.1", "0.5", "0.9"), seed = as.character(1:4),
+                          stringsAsFactors = FALSE))
+runs$run_id <- ifelse(runs$system == "A", paste0("A_seed", runs$seed),
+                      paste0("B_lam", runs$lambda, "_seed", runs$seed))
+u_seg <- setNames(rnorm(n_seg, 0, 0.2), seg)
+u_lam <- c(none = 0, setNames(rnorm(3, 0, 0.02), c("0.1", "0.5", "0.9")))
+u_run <- setNames(rnorm(nrow(runs), 0, 0.015), runs$run_id)
+rows <- merge(runs, data.frame(segment_id = seg), by = NULL)
+rows <- rows[order(rows$run_id, rows$segment_id, method = "radix"), ]
+rows$score <- r10(0.4 - 0.02 * (rows$system == "B") + u_lam[rows$lambda] +
+                    u_seg[rows$segment_id] + u_run[rows$run_id] + rnorm(nrow(rows), 0, 0.05))
+rownames(rows) <- NULL
+write_local(rows[, c("segment_id", "run_id", "system", "lambda", "seed", "score")],
+            "ddf_facet_small.csv")
+
+# ---------------------------------------------------------------- cases
+both <- c("Satterthwaite", "Kenward-Roger")
+satt <- "Satterthwaite"
+f2 <- c("segment_id", "run_id", "system")
+coef_tests <- function(fe) lapply(fe, function(n) tt(n, Lrow(fe, setNames(1, n))))
+
+# 1. bundled example, TER (7,200 rows): Satterthwaite only.
+ex <- local_data("example_ter.csv.gz")
+ex_sys <- c("baseline", "competitor")
+run_case("example_ter_persys", "example_ter", "persys", ex, f2, "ter",
+         persys_formula("ter", "system", ex_sys), satt,
+         function(fe) coef_tests(fe))
+run_case("example_ter_pooled", "example_ter", "pooled", ex, f2, "ter",
+         "ter ~ system + (1|segment_id) + (1|run_id)", satt,
+         function(fe) coef_tests(fe))
+run_case("example_ter_slopes", "example_ter", "slopes", ex, f2, "ter",
+         "ter ~ system * length + (1|segment_id) + (1 + length || run_id)", satt,
+         function(fe) c(coef_tests(fe),
+                        list(ft("system_and_system:length",
+                                Lrows(Lrow(fe, systemcompetitor = 1),
+                                      Lrow(fe, `systemcompetitor:length` = 1))))))
+# The default fit above stops with lme4's gradient warning (max|grad| 0.074 on the raw length
+# scale); the same model fitted to a tight optimum for comparison (BOBYQA, rhoend 1e-10).
+run_case("example_ter_slopes_bobyqa", "example_ter", "slopes", ex, f2, "ter",
+         "ter ~ system * length + (1|segment_id) + (1 + length || run_id)", satt,
+         function(fe) c(coef_tests(fe),
+                        list(ft("system_and_system:length",
+                                Lrows(Lrow(fe, systemcompetitor = 1),
+                                      Lrow(fe, `systemcompetitor:length` = 1))))),
+         control = lmerControl(optimizer = "bobyqa",
+                               optCtrl = list(rhoend = 1e-10, maxfun = 1e5)),
+         control_str = 'lmerControl(optimizer = "bobyqa", optCtrl = list(rhoend = 1e-10, maxfun = 1e5))',
+         note = "same model as example_ter_slopes, tight optimizer: the optimum to compare against")
+
+# 2. hetero_small
+two_sys_tests <- function(fe) c(coef_tests(fe), list(ft("system_F", Lrow(fe, systemB = 1))))
+hs <- local_data("ddf_hetero_small.csv")
+run_case("hetero_small_persys", "hetero_small", "persys", hs, f2, "score",
+         persys_formula("score", "system", c("A", "B")), both, two_sys_tests)
+run_case("hetero_small_pooled", "hetero_small", "pooled", hs, f2, "score",
+         "score ~ system + (1|segment_id) + (1|run_id)", both, two_sys_tests)
+
+# 3. equal_small
+es <- local_data("ddf_equal_small.csv")
+run_case("equal_small_persys", "equal_small", "persys", es, f2, "score",
+         persys_formula("score", "system", c("A", "B")), both, two_sys_tests)
+run_case("equal_small_pooled", "equal_small", "pooled", es, f2, "score",
+         "score ~ system + (1|segment_id) + (1|run_id)", both, two_sys_tests)
+
+# 4. slopes_small
+ss <- local_data("ddf_slopes_small.csv")
+slope_tests <- function(fe) c(coef_tests(fe), list(
+  tt("slope_B", Lrow(fe, d = 1, `systemB:d` = 1)),
+  tt("B_minus_A_at_d1", Lrow(fe, systemB = 1, `systemB:d` = 1)),
+  ft("system_and_system:d", Lrows(Lrow(fe, systemB = 1), Lrow(fe, `systemB:d` = 1)))))
+run_case("slopes_small", "slopes_small", "slopes", ss, f2, "score",
+         "score ~ system * d + (1|segment_id) + (1 + d || run_id)", both, slope_tests)
+run_case("slopes_small_persys", "slopes_small", "slopes_persys", ss, f2, "score",
+         paste0(persys_formula("score", "system * d", c("A", "B")),
+                " + (0 + dummy(system, \"A\"):d|run_id) + (0 + dummy(system, \"B\"):d|run_id)"),
+         both, slope_tests)
+
+# 5. unbalanced_small
+us <- local_data("ddf_unbalanced_small.csv")
+run_case("unbalanced_small_persys", "unbalanced_small", "persys", us, f2, "score",
+         persys_formula("score", "system", c("A", "B")), both, two_sys_tests)
+run_case("unbalanced_small_pooled", "unbalanced_small", "pooled", us, f2, "score",
+         "score ~ system + (1|segment_id) + (1|run_id)", both, two_sys_tests)
+
+# 6. three_sys_small
+ts <- local_data("ddf_three_sys_small.csv")
+three_tests <- function(fe) list(
+  tt("B_minus_A", Lrow(fe, systemB = 1)),
+  tt("C_minus_A", Lrow(fe, systemC = 1)),
+  tt("C_minus_B", Lrow(fe, systemB = -1, systemC = 1)),
+  tt("intercept", Lrow(fe, `(Intercept)` = 1)),
+  ft("omnibus_system", Lrows(Lrow(fe, systemB = 1), Lrow(fe, systemC = 1))))
+run_case("three_sys_small_persys", "three_sys_small", "persys", ts, f2, "score",
+         persys_formula("score", "system", c("A", "B", "C")), both, three_tests)
+run_case("three_sys_small_pooled", "three_sys_small", "pooled", ts, f2, "score",
+         "score ~ system + (1|segment_id) + (1|run_id)", both, three_tests)
+
+# 7. facet_small
+fs <- local_data("ddf_facet_small.csv")
+f3 <- c("segment_id", "run_id", "system", "lambda")
+run_case("facet_small_persys_lambda", "facet_small", "persys_facet", fs, f3, "score",
+         persys_formula("score", "system", c("A", "B"), " + (0 + dummy(system, \"B\")|lambda)"),
+         both, two_sys_tests)
+run_case("facet_small_persys", "facet_small", "persys", fs, f3, "score",
+         persys_formula("score", "system", c("A", "B")), both, two_sys_tests)
+
+cat(sprintf("total %.1f s\n", (proc.time() - t_script)[["elapsed"]]))
