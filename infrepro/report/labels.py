@@ -21,14 +21,14 @@ ANALYSIS_LABELS = {
     "conditional_runaware_interaction": "run-aware interaction only",
     "metaparam_runaware_joint": "run-aware joint: facet + interaction",
     "metaparam_runaware_interaction": "run-aware interaction only",
-    "conditional_runaware": "within bins, run-aware",
-    "metaparam_runaware": "within bins, run-aware",
+    "conditional_runaware": "conditional, run-aware",
+    "metaparam_runaware": "meta-parameter, run-aware",
     "conditional_joint": "paper's joint: system + interaction",
     "conditional_interaction": "paper's interaction only",
     "metaparam_joint": "paper's joint: facet + interaction",
     "metaparam_interaction": "paper's interaction only",
-    "conditional": "within bins, paper's model",
-    "metaparam": "within bins, paper's model",
+    "conditional": "conditional, paper's model",
+    "metaparam": "meta-parameter, paper's model",
     "variance": "variance components (REML)",
     "classical": "classical tests",
 }
@@ -72,3 +72,11 @@ def ddf_label(method: object, dendf: object) -> str:
 def test_label(family: str, statistic: str, method: object, dendf: object) -> str:
     """``run-aware, t, KR df 18.9``: the model family, the statistic and its df."""
     return f"{family}, {statistic}, {ddf_label(method, dendf)}"
+
+
+def statistic_name(numdf: object) -> str:
+    """``t`` for a one-df test (tests.csv stores t then), ``F`` otherwise."""
+    try:
+        return "t" if float(numdf) == 1 else "F"  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return "F"

@@ -11,7 +11,14 @@ import pandas as pd
 from ..formatting import fixed, is_missing, p_text, points
 from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
-from ..labels import PAPER_TEST, better_label, metric_label, property_label, test_label
+from ..labels import (
+    PAPER_TEST,
+    better_label,
+    metric_label,
+    property_label,
+    statistic_name,
+    test_label,
+)
 from ..query import first, ordered, pair, select
 from ..verdict import Outcome, Verdict, classify, paper_note, sensitivity, sentence
 
@@ -165,10 +172,10 @@ def effect_note(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> st
     if contrast is None or is_missing(contrast.get("effect_sd")):
         return ""
     fit = first(tables["diagnostics"], metric=metric, analysis="effect_scale")
-    model = f" of {fit['model']} (REML)" if fit is not None else ""
+    model = f", the SD of {fit['model']} (REML)" if fit is not None else ""
     return (
         f"Effect sizes: d = difference / {EFFECT_SD} = Δ / {points(contrast['effect_sd'])} "
-        f"points, the SD{model}; the same denominator for every d of this metric."
+        f"points{model}; the same denominator for every d of this metric."
     )
 
 
@@ -239,7 +246,9 @@ def input_note(
     strongest = tests.sort_values(["log10_p_holm", "property"]).iloc[0]
     prop = str(strongest["property"])
     label = property_label(prop)
-    model = test_label("run-aware", "F", strongest["method"], strongest["dendf"])
+    model = test_label(
+        "run-aware", statistic_name(strongest["numdf"]), strongest["method"], strongest["dendf"]
+    )
     if float(strongest["log10_p_holm"]) >= math.log10(settings.alpha):
         return (
             f"Inputs: no data property changes the difference significantly (smallest "

@@ -14,9 +14,16 @@ from infrepro.plots import categorical_interaction, numeric_interaction
 from ..formatting import fixed, integer, points, significant
 from ..htmltable import Cell, Column, Table, frame_table, rows_table, text
 from ..inputs import ReportSettings
-from ..labels import analysis_label, metric_label, property_label
+from ..labels import (
+    PAPER_TEST,
+    analysis_label,
+    metric_label,
+    property_label,
+    statistic_name,
+    test_label,
+)
 from ..pcolumns import p_columns
-from ..query import ordered, select
+from ..query import first, ordered, select
 
 Z95 = 1.959963984540054
 RUN_AWARE = "_runaware"  # suffix of the run-aware analyses (infrepro.analyses.conditional)
@@ -28,6 +35,22 @@ def _in_points(frame: pd.DataFrame) -> pd.DataFrame:
     out["upper"] = (frame["estimate"] + Z95 * frame["se"]) * 100
     out["estimate"] = frame["estimate"] * 100
     return out
+
+
+def p_of(
+    tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, prop: str
+) -> str:
+    """``p = 0.0054 (run-aware F, KR df 22.2, Holm)`` from tests.csv for run-aware analyses,
+    ``p = 2.6e-08 (paper's model, ML GLRT)`` from glrt.csv otherwise."""
+    if RUN_AWARE in analysis:
+        row = first(tables["tests"], metric=metric, analysis=analysis, subset=subset, property=prop)
+        if row is None:
+            return "not fitted"
+        holm = ", Holm" if not prop.endswith("_bin") else ""
+        label = test_label("run-aware", statistic_name(row["numdf"]), row["method"], row["dendf"])
+        return f"p = {row['p_holm']} ({label}{holm})"
+    row = first(tables["glrt"], metric=metric, analysis=analysis, subset=subset, property=prop)
+    return "not fitted" if row is None else f"p = {row['p_value']} ({PAPER_TEST})"
 
 
 def interaction_svg(
@@ -151,13 +174,17 @@ def tests_table(
         rows["_p"] = rows["property"].map({p: i for i, p in enumerate(props)})
         rows["_a"] = rows["analysis"].map({a: i for i, a in enumerate(analyses)})
         rows = rows.sort_values(["_m", "subset", "_p", "_a"], kind="stable")
+        rows["stat"] = [
+            f"{statistic_name(n)} = {fixed(v, 2)}"
+            for n, v in zip(rows["numdf"], rows["statistic"], strict=True)
+        ]
     columns = [
         Column("metric", "metric", metric_label, numeric=False),
         *([Column("subset", "system", text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("analysis", "test", analysis_label, numeric=False),
         Column("model", "model (REML)", text, numeric=False, cls="code"),
-        Column("statistic", "F", lambda v: fixed(v, 2)),
+        Column("stat", "t or F", text, sort_key="statistic", title="t when num df = 1, else F"),
         Column("numdf", "num df", integer),
         Column("dendf", "den df", lambda v: fixed(v, 1)),
         Column("method", "df method", text, numeric=False),
@@ -259,7 +286,7 @@ def within_bins_table(
                     for b in ordered(sorted(set(rows["bin"])), bins.get(base, [])):
                         for row in select(rows, bin=b).itertuples(index=False):
                             out.append(
-                                [Cell(analysis_label(name))]
+                                [Cell("run-aware" if RUN_AWARE in name else "paper's model")]
                                 + _bin_row(
                                     means, row, metric, subset, prop, with_subset, settings.alpha
                                 )

@@ -13,12 +13,13 @@ from ..figure import Figure, make_figure
 from ..formatting import fixed, integer, scientific
 from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
-from ..labels import PAPER_TEST, metric_label, property_label, test_label
+from ..labels import metric_label, property_label
 from ..query import first, ordered, select
 from .interactions import (
     RUN_AWARE,
     glrt_table,
     interaction_svg,
+    p_of,
     slopes_table,
     tests_table,
     within_bins_table,
@@ -106,27 +107,8 @@ def _system_block(
             )
             if svg is None:
                 continue
-            test = first(
-                tables["glrt"],
-                metric=metric,
-                analysis="metaparam_interaction",
-                subset=system,
-                property=prop,
-            )
-            paper = "not fitted" if test is None else f"p = {test['p_value']} ({PAPER_TEST})"
-            runaware = first(
-                tables["tests"],
-                metric=metric,
-                analysis="metaparam_runaware_interaction",
-                subset=system,
-                property=prop,
-            )
-            primary = (
-                "run-aware: not fitted"
-                if runaware is None
-                else f"p = {runaware['p_holm']} "
-                f"({test_label('run-aware', 'F', runaware['method'], runaware['dendf'])}, Holm)"
-            )
+            primary = p_of(tables, metric, "metaparam_runaware_interaction", system, prop)
+            paper = p_of(tables, metric, "metaparam_interaction", system, prop)
             model = "run-aware fit" if lines.endswith(RUN_AWARE) else "paper's model"
             block.figures.append(
                 make_figure(

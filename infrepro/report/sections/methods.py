@@ -30,7 +30,7 @@ from ..verdict import PAPER_GLRT_LEVEL
 SCORE, TWO = "score", ["A", "B"]  # generic names: any metric, systems A and B
 PAPER_ESTIMAND = (
     "Estimand: these trained runs only. Runs are fixed, so the test is conditional on them and "
-    "says nothing about runs trained again; read as a verdict it " + PAPER_GLRT_LEVEL + "."
+    "says nothing about runs trained again."
 )
 RUN_ESTIMAND = (
     "Estimand: the systems' mean scores over runs as exchangeable draws of training "
@@ -111,7 +111,8 @@ def families() -> list[Family]:
             f_test.format("f"),
             "REML",
             "Within one system: does the effect of its dominant meta-parameter f change with d?",
-            RUN_ESTIMAND,
+            "Estimand: the effect of f's levels over the system's runs as exchangeable draws of "
+            "training, each run with its own slope on d.",
         ),
         Family(
             "best vs best (starting point)",
@@ -128,7 +129,7 @@ def families() -> list[Family]:
             paper_h0,
             "ML, GLRT",
             "The same question with every run of every system (inferential reproducibility as "
-            "the paper tests it).",
+            f"the paper tests it). Read as a verdict, this test {PAPER_GLRT_LEVEL}.",
             PAPER_ESTIMAND,
         ),
         Family(

@@ -15,12 +15,13 @@ from ..figure import Figure, make_figure
 from ..formatting import significant
 from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
-from ..labels import PAPER_TEST, metric_label, property_label, test_label
+from ..labels import metric_label, property_label, statistic_name, test_label
 from ..query import first, select
 from .interactions import (
     RUN_AWARE,
     glrt_table,
     interaction_svg,
+    p_of,
     slopes_table,
     tests_table,
     within_bins_table,
@@ -55,22 +56,6 @@ def bins_text(tables: dict[str, pd.DataFrame], prop: str) -> str:
     return "Bins (right-closed): " + text + "."
 
 
-def p_of(
-    tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, prop: str
-) -> str:
-    """``p = 0.0054 (run-aware F, KR df 22.2, Holm)`` from tests.csv for run-aware analyses,
-    ``p = 2.6e-08 (paper's model, ML GLRT)`` from glrt.csv otherwise."""
-    if RUN_AWARE in analysis:
-        row = first(tables["tests"], metric=metric, analysis=analysis, subset=subset, property=prop)
-        if row is None:
-            return "not fitted"
-        holm = ", Holm" if not prop.endswith("_bin") else ""
-        label = test_label("run-aware", "F", row["method"], row["dendf"])
-        return f"p = {row['p_holm']} ({label}{holm})"
-    row = first(tables["glrt"], metric=metric, analysis=analysis, subset=subset, property=prop)
-    return "not fitted" if row is None else f"p = {row['p_value']} ({PAPER_TEST})"
-
-
 def overview(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Table:
     """Run-aware interaction-only F test of every property (rows) and metric (columns): Holm p
     for the numeric and categorical properties, unadjusted (descriptive) for binned ones."""
@@ -102,7 +87,9 @@ def overview(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Table
                 joint = p_of(tables, metric, "conditional_runaware_joint", "all runs", variant)
                 paper = p_of(tables, metric, "conditional_interaction", "all runs", variant)
                 log10_p = float(test["log10_p_holm"])
-                label = test_label("run-aware", "F", test["method"], test["dendf"])
+                label = test_label(
+                    "run-aware", statistic_name(test["numdf"]), test["method"], test["dendf"]
+                )
                 cells.append(
                     Cell(
                         str(test["p_holm"]),
