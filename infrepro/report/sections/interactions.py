@@ -11,7 +11,7 @@ import pandas as pd
 
 from infrepro.plots import categorical_interaction, numeric_interaction
 
-from ..formatting import fixed, integer, points, significant
+from ..formatting import fixed, integer, is_missing, points, significant
 from ..htmltable import Cell, Column, Table, frame_table, rows_table, text
 from ..inputs import ReportSettings
 from ..labels import (
@@ -183,12 +183,12 @@ def tests_table(
         *([Column("subset", "system", text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("analysis", "test", analysis_label, numeric=False),
-        Column("model", "model (REML)", text, numeric=False, cls="code"),
         Column("stat", "t or F", text, sort_key="statistic", title="t when num df = 1, else F"),
         Column("numdf", "num df", integer),
         Column("dendf", "den df", lambda v: fixed(v, 1)),
         Column("method", "df method", text, numeric=False),
         *p_columns(settings.alpha, holm=True),
+        Column("model", "model (REML)", text, numeric=False, cls="code"),
     ]
     return frame_table(rows, columns, csv=settings.link("tests"))
 
@@ -321,8 +321,17 @@ def _bin_row(
         Cell(points(row.estimate, sign=True), float(row.estimate)),
         Cell(points(row.se), float(row.se)),
         Cell(f"{fixed(row.effect_size, 2, sign=True)} {row.effect_label}", float(row.effect_size)),
-        Cell(str(getattr(row, "p_method", ""))),
+        _test_cell(row),
         Cell(str(row.p_value), float(row.log10_p)),
         Cell(str(row.p_holm), float(row.log10_p_holm), "p-sig" if significant_ else "p-ns"),
     ]
     return cells
+
+
+def _test_cell(row) -> Cell:
+    """``t, df 21.8`` (the full method in the tooltip) or the paper's ``Wald z``."""
+    method = str(getattr(row, "p_method", ""))
+    df = getattr(row, "df", None)
+    if df is None or is_missing(df):
+        return Cell(method)
+    return Cell(f"t, df {fixed(df, 1)}", title=method)
