@@ -37,14 +37,31 @@ def settings(**changes) -> ReportSettings:
     return ReportSettings(**{**base, **changes})
 
 
-def comparison_tables() -> dict[str, pd.DataFrame]:
-    """Best vs best: competitor better (TER 0.40 vs 0.45); all runs: baseline better."""
+RUN_AWARE = {  # analysis: p text, log10 p, dendf, note of the run-aware t tests
+    "all_runs_per_system": ("0.0223", -1.652, 18.87, "run variance per system"),
+    "all_runs_facet_aware": (
+        "0.46",
+        -0.337,
+        2.37,
+        "facet levels as draws from their population (comp: lambda)",
+    ),
+}
+
+
+def comparison_tables(headline: tuple[str, float] = ("0.0223", -1.652)) -> dict[str, pd.DataFrame]:
+    """Best vs best: competitor better (TER 0.40 vs 0.45); all runs: baseline better, the paper's
+    GLRT at p = 2.5e-40, the run-aware test (the verdict) at ``headline``."""
     tables = {name: pd.DataFrame() for name in REPORT_TABLES}
+    run_aware = {
+        **RUN_AWARE,
+        "all_runs_per_system": (*headline, *RUN_AWARE["all_runs_per_system"][2:]),
+    }
     rows = [
         # analysis, baseline mean, competitor mean, p text, log10 p
         ("best_vs_best", 0.45, 0.40, "3.1e-06", -5.509),
         ("all_runs", 0.46, 0.50, "2.5e-40", -39.6),
         ("all_runs_run_aware", 0.46, 0.50, "0.21", -0.678),
+        *((a, 0.46, 0.50, p, lg) for a, (p, lg, _, _) in run_aware.items()),
     ]
     tables["contrasts"] = pd.DataFrame(
         [
@@ -62,11 +79,41 @@ def comparison_tables() -> dict[str, pd.DataFrame]:
                 "p_holm": p,
                 "log10_p": lg,
                 "log10_p_holm": lg,
-                "p_method": "GLRT",
+                "p_method": "GLRT" if a not in run_aware else "t (Kenward-Roger)",
+                "df": run_aware[a][2] if a in run_aware else float("nan"),
                 "effect_size": (b - c) / 0.1,
+                "effect_sd": 0.1,
                 "effect_label": "small",
             }
             for a, b, c, p, lg in rows
+        ]
+    )
+    tables["tests"] = pd.DataFrame(
+        [
+            {
+                "metric": "ter",
+                "analysis": a,
+                "subset": SUBSET,
+                "property": "",
+                "facet": "",
+                "hypothesis": "bl - comp = 0",
+                "model": 'ter ~ system + (1|segment_id) + (0 + dummy(system, "bl")|run_id)',
+                "method": "Kenward-Roger",
+                "estimate": -0.04,
+                "se": 0.015,
+                "statistic": -2.5,
+                "numdf": 1,
+                "dendf": df,
+                "n_obs": 200,
+                "n_segments": 100,
+                "n_runs": 24,
+                "p_value": p,
+                "p_holm": p,
+                "log10_p": lg,
+                "log10_p_holm": lg,
+                "note": note,
+            }
+            for a, (p, lg, df, note) in run_aware.items()
         ]
     )
     tables["means"] = pd.DataFrame(
@@ -112,6 +159,7 @@ def comparison_tables() -> dict[str, pd.DataFrame]:
                 "note": "best run per system by dev_score",
             }
             for a, _, _, p, lg in rows
+            if a not in run_aware
         ]
     )
     for name, frame in tables.items():
@@ -130,12 +178,41 @@ def test_headline_states_the_verdict_with_numbers_from_the_tables() -> None:
     html = render(build_context(comparison_tables(), settings()), TEMPLATES)
     headline = headline_of(html)
     assert "does not survive" in headline
-    assert "Best vs best: comp better by 5.00 points (p = 3.1e-06)" in headline
-    assert "all runs: bl better by 4.00 points (paper p = 2.5e-40, run-aware p = 0.21)" in headline
-    for text in ("45.00", "40.00", "+5.00", "46.00", "50.00", "\u22124.00", "+0.50"):
+    assert (
+        "Best vs best (paper&#39;s model, ML GLRT): comp better by 5.00 points, p = 3.1e-06"
+        in headline
+    )
+    assert "all runs (run-aware, t, KR df 18.9): bl better by 4.00 points, p = 0.0223." in headline
+    assert "over all runs, bl is better (run-aware test" in headline
+    # beside the verdict: the facet-aware sensitivity model and the paper's GLRT, labelled
+    assert (
+        "Facet-aware sensitivity model (t, KR df 2.37; comp&#39;s runs share levels of lambda)"
+        in headline
+    )
+    assert "p = 0.46. The two readings disagree." in headline
+    assert "paper&#39;s model, conditional on these trained runs (ML GLRT)" in headline
+    assert "p = 2.5e-40; this test rejects identical systems in 41-54 %" in headline
+    assert "d = difference / sqrt(segment + run + residual variance) = Δ / 10.00 points" in headline
+    for text in ("45.00", "40.00", "+5.00", "46.00", "50.00", "\u22124.00", "+0.50", "\u22120.40"):
         assert f">{text}<" in headline or f">{text} " in headline, text
     assert 'href="tables/contrasts.csv"' in headline
     assert "Toy &lt;experiment&gt;" in html  # names are escaped
+
+
+def test_verdict_follows_the_run_aware_test_not_the_paper_glrt() -> None:
+    # paper's GLRT: p = 2.5e-40 (baseline better); run-aware: p = 0.21 -> no directional claim
+    tables = comparison_tables(headline=("0.21", -0.678))
+    headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
+    assert "not shown to survive" in headline and "bl is better" not in headline
+    assert "no significant difference once runs are retrained" in headline
+
+
+def test_a_borrowed_run_variance_is_said_next_to_the_verdict() -> None:
+    tables = comparison_tables()
+    note = "bl has a single run: this comparison borrows the other system&#39;s run variance"
+    tables["tests"].loc[0, "note"] = note.replace("&#39;", "'")
+    headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
+    assert f"bl is better (run-aware test, p &lt; 0.05). Caution: {note}" in headline
 
 
 def test_page_is_offline_and_links_only_to_tables() -> None:
@@ -172,7 +249,7 @@ def test_an_experiment_without_tables_still_renders() -> None:
 
 
 @pytest.mark.parametrize(
-    "better, badge", [("lower", "does not survive"), ("higher", "no improvement")]
+    "better, badge", [("lower", "does not survive"), ("higher", "comp better")]
 )
 def test_direction_decides_who_is_better(better: str, badge: str) -> None:
     html = render(build_context(comparison_tables(), settings(better={"ter": better})), TEMPLATES)

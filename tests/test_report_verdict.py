@@ -1,4 +1,5 @@
-"""The headline verdict: direction-aware advantage, and the survive / fragile / reverse logic."""
+"""The headline verdict: direction-aware advantage; the verdict follows the run-aware test only;
+the facet-aware and paper's results are shown beside it, labelled."""
 
 from __future__ import annotations
 
@@ -6,19 +7,32 @@ import math
 
 import pytest
 
-from infrepro.report.verdict import Outcome, classify, sentence, who_is_better
+from infrepro.report.verdict import (
+    PAPER_GLRT_LEVEL,
+    Outcome,
+    classify,
+    paper_note,
+    sensitivity,
+    sentence,
+    who_is_better,
+)
 
 SIG = math.log10(1e-6)
 NS = math.log10(0.3)
+RUN_AWARE = "run-aware, t, KR df 18.9"
+BORROWED = (
+    "bl has a single run: this comparison borrows the other system's run variance "
+    "(one run variance shared)"
+)
 
 
-def lower(difference: float, log10_p: float = SIG) -> Outcome:
+def lower(difference: float, log10_p: float = SIG, **extra) -> Outcome:
     """An outcome on a lower-is-better metric such as TER (difference = baseline - competitor)."""
-    return Outcome(difference, f"{10**log10_p:.4g}", log10_p, "lower")
+    return Outcome(difference, f"{10**log10_p:.4g}", log10_p, "lower", **extra)
 
 
-def higher(difference: float, log10_p: float = SIG) -> Outcome:
-    return Outcome(difference, f"{10**log10_p:.4g}", log10_p, "higher")
+def higher(difference: float, log10_p: float = SIG, **extra) -> Outcome:
+    return Outcome(difference, f"{10**log10_p:.4g}", log10_p, "higher", **extra)
 
 
 def test_advantage_follows_the_metrics_direction() -> None:
@@ -30,45 +44,95 @@ def test_advantage_follows_the_metrics_direction() -> None:
     assert who_is_better(higher(0.0317), "bl", "comp") == "bl better by 3.17 points"
 
 
-def test_improvement_reversed_over_all_runs_does_not_survive() -> None:
-    verdict = classify(lower(0.03), lower(-0.04), lower(-0.04, NS), 0.05, "comp", "bl")
-    assert verdict.badge == "does not survive" and verdict.tone == "bad"
-    assert "bl is better" in verdict.conclusion
-
-
-def test_improvement_that_holds_beyond_run_variance_survives() -> None:
-    verdict = classify(higher(-0.02), higher(-0.01), higher(-0.01, math.log10(0.01)), 0.05)
+def test_improvement_that_holds_in_the_run_aware_test_survives() -> None:
+    verdict = classify(higher(-0.02), higher(-0.01, math.log10(0.01)), 0.05, "comp", "bl")
     assert (verdict.badge, verdict.tone) == ("survives", "good")
+    assert "comp is better" in verdict.conclusion and "run-aware" in verdict.conclusion
 
 
-def test_improvement_significant_only_without_run_variance_is_fragile() -> None:
-    verdict = classify(higher(-0.02), higher(-0.01), higher(-0.01, NS), 0.05)
-    assert (verdict.badge, verdict.tone) == ("fragile", "warn")
+def test_significant_in_the_wrong_direction_does_not_survive() -> None:
+    # best vs best: comp better; run-aware: bl better, significant
+    verdict = classify(lower(0.03), lower(-0.04, math.log10(0.022)), 0.05, "comp", "bl")
+    assert (verdict.badge, verdict.tone) == ("does not survive", "bad")
+    assert "bl is better" in verdict.conclusion
+    # ROUGE: a positive baseline - competitor difference is the baseline's advantage
+    verdict = classify(higher(-0.03), higher(0.034, math.log10(0.023)), 0.05, "comp", "bl")
+    assert verdict.badge == "does not survive" and "bl is better" in verdict.conclusion
 
 
-def test_improvement_not_significant_over_all_runs_does_not_survive() -> None:
-    verdict = classify(lower(0.02), lower(0.001, NS), lower(0.001, NS), 0.05)
-    assert verdict.badge == "does not survive"
-    assert "not significantly" in verdict.conclusion
+def test_no_directional_claim_without_a_significant_run_aware_test() -> None:
+    # The paper's GLRT would say "bl better" at p = 1e-49; the run-aware test decides.
+    verdict = classify(lower(0.03), lower(-0.04, NS), 0.05, "comp", "bl")
+    assert (verdict.badge, verdict.tone) == ("not shown to survive", "warn")
+    assert "no significant difference once runs are retrained" in verdict.conclusion
+    assert "is better" not in verdict.conclusion
+    # an improvement the run-aware test supports only at p = 0.06 is not claimed either
+    verdict = classify(lower(0.03), lower(0.03, math.log10(0.06)), 0.05, "comp", "bl")
+    assert verdict.badge == "not shown to survive"
 
 
-def test_no_best_vs_best_improvement_is_said_so() -> None:
-    assert classify(higher(0.02), higher(0.01), None, 0.05).badge == "no improvement"
-    assert classify(higher(-0.02, NS), higher(-0.01), None, 0.05).badge == (
-        "no significant improvement"
-    )
-    assert classify(None, None, None, 0.05).badge == "not tested"
+def test_without_a_best_vs_best_improvement_the_run_aware_test_still_speaks() -> None:
+    assert classify(higher(0.02), higher(0.01), 0.05, "comp", "bl").badge == "bl better"
+    assert classify(higher(-0.02, NS), higher(-0.01), 0.05, "comp", "bl").badge == "comp better"
+    none = classify(higher(0.02), higher(0.01, NS), 0.05, "comp", "bl")
+    assert (none.badge, none.tone) == ("no significant difference", "neutral")
+    assert classify(None, higher(0.01, NS), 0.05).badge == "no significant difference"
+
+
+def test_no_run_aware_test_no_verdict() -> None:
+    verdict = classify(lower(0.03), None, 0.05)
+    assert (verdict.badge, verdict.tone) == ("not tested", "neutral")
+    assert classify(None, None, 0.05).badge == "not tested"
 
 
 def test_alpha_is_respected() -> None:
     at_004 = math.log10(0.04)
-    assert classify(lower(0.02, at_004), lower(0.02), lower(0.02), 0.05).badge == "survives"
-    assert classify(lower(0.02, at_004), lower(0.02), lower(0.02), 0.01).badge == (
-        "no significant improvement"
+    assert classify(lower(0.02), lower(0.02, at_004), 0.05).badge == "survives"
+    assert classify(lower(0.02), lower(0.02, at_004), 0.01).badge == "not shown to survive"
+
+
+def test_a_borrowed_run_variance_is_said_next_to_the_claim() -> None:
+    headline = lower(0.02, note=BORROWED, model=RUN_AWARE)
+    assert headline.borrows and not lower(0.02, note="run variance per system").borrows
+    verdict = classify(lower(0.03), headline, 0.05, "comp", "bl")
+    assert verdict.badge == "survives"
+    assert verdict.conclusion.endswith(f"Caution: {BORROWED}.")
+    weak = classify(lower(0.03), lower(0.02, NS, note=BORROWED), 0.05, "comp", "bl")
+    assert BORROWED in weak.conclusion
+
+
+def test_sentence_names_each_model() -> None:
+    text = sentence(
+        lower(0.0317, model="paper's model, ML GLRT"),
+        lower(-0.0384, math.log10(0.02228), model=RUN_AWARE),
+        "bl",
+        "comp",
     )
+    assert text.startswith(
+        "Best vs best (paper's model, ML GLRT): comp better by 3.17 points, p = 1e-06"
+    )
+    assert f"all runs ({RUN_AWARE}): bl better by 3.84 points, p = 0.02228." in text
 
 
-def test_sentence_quotes_both_p_values() -> None:
-    text = sentence(lower(0.0317), lower(-0.0384), lower(-0.0384, NS), "bl", "comp")
-    assert text.startswith("Best vs best: comp better by 3.17 points (p = 1e-06)")
-    assert "all runs: bl better by 3.84 points (paper p = 1e-06, run-aware p = 0.3)" in text
+def test_facet_aware_disagreement_says_which_reading_applies() -> None:
+    headline = lower(-0.0384, math.log10(0.02228), model=RUN_AWARE)
+    facet = lower(-0.0384, math.log10(0.46), model="facet-aware, t, KR df 2.37", df=2.37)
+    text = sensitivity(headline, facet, 0.05, "bl", "comp", "comp's runs share levels of lambda")
+    assert text.startswith(
+        "Facet-aware sensitivity model (t, KR df 2.37; comp's runs share levels of lambda): "
+        "bl better by 3.84 points, p = 0.46."
+    )
+    assert "disagree" in text
+    assert "exchangeable draws of training" in text
+    assert "draws from their population" in text and "(here 2.37)" in text
+    agree = sensitivity(headline, lower(-0.0384, math.log10(0.03), df=8.0), 0.05)
+    assert "disagree" not in agree and "agrees" in agree
+    assert sensitivity(headline, None, 0.05) == ""
+
+
+def test_paper_glrt_is_labelled_with_its_measured_level() -> None:
+    text = paper_note(lower(-0.0384, -48.6, model="paper's model, ML GLRT"), "bl", "comp")
+    assert text.startswith("All runs, paper's model, conditional on these trained runs (ML GLRT)")
+    assert "bl better by 3.84 points" in text
+    assert PAPER_GLRT_LEVEL in text and "41-54 %" in PAPER_GLRT_LEVEL
+    assert paper_note(None, "bl", "comp") == ""

@@ -289,7 +289,8 @@ def test_headline_table_is_present(page: Browser, example_run: Path) -> None:
         "t => [t.tBodies[0].rows.length, t.getBoundingClientRect().height])"
     )
     assert len(rows) == len(metrics)
-    assert all(count == 3 and height > 0 for count, height in rows)
+    # best vs best, run-aware (verdict), facet-aware (sensitivity), paper's all-runs GLRT
+    assert all(count == 4 and height > 0 for count, height in rows)
     badges = page.evaluate(
         "Array.from(document.querySelectorAll('#headline .badge')).map(b => b.textContent)"
     )
@@ -346,17 +347,43 @@ def test_every_section_is_filled_and_links_its_tables(report: Path) -> None:
 def test_headline_numbers_come_from_the_tables(report: Path, example_run: Path) -> None:
     tables = example_run / "results" / "tables"
     contrasts = pd.read_csv(tables / "contrasts.csv", dtype={"p_holm": str})
+    tests = pd.read_csv(tables / "tests.csv", dtype={"p_holm": str})
     headline = section(html_of(report), "headline")
-    comparisons = ("best_vs_best", "all_runs", "all_runs_run_aware")
+    comparisons = ("best_vs_best", "all_runs_per_system", "all_runs_facet_aware", "all_runs")
     rows = contrasts[contrasts["analysis"].isin(comparisons)]
-    assert len(rows) == 3 * contrasts["metric"].nunique()
+    assert len(rows) == 4 * contrasts["metric"].nunique()
     for row in rows.itertuples():
         difference = f"{100 * row.estimate:+.2f}".replace("-", "\u2212")
         assert f">{difference}<" in headline, (row.metric, row.analysis)
         assert f">{row.p_holm}<" in headline
+    for row in tests[tests["analysis"] == "all_runs_per_system"].itertuples():
+        assert f"p = {row.p_holm}." in headline  # the verdict's test, in the sentence
+        assert f"KR df {row.dendf:.3g}" in headline
     reliability = pd.read_csv(tables / "reliability.csv")
     for row in reliability.itertuples():
         assert f"{row.system} {row.phi:.2f} ({row.label})" in headline
+
+
+def test_headline_verdict_follows_the_run_aware_test(report: Path, example_run: Path) -> None:
+    """The example: best vs best favours the competitor; over all runs the baseline is better
+    in the run-aware test (TER p = 0.022, df 18.9), and the paper's GLRT is shown, labelled."""
+    tests = pd.read_csv(example_run / "results/tables/tests.csv", dtype={"p_holm": str})
+    headline = section(html_of(report), "headline")
+    ter = tests[(tests["metric"] == "ter") & (tests["analysis"] == "all_runs_per_system")].iloc[0]
+    assert 0.01 < float(ter["p_holm"]) < 0.04 and ter["estimate"] < 0  # baseline's TER lower
+    cards = headline.split('<article class="card')[1:]
+    assert len(cards) == tests["metric"].nunique()
+    ter_card = next(c for c in cards if 'id="headline-ter"' in c)
+    assert "does not survive" in ter_card
+    assert (
+        f"all runs (run-aware, t, KR df 18.9): baseline better by 3.84 points, "
+        f"p = {ter['p_holm']}." in ter_card
+    )
+    assert "The improvement does not survive: over all runs, baseline is better" in ter_card
+    assert "Facet-aware sensitivity model (t, KR df 2.37" in ter_card
+    assert "The two readings disagree." in ter_card
+    assert "paper&#39;s model, conditional on these trained runs (ML GLRT)" in ter_card
+    assert "rejects identical systems in 41-54 % of simulated A-vs-A experiments" in ter_card
 
 
 def test_inputs_and_software_are_listed(report: Path, example_run: Path) -> None:

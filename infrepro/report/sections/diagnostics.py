@@ -19,8 +19,8 @@ from ..query import select
 
 QQ_ANALYSES = {
     "best_vs_best": "best vs best",
-    "all_runs": "all runs",
-    "all_runs_run_aware": "run-aware",
+    "all_runs_per_system": "run-aware (verdict)",
+    "all_runs": "all runs, paper's",
     "variance": "VCA",
 }
 

@@ -1,4 +1,5 @@
-"""The headline: per metric and competitor, best-vs-best against all runs, reliability, drivers."""
+"""The headline: per metric and competitor, best vs best as the starting point, the verdict from
+the run-aware test, the facet-aware and the paper's tests beside it, reliability, drivers."""
 
 from __future__ import annotations
 
@@ -10,15 +11,29 @@ import pandas as pd
 from ..formatting import fixed, is_missing, p_text, points
 from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
-from ..labels import better_label, metric_label, property_label
-from ..query import first, ordered, pair, select
-from ..verdict import Outcome, Verdict, classify, sentence
-
-COMPARISONS = (
-    ("best_vs_best", "best vs best"),
-    ("all_runs", "all runs, paper model"),
-    ("all_runs_run_aware", "all runs, run-aware"),
+from ..labels import (
+    PAPER_TEST,
+    better_label,
+    metric_label,
+    property_label,
+    statistic_name,
+    test_label,
 )
+from ..query import first, ordered, pair, select
+from ..verdict import Outcome, Verdict, classify, paper_note, sensitivity, sentence
+
+HEADLINE = "all_runs_per_system"
+FACET_AWARE = "all_runs_facet_aware"
+# analysis, table label; the run-aware rows' p and df come from tests.csv, the others' from
+# glrt.csv (via contrasts.csv)
+COMPARISONS = (
+    ("best_vs_best", "best vs best (starting point)"),
+    (HEADLINE, "all runs, run-aware (verdict)"),
+    (FACET_AWARE, "all runs, facet-aware (sensitivity)"),
+    ("all_runs", "all runs, paper's model"),
+)
+RUN_AWARE = {HEADLINE: "run-aware", FACET_AWARE: "facet-aware"}
+EFFECT_SD = "sqrt(segment + run + residual variance)"
 
 
 @dataclass
@@ -33,12 +48,38 @@ class Card:
     sentence: str
     table: Table
     notes: list[str] = field(default_factory=list)
+    beside: list[str] = field(default_factory=list)
+
+
+def model_label(tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str) -> str:
+    """``run-aware, t, KR df 18.9`` for the run-aware tests, ``paper's model, ML GLRT`` else."""
+    if analysis in RUN_AWARE:
+        test = first(tables["tests"], metric=metric, analysis=analysis, subset=subset)
+        if test is None:
+            return RUN_AWARE[analysis]
+        return test_label(RUN_AWARE[analysis], "t", test["method"], test["dendf"])
+    return PAPER_TEST
 
 
 def outcome(
     tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, better: str
 ) -> Outcome | None:
-    """The contrast and GLRT of one comparison as an :class:`Outcome` (None if not fitted)."""
+    """One comparison as an :class:`Outcome` (None if not fitted): the run-aware ones from
+    tests.csv, the paper's from contrasts.csv (its GLRT p)."""
+    label = model_label(tables, metric, analysis, subset)
+    if analysis in RUN_AWARE:
+        test = first(tables["tests"], metric=metric, analysis=analysis, subset=subset)
+        if test is None or is_missing(test["estimate"]):
+            return None
+        return Outcome(
+            float(test["estimate"]),
+            p_text(test["p_holm"]),
+            float(test["log10_p_holm"]),
+            better,
+            label,
+            float(test["dendf"]),
+            str(test["note"]),
+        )
     contrast = first(tables["contrasts"], metric=metric, analysis=analysis, subset=subset)
     if contrast is None or is_missing(contrast["estimate"]):
         return None
@@ -47,6 +88,7 @@ def outcome(
         p_text(contrast["p_holm"]),
         float(contrast["log10_p_holm"]),
         better,
+        label,
     )
 
 
@@ -66,30 +108,41 @@ def _model_mean(
 def comparison_table(
     tables: dict[str, pd.DataFrame], settings: ReportSettings, metric: str, competitor: str
 ) -> Table:
-    """best vs best, all runs (paper) and all runs (run-aware): means, difference, d, p."""
+    """Best vs best, the run-aware verdict test, the facet-aware sensitivity test and the
+    paper's all-runs GLRT: model, means, difference, d, p."""
     subset = pair(settings.baseline, competitor)
     headers = [
         Column("comparison", "comparison", numeric=False),
+        Column("test", "model and test", numeric=False, title="hover for the model formula"),
         Column("baseline", f"{settings.baseline}", title="model mean, points"),
         Column("competitor", f"{competitor}", title="model mean, points"),
         Column("difference", "Δ", title=f"{settings.baseline} − {competitor}, points"),
-        Column("effect", "effect size", title="Δ / residual SD of the H1 fit"),
-        Column("p", "p", title="GLRT p-value (Holm-adjusted over pairwise comparisons)"),
+        Column("effect", "d", title=f"d = Δ / {EFFECT_SD} (one SD per metric)"),
+        Column("p", "p", title="Holm-adjusted over pairwise comparisons when several"),
     ]
     rows = []
     for analysis, label in COMPARISONS:
         contrast = first(tables["contrasts"], metric=metric, analysis=analysis, subset=subset)
-        glrt = first(tables["glrt"], metric=metric, analysis=analysis, subset=subset)
         if contrast is None:
             continue
         base = _model_mean(tables, metric, analysis, subset, settings.baseline)
         other = _model_mean(tables, metric, analysis, subset, competitor)
-        detail = ""
-        if glrt is not None:
-            detail = f"{glrt['note']}; {int(glrt['n_runs'])} runs, {int(glrt['n_obs'])} rows"
+        if analysis in RUN_AWARE:
+            test = first(tables["tests"], metric=metric, analysis=analysis, subset=subset)
+            if test is None:
+                continue
+            detail = f"{test['model']}; {test['note']}; {int(test['n_runs'])} runs"
+            p, log10_p = test["p_holm"], float(test["log10_p_holm"])
+        else:
+            glrt = first(tables["glrt"], metric=metric, analysis=analysis, subset=subset)
+            detail = ""
+            if glrt is not None:
+                detail = f"{glrt['h1']} vs {glrt['h0']}; {glrt['note']}; {int(glrt['n_runs'])} runs"
+            p, log10_p = contrast["p_holm"], float(contrast["log10_p_holm"])
         rows.append(
             [
-                Cell(label, title=detail),
+                Cell(label),
+                Cell(model_label(tables, metric, analysis, subset), title=detail),
                 Cell(points(base), _number(base)),
                 Cell(points(other), _number(other)),
                 Cell(points(contrast["estimate"], sign=True), _number(contrast["estimate"])),
@@ -98,11 +151,9 @@ def comparison_table(
                     _number(contrast["effect_size"]),
                 ),
                 Cell(
-                    p_text(contrast["p_holm"]),
-                    _number(contrast["log10_p_holm"]),
-                    css="p-sig"
-                    if float(contrast["log10_p_holm"]) < math.log10(settings.alpha)
-                    else "p-ns",
+                    p_text(p),
+                    log10_p,
+                    css="p-sig" if log10_p < math.log10(settings.alpha) else "p-ns",
                 ),
             ]
         )
@@ -111,6 +162,36 @@ def comparison_table(
 
 def _number(value: object) -> float | None:
     return None if is_missing(value) else float(value)  # type: ignore[arg-type]
+
+
+def effect_note(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> str:
+    """``d = Δ / 9.63 points: sqrt(segment + run + residual variance) of <model> (REML)``."""
+    contrast = first(tables["contrasts"], metric=metric, analysis=HEADLINE, subset=subset)
+    if contrast is None:
+        contrast = first(tables["contrasts"], metric=metric, subset=subset)
+    if contrast is None or is_missing(contrast.get("effect_sd")):
+        return ""
+    fit = first(tables["diagnostics"], metric=metric, analysis="effect_scale")
+    model = f", the SD of {fit['model']} (REML)" if fit is not None else ""
+    return (
+        f"Effect sizes: d = difference / {EFFECT_SD} = Δ / {points(contrast['effect_sd'])} "
+        f"points{model}; the same denominator for every d of this metric."
+    )
+
+
+def facet_groups(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> str:
+    """The shared facets of the facet-aware model, from its note."""
+    test = first(tables["tests"], metric=metric, analysis=FACET_AWARE, subset=subset)
+    if test is None:
+        return ""
+    note = str(test["note"])
+    inside = note[note.find("(") + 1 : note.rfind(")")] if "(" in note else ""
+    if not inside:
+        return ""
+    parts = [p.split(": ", 1) for p in inside.split("; ")]
+    return "; ".join(
+        f"{who[0]}'s runs share levels of {who[1]}" if len(who) == 2 else who[0] for who in parts
+    )
 
 
 def reliability_note(tables: dict[str, pd.DataFrame], metric: str, systems: list[str]) -> str:
@@ -156,30 +237,36 @@ def input_note(
     competitor: str,
     bins: dict[str, list[str]],
 ) -> str:
-    """The property with the strongest system x property interaction and the gap per bin."""
-    tests = select(tables["glrt"], metric=metric, analysis="conditional_interaction")
+    """The property with the strongest run-aware system x property interaction (Holm p over
+    the metric's property tests) and the run-aware gap per bin."""
+    tests = select(tables["tests"], metric=metric, analysis="conditional_runaware_interaction")
     tests = tests[~tests["property"].str.endswith("_bin")] if not tests.empty else tests
     if tests.empty:
         return ""
-    strongest = tests.sort_values(["log10_p", "property"]).iloc[0]
+    strongest = tests.sort_values(["log10_p_holm", "property"]).iloc[0]
     prop = str(strongest["property"])
     label = property_label(prop)
-    if float(strongest["log10_p"]) >= math.log10(settings.alpha):
+    model = test_label(
+        "run-aware", statistic_name(strongest["numdf"]), strongest["method"], strongest["dendf"]
+    )
+    if float(strongest["log10_p_holm"]) >= math.log10(settings.alpha):
         return (
             f"Inputs: no data property changes the difference significantly (smallest "
-            f"interaction p = {strongest['p_value']}, {label})."
+            f"interaction p = {strongest['p_holm']}, {label}; {model}, Holm over the "
+            f"{len(tests)} property tests)."
         )
     head = (
-        f"Inputs: the difference depends most on {label} (interaction p = {strongest['p_value']})"
+        f"Inputs: the difference depends most on {label} (interaction p = "
+        f"{strongest['p_holm']}; {model}, Holm over the {len(tests)} property tests)"
     )
     cells = select(
         tables["contrasts"],
         metric=metric,
-        analysis="conditional",
+        analysis="conditional_runaware",
         level1=settings.baseline,
         level2=competitor,
     )
-    cells = cells[cells["property"].isin([f"{prop}_bin", prop])] if not cells.empty else cells
+    cells = cells[cells["property"] == f"{prop}_bin"] if not cells.empty else cells
     if cells.empty:
         return head + "."
     order = ordered(list(cells["bin"]), bins.get(prop, []))
@@ -191,12 +278,12 @@ def input_note(
         largest = max(gaps, key=lambda b: abs(gaps[b]))
         smallest = min(gaps, key=lambda b: abs(gaps[b]))
         return (
-            f"{head}: {winner} is better in every {label} bin, most on {largest} "
-            f"({points(abs(gaps[largest]))} points), least on {smallest} "
+            f"{head}: {winner} is ahead in every {label} bin (run-aware cell means), most on "
+            f"{largest} ({points(abs(gaps[largest]))} points), least on {smallest} "
             f"({points(abs(gaps[smallest]))})."
         )
-    pieces = [f"{winners[b]} better on {b} ({points(abs(gaps[b]))})" for b in order]
-    return f"{head}: " + "; ".join(pieces) + " points."
+    pieces = [f"{winners[b]} ahead on {b} ({points(abs(gaps[b]))})" for b in order]
+    return f"{head}: " + "; ".join(pieces) + " points (run-aware cell means)."
 
 
 def build(
@@ -208,11 +295,29 @@ def build(
         better = settings.better.get(metric, "higher")
         for competitor in settings.competitors:
             subset = pair(settings.baseline, competitor)
-            outcomes = [outcome(tables, metric, a, subset, better) for a, _ in COMPARISONS]
-            verdict = classify(
-                *outcomes, alpha=settings.alpha, competitor=competitor, baseline=settings.baseline
+            best, headline, facet, paper = (
+                outcome(tables, metric, a, subset, better) for a, _ in COMPARISONS
             )
+            verdict = classify(
+                best,
+                headline,
+                alpha=settings.alpha,
+                competitor=competitor,
+                baseline=settings.baseline,
+            )
+            beside = [
+                sensitivity(
+                    headline,
+                    facet,
+                    settings.alpha,
+                    settings.baseline,
+                    competitor,
+                    facet_groups(tables, metric, subset),
+                ),
+                paper_note(paper, settings.baseline, competitor),
+            ]
             notes = [
+                effect_note(tables, metric, subset),
                 reliability_note(tables, metric, settings.systems),
                 metaparameter_note(tables, metric, settings.systems),
                 input_note(tables, settings, metric, competitor, bins),
@@ -224,9 +329,10 @@ def build(
                     direction=better_label(better),
                     competitor=competitor,
                     verdict=verdict,
-                    sentence=sentence(*outcomes, settings.baseline, competitor),
+                    sentence=sentence(best, headline, settings.baseline, competitor),
                     table=comparison_table(tables, settings, metric, competitor),
                     notes=[n for n in notes if n],
+                    beside=[b for b in beside if b],
                 )
             )
     return cards

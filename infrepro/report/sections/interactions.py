@@ -1,5 +1,6 @@
 """Shared by the data-property and meta-parameter sections: interaction plots of a factor
-(system or facet) with a property, and their GLRT, slope and within-bin tables."""
+(system or facet) with a property, its run-aware F tests (primary) and the paper's GLRTs, and
+slope and within-bin tables with run-aware rows first."""
 
 from __future__ import annotations
 
@@ -10,14 +11,22 @@ import pandas as pd
 
 from infrepro.plots import categorical_interaction, numeric_interaction
 
-from ..formatting import fixed, integer, points, significant
+from ..formatting import fixed, integer, is_missing, points, significant
 from ..htmltable import Cell, Column, Table, frame_table, rows_table, text
 from ..inputs import ReportSettings
-from ..labels import analysis_label, metric_label, property_label
+from ..labels import (
+    PAPER_TEST,
+    analysis_label,
+    metric_label,
+    property_label,
+    statistic_name,
+    test_label,
+)
 from ..pcolumns import p_columns
-from ..query import ordered, select
+from ..query import first, ordered, select
 
 Z95 = 1.959963984540054
+RUN_AWARE = "_runaware"  # suffix of the run-aware analyses (infrepro.analyses.conditional)
 
 
 def _in_points(frame: pd.DataFrame) -> pd.DataFrame:
@@ -26,6 +35,22 @@ def _in_points(frame: pd.DataFrame) -> pd.DataFrame:
     out["upper"] = (frame["estimate"] + Z95 * frame["se"]) * 100
     out["estimate"] = frame["estimate"] * 100
     return out
+
+
+def p_of(
+    tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, prop: str
+) -> str:
+    """``p = 0.0054 (run-aware F, KR df 22.2, Holm)`` from tests.csv for run-aware analyses,
+    ``p = 2.6e-08 (paper's model, ML GLRT)`` from glrt.csv otherwise."""
+    if RUN_AWARE in analysis:
+        row = first(tables["tests"], metric=metric, analysis=analysis, subset=subset, property=prop)
+        if row is None:
+            return "not fitted"
+        holm = ", Holm" if not prop.endswith("_bin") else ""
+        label = test_label("run-aware", statistic_name(row["numdf"]), row["method"], row["dendf"])
+        return f"p = {row['p_holm']} ({label}{holm})"
+    row = first(tables["glrt"], metric=metric, analysis=analysis, subset=subset, property=prop)
+    return "not fitted" if row is None else f"p = {row['p_value']} ({PAPER_TEST})"
 
 
 def interaction_svg(
@@ -41,8 +66,10 @@ def interaction_svg(
     title: str,
     key: str,
     legend_title: str = "",
+    observed: str = "",
 ) -> str | None:
-    """The interaction plot of one metric x property, or None when the tables hold no data."""
+    """The interaction plot of one metric x property, or None when the tables hold no data.
+    Lines and cell means come from ``analysis``; observed bin means from ``observed``."""
     ylabel = f"{metric_label(metric)}, points"
     lines = select(
         tables["predictions"], metric=metric, analysis=analysis, subset=subset, property=prop
@@ -54,7 +81,7 @@ def interaction_svg(
         points_ = select(
             tables["means"],
             metric=metric,
-            analysis=analysis,
+            analysis=observed or analysis,
             subset=subset,
             property=prop,
             kind="observed",
@@ -121,9 +148,49 @@ def glrt_table(
         Column("h0", "H0", text, numeric=False, cls="code"),
         Column("lr_stat", "LR", lambda v: fixed(v, 2)),
         Column("df", "df", integer),
-        *p_columns(settings.alpha, holm=False),
+        *p_columns(settings.alpha, holm=True),
     ]
     return frame_table(rows, columns, csv=settings.link("glrt"))
+
+
+def tests_table(
+    tables: dict[str, pd.DataFrame],
+    settings: ReportSettings,
+    analyses: Sequence[str],
+    props: Sequence[str],
+    *,
+    with_subset: bool = False,
+) -> Table:
+    """Run-aware joint and interaction F tests (REML, Kenward-Roger or Satterthwaite df) of the
+    given properties; Holm over the metric's numeric and categorical property tests."""
+    found = tables["tests"]
+    rows = (
+        found[found["analysis"].isin(analyses) & found["property"].isin(props)].copy()
+        if not found.empty
+        else found
+    )
+    if not rows.empty:
+        rows["_m"] = rows["metric"].map({m: i for i, m in enumerate(settings.metrics)})
+        rows["_p"] = rows["property"].map({p: i for i, p in enumerate(props)})
+        rows["_a"] = rows["analysis"].map({a: i for i, a in enumerate(analyses)})
+        rows = rows.sort_values(["_m", "subset", "_p", "_a"], kind="stable")
+        rows["stat"] = [
+            f"{statistic_name(n)} = {fixed(v, 2)}"
+            for n, v in zip(rows["numdf"], rows["statistic"], strict=True)
+        ]
+    columns = [
+        Column("metric", "metric", metric_label, numeric=False),
+        *([Column("subset", "system", text, numeric=False)] if with_subset else []),
+        Column("property", "property", property_label, numeric=False),
+        Column("analysis", "test", analysis_label, numeric=False),
+        Column("stat", "t or F", text, sort_key="statistic", title="t when num df = 1, else F"),
+        Column("numdf", "num df", integer),
+        Column("dendf", "den df", lambda v: fixed(v, 1)),
+        Column("method", "df method", text, numeric=False),
+        *p_columns(settings.alpha, holm=True),
+        Column("model", "model (REML)", text, numeric=False, cls="code"),
+    ]
+    return frame_table(rows, columns, csv=settings.link("tests"))
 
 
 def slopes_table(
@@ -135,11 +202,17 @@ def slopes_table(
     group_label: str = "system",
     with_subset: bool = False,
 ) -> Table:
-    """Per-group slopes of numeric properties, in points per unit of the property."""
+    """Per-group slopes of numeric properties, in points per unit of the property: the
+    run-aware fit's (t, small-sample df) first, then the paper's (Wald z)."""
     slopes = tables["slopes"]
-    rows = select(slopes, analysis=analysis)
+    order = (analysis + RUN_AWARE, analysis)
+    rows = slopes[slopes["analysis"].isin(order)].copy() if not slopes.empty else slopes
     rows = rows[rows["property"].isin(props)] if not rows.empty else rows
+    if not rows.empty:
+        rows["_a"] = rows["analysis"].map({a: i for i, a in enumerate(order)})
+        rows = rows.sort_values("_a", kind="stable")
     columns = [
+        Column("analysis", "model", analysis_label, numeric=False),
         Column("metric", "metric", metric_label, numeric=False),
         *([Column("subset", "system", text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
@@ -151,7 +224,9 @@ def slopes_table(
             title="points per unit of the property",
         ),
         Column("se", "SE", lambda v: significant(_times100(v))),
-        Column("z", "z", lambda v: fixed(v, 2)),
+        Column("statistic", "t or z", lambda v: fixed(v, 2)),
+        Column("df", "df", lambda v: fixed(v, 1), title="empty for Wald z"),
+        Column("method", "test", text, numeric=False),
         *p_columns(settings.alpha, holm=False),
     ]
     return frame_table(rows, columns, csv=settings.link("slopes"))
@@ -174,8 +249,10 @@ def within_bins_table(
     with_subset: bool = False,
 ) -> Table:
     """Pairwise comparisons within each bin or level (Holm-adjusted within a property), with
-    the two model cell means (thesis Table 2.4)."""
+    the two model cell means (thesis Table 2.4): the run-aware fit's rows (t with
+    small-sample df) first, then the paper's (Wald z)."""
     headers = [
+        Column("model", "model", numeric=False),
         Column("metric", "metric", numeric=False),
         *([Column("subset", "system", numeric=False)] if with_subset else []),
         Column("property", "property", numeric=False),
@@ -186,29 +263,34 @@ def within_bins_table(
         Column("mean2", "mean 2"),
         Column("estimate", "Δ (1 − 2)", title="difference of model cell means, points"),
         Column("se", "SE"),
-        Column("effect", "effect size"),
-        Column("p", "p (Wald)"),
+        Column("effect", "d", title="Δ / sqrt(segment + run + residual variance)"),
+        Column("test", "test", numeric=False),
+        Column("p", "p"),
         Column("p_holm", "p (Holm)"),
     ]
-    contrasts = select(tables["contrasts"], analysis=analysis)
     out: list[list[Cell]] = []
-    if contrasts.empty:
-        return rows_table(headers, out, csv=settings.link("contrasts"))
-    cells = select(tables["means"], analysis=analysis, kind="model")
-    means = {
-        (r.metric, r.subset, r.property, r.bin, r.group): r.estimate
-        for r in cells.itertuples(index=False)
-    }
-    for metric in settings.metrics:
-        for subset in sorted(set(select(contrasts, metric=metric)["subset"])):
-            for prop in props:
-                rows = select(contrasts, metric=metric, subset=subset, property=prop)
-                base = prop.removesuffix("_bin")
-                for b in ordered(sorted(set(rows["bin"])), bins.get(base, [])):
-                    for row in select(rows, bin=b).itertuples(index=False):
-                        out.append(
-                            _bin_row(means, row, metric, subset, prop, with_subset, settings.alpha)
-                        )
+    for name in (analysis + RUN_AWARE, analysis):
+        contrasts = select(tables["contrasts"], analysis=name)
+        if contrasts.empty:
+            continue
+        cells = select(tables["means"], analysis=name, kind="model")
+        means = {
+            (r.metric, r.subset, r.property, r.bin, r.group): r.estimate
+            for r in cells.itertuples(index=False)
+        }
+        for metric in settings.metrics:
+            for subset in sorted(set(select(contrasts, metric=metric)["subset"])):
+                for prop in props:
+                    rows = select(contrasts, metric=metric, subset=subset, property=prop)
+                    base = prop.removesuffix("_bin")
+                    for b in ordered(sorted(set(rows["bin"])), bins.get(base, [])):
+                        for row in select(rows, bin=b).itertuples(index=False):
+                            out.append(
+                                [Cell("run-aware" if RUN_AWARE in name else "paper's model")]
+                                + _bin_row(
+                                    means, row, metric, subset, prop, with_subset, settings.alpha
+                                )
+                            )
     return rows_table(headers, out, csv=settings.link("contrasts"))
 
 
@@ -239,7 +321,17 @@ def _bin_row(
         Cell(points(row.estimate, sign=True), float(row.estimate)),
         Cell(points(row.se), float(row.se)),
         Cell(f"{fixed(row.effect_size, 2, sign=True)} {row.effect_label}", float(row.effect_size)),
+        _test_cell(row),
         Cell(str(row.p_value), float(row.log10_p)),
         Cell(str(row.p_holm), float(row.log10_p_holm), "p-sig" if significant_ else "p-ns"),
     ]
     return cells
+
+
+def _test_cell(row) -> Cell:
+    """``t, df 21.8`` (the full method in the tooltip) or the paper's ``Wald z``."""
+    method = str(getattr(row, "p_method", ""))
+    df = getattr(row, "df", None)
+    if df is None or is_missing(df):
+        return Cell(method)
+    return Cell(f"t, df {fixed(df, 1)}", title=method)

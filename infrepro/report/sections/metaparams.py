@@ -15,9 +15,18 @@ from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import metric_label, property_label
 from ..query import first, ordered, select
-from .interactions import glrt_table, interaction_svg, slopes_table, within_bins_table
+from .interactions import (
+    RUN_AWARE,
+    glrt_table,
+    interaction_svg,
+    p_of,
+    slopes_table,
+    tests_table,
+    within_bins_table,
+)
 
 ANALYSES = ("metaparam_joint", "metaparam_interaction")
+RUN_AWARE_ANALYSES = ("metaparam_runaware_joint", "metaparam_runaware_interaction")
 
 
 @dataclass
@@ -25,6 +34,7 @@ class SystemBlock:
     system: str
     facets: str
     figures: list[Figure] = field(default_factory=list)
+    tests: Table | None = None
     glrt: Table | None = None
     slopes: Table | None = None
     within: Table | None = None
@@ -75,10 +85,17 @@ def _system_block(
             levels = ordered(sorted(set(groups["group"])), []) if not groups.empty else []
             title = f"{system}: {metric_label(metric)} × {property_label(prop)}"
             key = f"meta-{system}-{metric}-{prop}"
+            lines = "metaparam" + RUN_AWARE
+            found = select(
+                tables["predictions"], metric=metric, analysis=lines, subset=system, property=prop
+            )
+            if found.empty:
+                lines = "metaparam"
             svg = interaction_svg(
                 tables,
                 metric=metric,
-                analysis="metaparam",
+                analysis=lines,
+                observed="metaparam",
                 subset=system,
                 prop=prop,
                 styles=level_styles(levels),
@@ -90,23 +107,25 @@ def _system_block(
             )
             if svg is None:
                 continue
-            test = first(
-                tables["glrt"],
-                metric=metric,
-                analysis="metaparam_interaction",
-                subset=system,
-                property=prop,
-            )
-            p = "not fitted" if test is None else test["p_value"]
+            primary = p_of(tables, metric, "metaparam_runaware_interaction", system, prop)
+            paper = p_of(tables, metric, "metaparam_interaction", system, prop)
+            model = "run-aware fit" if lines.endswith(RUN_AWARE) else "paper's model"
             block.figures.append(
                 make_figure(
                     svg,
-                    f"{title} per level of {facet} (its dominant meta-parameter); "
-                    f"{facet} × {property_label(prop)} interaction p = {p}.",
+                    f"{title} per level of {facet} (its dominant meta-parameter; lines: "
+                    f"{model}); {facet} × {property_label(prop)} interaction {primary}; paper's "
+                    f"interaction {paper}.",
                     key,
                 )
             )
     variants = [v for p in settings.properties for v in (p, f"{p}_bin")]
+    block.tests = tests_table(
+        {**tables, "tests": select(tables["tests"], subset=system)},
+        settings,
+        RUN_AWARE_ANALYSES,
+        variants,
+    )
     block.glrt = glrt_table(
         {**tables, "glrt": select(tables["glrt"], subset=system)}, settings, ANALYSES, variants
     )

@@ -1,5 +1,6 @@
-"""Methods appendix: every model in lme4 notation with a plain-language reading, software
-versions, the configuration, checksums of every input and how to rerun."""
+"""Methods appendix: both model families (run-aware and the paper's) in lme4 notation, taken
+from :mod:`infrepro.analyses.models`, with their estimands; df methods, Holm families and the
+effect-size denominator; software versions, the configuration, input checksums, how to rerun."""
 
 from __future__ import annotations
 
@@ -9,90 +10,204 @@ from dataclasses import dataclass, field
 import pandas as pd
 import yaml
 
+from infrepro.analyses.models import (
+    comparison_formulas,
+    effect_scale_formula,
+    facet_aware_formula,
+    headline_formula,
+    property_formulas,
+    run_terms,
+    runaware_property_formula,
+)
+from infrepro.lmm.ddf import KR_MAX_COLUMNS
+
 from ..formatting import integer
 from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import analysis_label, property_label
+from ..verdict import PAPER_GLRT_LEVEL
 
-FAMILIES = (
-    (
-        "best vs best",
-        "score ~ system + (1|segment_id)",
-        "score ~ 1 + (1|segment_id)",
-        "ML",
-        "Do the systems' best runs differ in mean score, with each test segment's difficulty as a "
-        "random intercept? (training reproducibility; paper eq. 3-4)",
-    ),
-    (
-        "all runs, paper model",
-        "score ~ system + (1|segment_id)",
-        "score ~ 1 + (1|segment_id)",
-        "ML",
-        "The same question with every run of every system; runs count as fixed, so "
-        "run-to-run variation is ignored (inferential reproducibility).",
-    ),
-    (
-        "all runs, run-aware",
-        "score ~ system + (1|segment_id) + (1|run_id)",
-        "score ~ 1 + (1|segment_id) + (1|run_id)",
-        "ML",
-        "Runs are a random sample of possible runs: the system difference must exceed the "
-        "run-to-run variation to be significant.",
-    ),
-    (
-        "conditional, joint",
-        "score ~ system * d + (1|segment_id)",
-        "score ~ d + (1|segment_id)",
-        "ML",
-        "Does the system matter at all (main effect or interaction) once the data property d "
-        "is accounted for? (paper eq. 6-7)",
-    ),
-    (
-        "conditional, interaction",
-        "score ~ system * d + (1|segment_id)",
-        "score ~ system + d + (1|segment_id)",
-        "ML",
-        "Does the difference between the systems change with the data property d? (thesis ch. 2)",
-    ),
-    (
-        "meta-parameter, joint",
-        "score ~ f * d + (1|segment_id)",
-        "score ~ d + (1|segment_id)",
-        "ML",
-        "Within one system: does its dominant meta-parameter f matter once d is accounted for?",
-    ),
-    (
-        "meta-parameter, interaction",
-        "score ~ f * d + (1|segment_id)",
-        "score ~ f + d + (1|segment_id)",
-        "ML",
-        "Within one system: does the effect of f change with the data property d? (paper Fig. 2)",
-    ),
-    (
-        "variance components",
-        "score ~ 1 + (1|segment_id) + (1|f1) + (1|f2) + …",
-        "",
-        "REML",
-        "How much of a system's score variance comes from the test segments, from each "
-        "meta-parameter and from the residual? φ is the segments' share (paper §4).",
-    ),
+SCORE, TWO = "score", ["A", "B"]  # generic names: any metric, systems A and B
+PAPER_ESTIMAND = (
+    "Estimand: these trained runs only. Runs are fixed, so the test is conditional on them and "
+    "says nothing about runs trained again."
+)
+RUN_ESTIMAND = (
+    "Estimand: the systems' mean scores over runs as exchangeable draws of training "
+    "configurations (trained again with the same recipe), each system with its own run variance."
+)
+FACET_ESTIMAND = (
+    "Estimand: the systems' mean scores with the levels of the facets their runs share as draws "
+    "from their population; with few levels the test has few df."
 )
 
 
 @dataclass(frozen=True)
 class Family:
-    """A model family: name, H1 and H0 in lme4 notation, the fit criterion, a plain reading."""
+    """A model family: name, H1 and H0 (or the test) in lme4 notation, the fit criterion,
+    a plain reading and its estimand."""
 
     name: str
     h1: str
     h0: str
     fit: str
     reading: str
+    estimand: str = ""
+
+    @property
+    def h0_label(self) -> str:
+        """``H0`` for a null model, ``test`` for a test of a contrast of the one fit."""
+        return "H0" if "~" in self.h0 else "test"
+
+
+def families() -> list[Family]:
+    """Every model family, with formulas from :mod:`infrepro.analyses.models`."""
+    paper_h1, paper_h0 = comparison_formulas(SCORE, run_aware=False)
+    shared_h1, shared_h0 = comparison_formulas(SCORE, run_aware=True)
+    prop = property_formulas(SCORE, "system", "d")
+    meta = property_formulas(SCORE, "f", "d")
+    per_system = run_terms(TWO, pooled=False)
+    t_test = "t test of the system contrast, Kenward-Roger (or Satterthwaite) df"
+    f_test = (
+        "F tests of {0} + {0}:d (joint) and of {0}:d (interaction), Kenward-Roger "
+        "(or Satterthwaite) df"
+    )
+    return [
+        Family(
+            "all runs, run-aware: the verdict",
+            headline_formula(SCORE, TWO, pooled=False),
+            t_test,
+            "REML",
+            "Does the system difference exceed what retraining produces? Each system has its "
+            "own run variance. A system with a single run has none: the comparison then fits "
+            f"{headline_formula(SCORE, TWO, pooled=True)}, i.e. borrows the other system's run "
+            "variance, and the report says so next to the verdict.",
+            RUN_ESTIMAND,
+        ),
+        Family(
+            "all runs, facet-aware: sensitivity",
+            facet_aware_formula(SCORE, TWO, {"B": ["f"]}),
+            t_test,
+            "REML",
+            "The verdict's model plus a per-system random intercept of every facet f (and "
+            "crossing of two) whose levels a system's runs share. Shown beside the verdict, "
+            "never deciding it.",
+            FACET_ESTIMAND,
+        ),
+        Family(
+            "conditional, run-aware",
+            runaware_property_formula(SCORE, "system", "d", True, ""),
+            f_test.format("system"),
+            "REML",
+            "Does the system difference change with the data property d, beyond the runs' own "
+            "slopes on d? For a categorical (binned) d: "
+            + runaware_property_formula(SCORE, "system", "d", False, per_system)
+            + ". Slopes, within-bin differences and prediction bands use t with small-sample df.",
+            RUN_ESTIMAND,
+        ),
+        Family(
+            "meta-parameter, run-aware",
+            runaware_property_formula(SCORE, "f", "d", True, ""),
+            f_test.format("f"),
+            "REML",
+            "Within one system: does the effect of its dominant meta-parameter f change with d?",
+            "Estimand: the effect of f's levels over the system's runs as exchangeable draws of "
+            "training, each run with its own slope on d.",
+        ),
+        Family(
+            "best vs best (starting point)",
+            paper_h1,
+            paper_h0,
+            "ML, GLRT",
+            "Do the systems' best runs differ, with each test segment's difficulty as a random "
+            "intercept? (training reproducibility; paper eq. 3-4)",
+            "Estimand: the two selected runs only.",
+        ),
+        Family(
+            "all runs, paper's model",
+            paper_h1,
+            paper_h0,
+            "ML, GLRT",
+            "The same question with every run of every system (inferential reproducibility as "
+            f"the paper tests it). Read as a verdict, this test {PAPER_GLRT_LEVEL}.",
+            PAPER_ESTIMAND,
+        ),
+        Family(
+            "all runs, paper's model + shared run intercept",
+            shared_h1,
+            shared_h0,
+            "ML, GLRT",
+            "One run variance shared by all systems, chi-square reference (liberal with few runs).",
+            "Estimand: as the run-aware model's, assuming equal run variances.",
+        ),
+        Family(
+            "conditional, paper's model",
+            prop["h1"],
+            f"{prop['h0_joint']} (joint) · {prop['h0_interaction']} (interaction)",
+            "ML, GLRT",
+            "Does the system matter once d is accounted for, and does the difference change "
+            "with d? (paper eq. 6-7, thesis ch. 2)",
+            PAPER_ESTIMAND,
+        ),
+        Family(
+            "meta-parameter, paper's model",
+            meta["h1"],
+            f"{meta['h0_joint']} (joint) · {meta['h0_interaction']} (interaction)",
+            "ML, GLRT",
+            "Within one system: does the effect of f change with d? (paper Fig. 2)",
+            PAPER_ESTIMAND,
+        ),
+        Family(
+            "effect-size scale",
+            effect_scale_formula(SCORE),
+            "",
+            "REML",
+            "Every effect size of a metric is d = difference / sqrt(segment + run + residual "
+            "variance) of this fit, whatever model gave the difference (without the run term "
+            "when every system has a single run).",
+        ),
+        Family(
+            "variance components",
+            "score ~ 1 + (1|segment_id) + (1|f1) + (1|f2) + …",
+            "",
+            "REML",
+            "How much of a system's score variance comes from the test segments, from each "
+            "meta-parameter and from the residual? φ is the segments' share (paper §4).",
+        ),
+    ]
+
+
+NOTES = (
+    (
+        "Degrees of freedom",
+        "Run-aware t and F tests use Kenward-Roger's denominator df and scaled statistic when "
+        f"the fit has at most {KR_MAX_COLUMNS} random-effect columns, Satterthwaite's df "
+        "otherwise; the method column of tests.csv and slopes.csv (p_method in contrasts.csv) "
+        "names the one each row used.",
+    ),
+    (
+        "Multiplicity (Holm)",
+        "Pairwise system comparisons: Holm within each metric and analysis when there are more "
+        "than two systems. Property tests: Holm over each metric's numeric and categorical "
+        "properties, per analysis and subset (the run-aware F tests and the paper's GLRTs each "
+        "form their own family); binned versions test the same hypothesis again and are "
+        "descriptive, unadjusted. Within-bin differences: Holm within a metric, analysis, "
+        "subset and property.",
+    ),
+    (
+        "Effect sizes",
+        "Points (×100) and d = difference / sqrt(segment + run + residual variance) of "
+        f"{effect_scale_formula(SCORE)} (REML): one denominator per metric, so the same "
+        "difference reads the same d in every table. Cohen's labels: 0.2 small, 0.5 medium, "
+        "0.8 large.",
+    ),
+)
 
 
 @dataclass
 class Methods:
     families: list[Family]
+    notes: tuple[tuple[str, str], ...] = NOTES
     models: Table | None = None
     software: Table | None = None
     inputs: Table | None = None
@@ -126,7 +241,7 @@ def fitted_models(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Methods:
-    section = Methods([Family(*family) for family in FAMILIES])
+    section = Methods(families())
     models = fitted_models(tables)
     if not models.empty:
         section.models = frame_table(

@@ -1,5 +1,6 @@
 """Data properties: system x property interaction plots (paper Fig. 1, baseline solid and
-competitor dashed), the conditional GLRTs, slopes and within-bin comparisons (thesis Table 2.4)."""
+competitor dashed; lines from the run-aware fit), the run-aware F tests (primary) and the
+paper's conditional GLRTs, slopes and within-bin comparisons (thesis Table 2.4)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,20 @@ from ..figure import Figure, make_figure
 from ..formatting import significant
 from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
-from ..labels import metric_label, property_label
+from ..labels import metric_label, property_label, statistic_name, test_label
 from ..query import first, select
-from .interactions import glrt_table, interaction_svg, slopes_table, within_bins_table
+from .interactions import (
+    RUN_AWARE,
+    glrt_table,
+    interaction_svg,
+    p_of,
+    slopes_table,
+    tests_table,
+    within_bins_table,
+)
 
 ANALYSES = ("conditional_joint", "conditional_interaction")
+RUN_AWARE_ANALYSES = ("conditional_runaware_joint", "conditional_runaware_interaction")
 
 
 @dataclass
@@ -27,6 +37,7 @@ class PropertyBlock:
     label: str
     bins_text: str
     figures: list[Figure] = field(default_factory=list)
+    tests: Table | None = None
     glrt: Table | None = None
     slopes: Table | None = None
     within: Table | None = None
@@ -45,20 +56,15 @@ def bins_text(tables: dict[str, pd.DataFrame], prop: str) -> str:
     return "Bins (right-closed): " + text + "."
 
 
-def p_of(
-    tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, prop: str
-) -> str:
-    row = first(tables["glrt"], metric=metric, analysis=analysis, subset=subset, property=prop)
-    return "not fitted" if row is None else str(row["p_value"])
-
-
 def overview(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Table:
-    """Interaction-only GLRT p of every property (rows) and metric (columns)."""
+    """Run-aware interaction-only F test of every property (rows) and metric (columns): Holm p
+    for the numeric and categorical properties, unadjusted (descriptive) for binned ones."""
     headers = [Column("property", "property", numeric=False)] + [
         Column(
             m,
             metric_label(m),
-            title="p of system × property (interaction only); joint p in the tooltip",
+            title="run-aware F test of system × property (interaction only), Holm p; "
+            "hover for df, the joint test and the paper's GLRT",
         )
         for m in settings.metrics
     ]
@@ -69,28 +75,32 @@ def overview(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Table
             cells = [Cell(property_label(variant))]
             for metric in settings.metrics:
                 test = first(
-                    tables["glrt"],
+                    tables["tests"],
                     metric=metric,
-                    analysis="conditional_interaction",
+                    analysis="conditional_runaware_interaction",
                     subset="all runs",
                     property=variant,
                 )
                 if test is None:
                     cells.append(Cell("–"))
                     continue
-                joint = p_of(tables, metric, "conditional_joint", "all runs", variant)
-                log10_p = float(test["log10_p"])
+                joint = p_of(tables, metric, "conditional_runaware_joint", "all runs", variant)
+                paper = p_of(tables, metric, "conditional_interaction", "all runs", variant)
+                log10_p = float(test["log10_p_holm"])
+                label = test_label(
+                    "run-aware", statistic_name(test["numdf"]), test["method"], test["dendf"]
+                )
                 cells.append(
                     Cell(
-                        str(test["p_value"]),
+                        str(test["p_holm"]),
                         log10_p,
                         "p-sig" if log10_p < threshold else "p-ns",
-                        f"joint p = {joint}",
+                        f"{label}; joint {joint}; paper's interaction {paper}",
                     )
                 )
             if any(c.sort is not None for c in cells[1:]):
                 rows.append(cells)
-    return rows_table(headers, rows, csv=settings.link("glrt"))
+    return rows_table(headers, rows, csv=settings.link("tests"))
 
 
 def build(
@@ -105,10 +115,14 @@ def build(
         block = PropertyBlock(prop, property_label(prop), bins_text(tables, prop))
         for metric in settings.metrics:
             title = f"{metric_label(metric)} × {property_label(prop)}"
+            lines = "conditional" + RUN_AWARE
+            if select(tables["predictions"], metric=metric, analysis=lines, property=prop).empty:
+                lines = "conditional"
             svg = interaction_svg(
                 tables,
                 metric=metric,
-                analysis="conditional",
+                analysis=lines,
+                observed="conditional",
                 subset="all runs",
                 prop=prop,
                 styles=styles,
@@ -119,12 +133,15 @@ def build(
             )
             if svg is None:
                 continue
+            model = "run-aware fit" if lines.endswith(RUN_AWARE) else "paper's model"
             caption = (
-                f"{title}, all runs: joint p = "
-                f"{p_of(tables, metric, 'conditional_joint', 'all runs', prop)}, interaction p = "
+                f"{title}, all runs (lines: {model}). Interaction "
+                f"{p_of(tables, metric, lines + '_interaction', 'all runs', prop)}, joint "
+                f"{p_of(tables, metric, lines + '_joint', 'all runs', prop)}; paper's interaction "
                 f"{p_of(tables, metric, 'conditional_interaction', 'all runs', prop)}."
             )
             block.figures.append(make_figure(svg, caption, f"cond-{metric}-{prop}"))
+        block.tests = tests_table(tables, settings, RUN_AWARE_ANALYSES, variants)
         block.glrt = glrt_table(tables, settings, ANALYSES, variants)
         slopes = slopes_table(tables, settings, "conditional", [prop])
         block.slopes = None if slopes.empty else slopes

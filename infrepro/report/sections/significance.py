@@ -1,4 +1,6 @@
-"""Significance of the system comparisons: GLRTs, contrasts with effect sizes, model means."""
+"""Significance of the system comparisons: the run-aware t tests (REML, Kenward-Roger or
+Satterthwaite df) the verdict comes from, the paper's GLRTs (labelled), contrasts with effect
+sizes and model means."""
 
 from __future__ import annotations
 
@@ -12,11 +14,13 @@ from ..inputs import ReportSettings
 from ..labels import analysis_label, metric_label
 from ..pcolumns import p_columns
 
-COMPARISONS = ("best_vs_best", "all_runs", "all_runs_run_aware")
+RUN_AWARE = ("all_runs_per_system", "all_runs_facet_aware")
+COMPARISONS = (*RUN_AWARE, "best_vs_best", "all_runs", "all_runs_run_aware")
 
 
 @dataclass
 class Significance:
+    tests: Table
     glrt: Table
     contrasts: Table
     means: Table
@@ -34,6 +38,24 @@ def _comparisons(frame: pd.DataFrame, settings: ReportSettings) -> pd.DataFrame:
 
 def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Significance:
     holm = len(settings.systems) > 2
+    tests = frame_table(
+        _comparisons(tables["tests"], settings),
+        [
+            Column("metric", "metric", metric_label, numeric=False),
+            Column("analysis", "comparison", analysis_label, numeric=False),
+            Column("subset", "systems", text, numeric=False),
+            Column("estimate", "Δ (1 − 2)", lambda v: points(v, sign=True), title="points"),
+            Column("se", "SE", points),
+            Column("statistic", "t", lambda v: fixed(v, 2)),
+            Column("dendf", "df", lambda v: fixed(v, 2), title="denominator df"),
+            *p_columns(settings.alpha, holm),
+            Column("method", "df method", text, numeric=False),
+            Column("n_runs", "runs", integer),
+            Column("note", "note", text, numeric=False, cls="wrap"),
+            Column("model", "model (REML)", text, numeric=False, cls="code"),
+        ],
+        csv=settings.link("tests"),
+    )
     glrt = frame_table(
         _comparisons(tables["glrt"], settings),
         [
@@ -66,9 +88,16 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
                 title="difference of model means, points",
             ),
             Column("se", "SE", points),
-            Column("effect_size", "effect size", lambda v: fixed(v, 3, sign=True)),
+            Column("effect_size", "d", lambda v: fixed(v, 3, sign=True)),
             Column("effect_label", "size", text, numeric=False),
+            Column("p_method", "test", text, numeric=False),
             *p_columns(settings.alpha, holm),
+            Column(
+                "effect_sd",
+                "SD (d's denominator)",
+                points,
+                title="sqrt(segment + run + residual variance), points",
+            ),
         ],
         csv=settings.link("contrasts"),
     )
@@ -84,4 +113,4 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
         ],
         csv=settings.link("means"),
     )
-    return Significance(glrt, contrasts, means, holm)
+    return Significance(tests, glrt, contrasts, means, holm)
