@@ -136,3 +136,24 @@ def test_paper_glrt_is_labelled_with_its_measured_level() -> None:
     assert "bl better by 3.84 points" in text
     assert PAPER_GLRT_LEVEL in text and "41-54 %" in PAPER_GLRT_LEVEL
     assert paper_note(None, "bl", "comp") == ""
+
+
+def test_facet_aware_disagreement_withholds_the_directional_claim() -> None:
+    """Shared facet levels: a claim needs both readings (false claims stay at the level)."""
+    headline = lower(-0.0384, math.log10(0.02228), model=RUN_AWARE)
+    facet = lower(-0.0384, math.log10(0.46), model="facet-aware, t, KR df 2.37", df=2.37)
+    # the example: best vs best favours comp, baseline better only per system
+    verdict = classify(lower(0.0317), headline, 0.05, "comp", "bl", facet_aware=facet)
+    assert verdict.badge == "does not survive"
+    assert "bl is better only for these meta-parameter values" in verdict.conclusion
+    assert "p = 0.46" in verdict.conclusion
+    # competitor better per system, not facet-aware: no unqualified "survives"
+    up = lower(0.04, math.log10(0.01), model=RUN_AWARE)
+    weak = classify(lower(0.03), up, 0.05, "comp", "bl", facet_aware=lower(0.04, NS))
+    assert weak.badge == "survives for these settings" and weak.tone == "warn"
+    # both agree: the claim stands
+    both = classify(lower(0.03), up, 0.05, "comp", "bl", facet_aware=lower(0.04, math.log10(0.03)))
+    assert both.badge == "survives"
+    # significant in opposite directions: no claim either
+    flip = classify(None, up, 0.05, "comp", "bl", facet_aware=lower(-0.04, math.log10(0.01)))
+    assert flip.badge == "comp better for these settings"

@@ -4,8 +4,11 @@ Each comparison is reduced to the competitor's *advantage* (positive when the co
 better, whatever the metric's direction) and its p-value. Best vs best is the starting point;
 the verdict itself comes from the run-aware headline test only (``tests.csv``, analysis
 ``all_runs_per_system``: a run variance per system, t with Kenward-Roger or Satterthwaite df).
-A directional claim needs that test significant at ``alpha`` in that direction. The paper's
-all-runs GLRT and the facet-aware sensitivity model are shown beside it, never decide it.
+A directional claim needs that test significant at ``alpha`` in that direction and, where the
+runs share facet levels, the facet-aware sensitivity model significant in the same direction
+(otherwise the claim holds only for these meta-parameter values, and the verdict says so: this
+keeps false directional claims at the level in experiments with shared facets, docs/method.md
+§4b.6). The paper's all-runs GLRT is shown beside it and never decides it.
 """
 
 from __future__ import annotations
@@ -72,14 +75,23 @@ def _improved(best: Outcome | None, alpha: float) -> bool:
     return best is not None and best.advantage > 0 and best.significant(alpha)
 
 
+def _direction(outcome: Outcome | None, alpha: float) -> int:
+    """+1 / -1 when significant for / against the competitor, 0 otherwise."""
+    if outcome is None or not outcome.significant(alpha) or outcome.advantage == 0:
+        return 0
+    return 1 if outcome.advantage > 0 else -1
+
+
 def classify(
     best: Outcome | None,
     headline: Outcome | None,
     alpha: float,
     competitor: str = "the competitor",
     baseline: str = "the baseline",
+    facet_aware: Outcome | None = None,
 ) -> Verdict:
-    """The verdict from the run-aware ``headline`` test, read against best vs best."""
+    """The verdict from the run-aware ``headline`` test, read against best vs best; with a
+    facet-aware model, a directional claim needs it to agree."""
     if headline is None:
         return Verdict(
             "not tested",
@@ -88,6 +100,20 @@ def classify(
         )
     caveat = f" Caution: {headline.note}." if headline.borrows else ""
     improved = _improved(best, alpha)
+    direction = _direction(headline, alpha)
+    if facet_aware is not None and direction and _direction(facet_aware, alpha) != direction:
+        winner = competitor if direction > 0 else baseline
+        only = (
+            f"Over all runs, {winner} is better only for these meta-parameter values: "
+            f"significant with a run variance per system (p < {alpha:g}), not once the levels "
+            f"of the shared facets are treated as draws (facet-aware model, p = "
+            f"{facet_aware.p}); no general claim.{caveat}"
+        )
+        if improved and direction < 0:
+            return Verdict("does not survive", "bad", "The improvement does not survive. " + only)
+        if improved:
+            return Verdict("survives for these settings", "warn", only)
+        return Verdict(f"{winner} better for these settings", "warn", only)
     if headline.significant(alpha) and headline.advantage > 0:
         if improved:
             return Verdict(

@@ -304,6 +304,7 @@ def build(
                 alpha=settings.alpha,
                 competitor=competitor,
                 baseline=settings.baseline,
+                facet_aware=facet,
             )
             beside = [
                 sensitivity(
