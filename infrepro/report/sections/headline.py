@@ -201,7 +201,13 @@ def reliability_note(tables: dict[str, pd.DataFrame], metric: str, systems: list
         row = first(tables["reliability"], metric=metric, system=system)
         if row is None:
             continue
-        parts.append(f"{system} {fixed(row['phi'])} ({row['label']})")
+        retrain = row.get("retrain_sd_points")
+        sd = (
+            ""
+            if is_missing(retrain)
+            else f"; mean score SD across retraining {fixed(retrain)} points"
+        )
+        parts.append(f"{system} {fixed(row['phi'])} ({row['label']}{sd})")
         if not is_missing(row["n_per_facet_for_phi_08"]):
             needs.append(
                 f"{int(row['n_per_facet_for_phi_08'])} per facet level "

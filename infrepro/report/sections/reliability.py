@@ -79,6 +79,12 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliabil
                 ),
                 Column("n_per_facet_for_phi_08", "n per facet for φ ≥ 0.8", integer),
                 Column("runs_for_phi_08", "runs for φ ≥ 0.8", integer),
+                Column(
+                    "retrain_sd_points",
+                    "SD across retraining (points)",
+                    lambda v: fixed(v, 2),
+                    title="SD of one retrained run's mean: facet variances + residual / segments",
+                ),
                 Column("model", "model (REML)", text, numeric=False, cls="code"),
             ],
             csv=settings.link("reliability"),
