@@ -44,8 +44,8 @@ from scipy import stats
 from infrepro.analyses.classical import classical_tests
 from infrepro.analyses.fitlog import FitLog
 from infrepro.analyses.glrt import run_glrt
-from infrepro.analyses.models import comparison_formulas as formulas
 from infrepro.simulate import REAL_RUN_SD, a_vs_a, simulate
+from infrepro.vocabulary import comparison_formulas as formulas
 
 ALPHA = 0.05
 LEVEL_BOUND = 0.065

@@ -53,8 +53,6 @@ from infrepro.analyses.classical import classical_tests  # noqa: E402
 from infrepro.analyses.comparison import compare_systems  # noqa: E402
 from infrepro.analyses.conditional import conditional_analyses  # noqa: E402
 from infrepro.analyses.fitlog import FitLog  # noqa: E402
-from infrepro.analyses.models import comparison_formulas as formulas  # noqa: E402
-from infrepro.analyses.models import property_formulas  # noqa: E402
 from infrepro.analyses.variance import variance_components, vca_formula  # noqa: E402
 from infrepro.lmm import LmmError, fit  # noqa: E402
 from infrepro.simulate import (  # noqa: E402
@@ -66,6 +64,8 @@ from infrepro.simulate import (  # noqa: E402
     a_vs_a,
     simulate,
 )
+from infrepro.vocabulary import comparison_formulas as formulas  # noqa: E402
+from infrepro.vocabulary import property_formulas  # noqa: E402
 
 R_SCRIPT = Path(__file__).resolve().parent / "validity_lme4.R"
 LAMBDA_SD = 0.04

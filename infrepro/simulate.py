@@ -38,10 +38,8 @@ import numpy as np
 import pandas as pd
 
 from infrepro.analyses.data import MetricData
+from infrepro.vocabulary import RUN, SEGMENT, SYSTEM
 
-SEGMENT = "segment_id"
-RUN = "run_id"
-SYSTEM = "system"
 RESIDUAL = "Residual"
 STREAMS = (
     "segments",

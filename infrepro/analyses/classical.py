@@ -14,38 +14,11 @@ import pandas as pd
 from scipy import stats
 
 from infrepro.io.errors import plural
+from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, columns
 
-from .data import RUN, SEGMENT, SYSTEM, MetricData, best_runs, run_means
+from .data import MetricData, best_runs, run_means
 from .fitlog import FitLog
 from .pvalues import format_p
-
-CLASSICAL_COLUMNS = [
-    "metric",
-    "test",
-    "subset",
-    "level1",
-    "level2",
-    "statistic",
-    "estimate",
-    "p_value",
-    "log10_p",
-    "n",
-    "samples",
-    "seed",
-    "note",
-]
-SUMMARY_COLUMNS = [
-    "metric",
-    "system",
-    "n_runs",
-    "mean",
-    "sd",
-    "min",
-    "max",
-    "best_run",
-    "best_mean",
-    "selected_by",
-]
 
 
 def paired_bootstrap(a: np.ndarray, b: np.ndarray, samples: int, seed: int) -> tuple[float, int]:
@@ -184,7 +157,7 @@ def classical_tests(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
             )
         )
     return {
-        "classical": pd.DataFrame(rows, columns=CLASSICAL_COLUMNS),
+        "classical": pd.DataFrame(rows, columns=columns("classical")),
         "run_summary": _summary(data, means, best),
         "run_means": _run_means_table(data, means, best),
     }
@@ -250,7 +223,7 @@ def _summary(data: MetricData, means: pd.DataFrame, best: pd.DataFrame) -> pd.Da
                 "selected_by": best.loc[system, "selected_by"],
             }
         )
-    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    return pd.DataFrame(rows, columns=columns("run_summary"))
 
 
 def _run_means_table(data: MetricData, means: pd.DataFrame, best: pd.DataFrame) -> pd.DataFrame:

@@ -15,13 +15,20 @@ import numpy as np
 import pandas as pd
 
 from infrepro.lmm import LmmResult
+from infrepro.vocabulary import (
+    RUN,
+    SEGMENT,
+    SYSTEM,
+    comparison_formulas,
+    facet_aware_formula,
+    headline_formula,
+)
 
 from .bootstrap import bootstrap_lrt
-from .data import RUN, SYSTEM, MetricData, best_runs
+from .data import MetricData, best_runs
 from .effects import EffectScale, effect_label, effect_scale
-from .fitlog import SEGMENT, FitLog
+from .fitlog import FitLog
 from .glrt import GlrtOutcome, holm_within, run_glrt
-from .models import comparison_formulas, facet_aware_formula, headline_formula
 from .pvalues import format_p
 from .smalltests import contest, method_label, test_row
 

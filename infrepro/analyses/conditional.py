@@ -23,42 +23,24 @@ import numpy as np
 import pandas as pd
 
 from infrepro.lmm import LmmResult
+from infrepro.vocabulary import (
+    RUN,
+    RUN_TERM,
+    SYSTEM,
+    columns,
+    property_formulas,
+    run_terms,
+    runaware_property_formula,
+)
 
-from .data import RUN, SYSTEM, MetricData, distinct_strings
+from .data import MetricData, distinct_strings
 from .effects import EffectScale, effect_label, effect_scale
 from .fitlog import FitLog
 from .glrt import holm_within, run_glrt
-from .models import RUN_TERM, property_formulas, run_terms, runaware_property_formula
 from .pvalues import format_p, normal_log10_two_sided
 from .smalltests import contest, method_label, t_quantile, test_row
 
-SLOPE_COLUMNS = [
-    "metric",
-    "analysis",
-    "subset",
-    "property",
-    "group",
-    "slope",
-    "se",
-    "statistic",
-    "df",
-    "method",
-    "p_value",
-    "log10_p",
-]
 RUN_AWARE = "_runaware"  # suffix of the run-aware analyses' names
-PREDICTION_COLUMNS = [
-    "metric",
-    "analysis",
-    "subset",
-    "property",
-    "group",
-    "x",
-    "estimate",
-    "se",
-    "lower",
-    "upper",
-]
 GRID_POINTS = 25
 Z95 = 1.959963984540054
 
@@ -117,8 +99,8 @@ class _Tables:
             "tests": _property_family(pd.DataFrame(self.tests), self.binned),
             "means": pd.DataFrame(self.means),
             "contrasts": contrasts,
-            "slopes": pd.DataFrame(self.slopes, columns=SLOPE_COLUMNS),
-            "predictions": pd.DataFrame(self.predictions, columns=PREDICTION_COLUMNS),
+            "slopes": pd.DataFrame(self.slopes, columns=columns("slopes")),
+            "predictions": pd.DataFrame(self.predictions, columns=columns("predictions")),
         }
 
 
@@ -246,11 +228,11 @@ def _run_aware_fit(
     main = fitted.term_columns(factor)
     inter = fitted.term_columns(factor, prop)
     facet = factor if factor != SYSTEM else ""
-    for suffix, columns, hypothesis in (
+    for suffix, coefficients, hypothesis in (
         ("_joint", main + inter, f"{factor} and {factor}:{prop} effects = 0"),
         ("_interaction", inter, f"{factor}:{prop} effects = 0"),
     ):
-        L = fitted.contrast_matrix([{c: 1.0} for c in columns])
+        L = fitted.contrast_matrix([{c: 1.0} for c in coefficients])
         test = contest(log, fitted, L, analysis=name + suffix, subset=subset, prop=prop)
         if test is not None:
             tables.tests.append(

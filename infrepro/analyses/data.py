@@ -9,13 +9,9 @@ from typing import Any
 import pandas as pd
 
 from infrepro.io.scores import incomplete_runs
-from infrepro.properties.bins import BIN_SUFFIX
+from infrepro.vocabulary import BIN_SUFFIX, RUN, SYSTEM
 
 from .names import Names
-
-SEGMENT = "segment_id"
-RUN = "run_id"
-SYSTEM = "system"
 
 
 def distinct_strings(values: pd.Series) -> set[str]:

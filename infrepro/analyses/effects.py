@@ -7,43 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .data import RUN, SYSTEM, MetricData
-from .fitlog import FitLog
-from .models import RUN_TERM, effect_scale_formula
+from infrepro.vocabulary import RUN, RUN_TERM, SYSTEM, effect_scale_formula
 
-MEANS_COLUMNS = [
-    "metric",
-    "analysis",
-    "subset",
-    "property",
-    "bin",
-    "group",
-    "kind",
-    "x",
-    "estimate",
-    "se",
-    "n_obs",
-]
-CONTRAST_COLUMNS = [
-    "metric",
-    "analysis",
-    "subset",
-    "property",
-    "bin",
-    "level1",
-    "level2",
-    "estimate",
-    "se",
-    "p_value",
-    "p_holm",
-    "log10_p",
-    "log10_p_holm",
-    "p_method",
-    "df",
-    "effect_size",
-    "effect_sd",
-    "effect_label",
-]
+from .data import MetricData
+from .fitlog import FitLog
 
 
 def effect_label(d: float) -> str:

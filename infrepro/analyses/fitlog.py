@@ -10,30 +10,9 @@ import pandas as pd
 from scipy import stats
 
 from infrepro.lmm import FEW_LEVELS, LmmError, LmmResult, fit, parse_formula
+from infrepro.vocabulary import RUN, SEGMENT, columns
 
-SEGMENT = "segment_id"
-RUN = "run_id"
 QQ_POINTS = 50
-
-DIAGNOSTIC_COLUMNS = [
-    "metric",
-    "analysis",
-    "subset",
-    "property",
-    "model",
-    "reml",
-    "status",
-    "reason",
-    "converged",
-    "singular",
-    "n_obs",
-    "n_segments",
-    "n_runs",
-    "facets_lt5",
-    "loglik",
-    "messages",
-]
-QQ_COLUMNS = ["metric", "analysis", "subset", "property", "model", "theoretical", "sample"]
 
 
 @dataclass
@@ -96,7 +75,7 @@ class FitLog:
         self._record(analysis, subset, "", reason, "note")
 
     def _record(self, analysis: str, subset: str, prop: str, reason: str, status: str) -> None:
-        row = dict.fromkeys(DIAGNOSTIC_COLUMNS, "")
+        row = dict.fromkeys(columns("diagnostics"), "")
         row.update(
             metric=self.metric,
             analysis=analysis,
@@ -130,10 +109,10 @@ class FitLog:
             )
 
     def diagnostics(self) -> pd.DataFrame:
-        return pd.DataFrame(self.rows, columns=DIAGNOSTIC_COLUMNS)
+        return pd.DataFrame(self.rows, columns=columns("diagnostics"))
 
     def qq_table(self) -> pd.DataFrame:
-        return pd.DataFrame(self.qq, columns=QQ_COLUMNS)
+        return pd.DataFrame(self.qq, columns=columns("qq"))
 
 
 def _nunique(data: pd.DataFrame, column: str) -> int:

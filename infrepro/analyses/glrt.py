@@ -8,31 +8,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from infrepro.lmm import LmmError, LmmResult, lrt
+from infrepro.vocabulary import RUN, SEGMENT
 
-from .fitlog import RUN, SEGMENT, FitLog
+from .fitlog import FitLog
 from .pvalues import chi2_log10_sf, format_p, holm_log10
-
-GLRT_COLUMNS = [
-    "metric",
-    "analysis",
-    "property",
-    "subset",
-    "facet",
-    "h1",
-    "h0",
-    "n_obs",
-    "n_segments",
-    "n_runs",
-    "loglik_h1",
-    "loglik_h0",
-    "lr_stat",
-    "df",
-    "p_value",
-    "p_holm",
-    "log10_p",
-    "log10_p_holm",
-    "note",
-]
 
 
 @dataclass

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from infrepro.vocabulary import SYSTEM, columns
+
 from .conditional import _Tables, factor_analysis
-from .data import SYSTEM, MetricData, distinct_strings
+from .data import MetricData, distinct_strings
 from .effects import effect_scale
 from .fitlog import FitLog
-
-IMPORTANCE_COLUMNS = ["metric", "system", "facet", "variance", "percent", "rank", "dominant"]
 
 
 def facet_importance(data: MetricData, components: pd.DataFrame) -> pd.DataFrame:
@@ -37,7 +37,7 @@ def facet_importance(data: MetricData, components: pd.DataFrame) -> pd.DataFrame
                     "dominant": rank == 1,
                 }
             )
-    return pd.DataFrame(rows, columns=IMPORTANCE_COLUMNS)
+    return pd.DataFrame(rows, columns=columns("importance"))
 
 
 def metaparameter_interactions(

@@ -9,19 +9,17 @@ import pandas as pd
 
 from infrepro.io.errors import plural
 from infrepro.io.scores import incomplete_runs
-from infrepro.properties.bins import BIN_SUFFIX
+from infrepro.vocabulary import ANALYSES, BIN_SUFFIX, SEGMENT
 
 from .classical import classical_tests
 from .comparison import compare_systems
 from .conditional import conditional_analyses
-from .data import SEGMENT, MetricData
+from .data import MetricData
 from .fitlog import FitLog
 from .metaparam import metaparameter_interactions
 from .names import Names
 from .tables import complete
 from .variance import variance_components
-
-ANALYSES = ("comparison", "conditional", "variance", "metaparam", "classical")
 
 
 def load_metric_data(

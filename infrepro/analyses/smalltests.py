@@ -12,33 +12,10 @@ import numpy as np
 import pandas as pd
 
 from infrepro.lmm import KENWARD_ROGER, SATTERTHWAITE, ContrastTest, LmmError, LmmResult
+from infrepro.vocabulary import RUN, SEGMENT
 
-from .fitlog import RUN, SEGMENT, FitLog
+from .fitlog import FitLog
 from .pvalues import format_p
-
-TEST_COLUMNS = [
-    "metric",
-    "analysis",
-    "subset",
-    "property",
-    "facet",
-    "hypothesis",
-    "model",
-    "method",
-    "estimate",
-    "se",
-    "statistic",
-    "numdf",
-    "dendf",
-    "n_obs",
-    "n_segments",
-    "n_runs",
-    "p_value",
-    "p_holm",
-    "log10_p",
-    "log10_p_holm",
-    "note",
-]
 
 
 def ddf_method(result: LmmResult) -> str:

@@ -6,38 +6,13 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
-from .classical import CLASSICAL_COLUMNS, SUMMARY_COLUMNS
-from .conditional import PREDICTION_COLUMNS, SLOPE_COLUMNS
-from .effects import CONTRAST_COLUMNS, MEANS_COLUMNS
-from .fitlog import DIAGNOSTIC_COLUMNS, QQ_COLUMNS
-from .glrt import GLRT_COLUMNS
-from .metaparam import IMPORTANCE_COLUMNS
-from .smalltests import TEST_COLUMNS
-from .variance import DSTUDY_COLUMNS, RELIABILITY_COLUMNS, VC_COLUMNS
-
-TABLE_COLUMNS: dict[str, list[str] | None] = {
-    "glrt": GLRT_COLUMNS,
-    "tests": TEST_COLUMNS,
-    "means": MEANS_COLUMNS,
-    "contrasts": CONTRAST_COLUMNS,
-    "slopes": SLOPE_COLUMNS,
-    "predictions": PREDICTION_COLUMNS,
-    "variance_components": VC_COLUMNS,
-    "reliability": RELIABILITY_COLUMNS,
-    "dstudy": DSTUDY_COLUMNS,
-    "importance": IMPORTANCE_COLUMNS,
-    "classical": CLASSICAL_COLUMNS,
-    "run_summary": SUMMARY_COLUMNS,
-    "run_means": None,  # its facet columns depend on the experiment
-    "diagnostics": DIAGNOSTIC_COLUMNS,
-    "qq": QQ_COLUMNS,
-}
-TABLES = tuple(TABLE_COLUMNS)
+from infrepro.vocabulary import TABLE_COLUMNS, TABLES
 
 
 def conform(name: str, frame: pd.DataFrame | None) -> pd.DataFrame:
     """A table with exactly its documented columns, in order (empty if ``frame`` is None)."""
-    columns = TABLE_COLUMNS[name]
+    found = TABLE_COLUMNS[name]
+    columns = list(found) if found is not None else None
     if frame is None or frame.empty:
         return pd.DataFrame(columns=columns if columns is not None else ["metric"])
     if columns is None:

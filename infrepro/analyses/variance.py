@@ -8,25 +8,13 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .data import RUN, SYSTEM, MetricData
+from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, columns
+
+from .data import MetricData
 from .fitlog import FitLog
 
-SEGMENT = "segment_id"
 KOO_LI = ((0.5, "poor"), (0.75, "moderate"), (0.9, "good"), (math.inf, "excellent"))
 PHI_TARGET = 0.8
-VC_COLUMNS = ["metric", "system", "component", "variance", "percent", "n_levels"]
-RELIABILITY_COLUMNS = [
-    "metric",
-    "system",
-    "phi",
-    "label",
-    "n_per_facet_for_phi_08",
-    "runs_for_phi_08",
-    "n_facets",
-    "retrain_sd_points",
-    "model",
-]
-DSTUDY_COLUMNS = ["metric", "system", "n_per_facet", "runs_averaged", "phi"]
 
 
 def koo_li_label(phi: float) -> str:
@@ -150,9 +138,9 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
                 }
             )
     return {
-        "variance_components": pd.DataFrame(vc_rows, columns=VC_COLUMNS),
-        "reliability": pd.DataFrame(reliability, columns=RELIABILITY_COLUMNS),
-        "dstudy": pd.DataFrame(dstudy, columns=DSTUDY_COLUMNS),
+        "variance_components": pd.DataFrame(vc_rows, columns=columns("variance_components")),
+        "reliability": pd.DataFrame(reliability, columns=columns("reliability")),
+        "dstudy": pd.DataFrame(dstudy, columns=columns("dstudy")),
     }
 
 

@@ -6,10 +6,10 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from infrepro.properties.bins import BIN_SUFFIX, add_bins
+from infrepro.properties.bins import add_bins
+from infrepro.vocabulary import BIN_SUFFIX, SEGMENT
 
 from .scores import ScoresColumns, read_scores_table
-from .testset import SEGMENT
 
 
 def assemble_evaluation(

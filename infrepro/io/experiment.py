@@ -15,14 +15,14 @@ import pandas as pd
 
 from infrepro.catalog import BETTER as DEFAULT_BETTER
 from infrepro.catalog import KNOWN_METRICS
-from infrepro.properties.bins import BIN_SUFFIX
+from infrepro.vocabulary import BIN_SUFFIX, DEV_SCORE, RESERVED, SEGMENT, SYSTEM
 
 from .errors import InputError, plural
 from .hypotheses import read_hypotheses
 from .options import check_analysis_options, check_property_options, check_report_options
-from .runs import DEV_SCORE, RESERVED, SYSTEM, facet_columns, read_runs_sheet
+from .runs import facet_columns, read_runs_sheet
 from .scores import ScoresColumns, incomplete_runs, read_scores_table
-from .testset import SEGMENT, read_testset
+from .testset import read_testset
 from .text import require_file
 
 BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")

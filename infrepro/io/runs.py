@@ -8,15 +8,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from infrepro.vocabulary import DEV_SCORE, HYPOTHESES, RESERVED, RUN, SYSTEM
+
 from .errors import InputError
 from .tables import LINE_COLUMN, check_nonempty, check_unique, read_table, require_columns
 from .text import not_a_file
 
-RUN = "run_id"
-SYSTEM = "system"
-HYPOTHESES = "hypotheses"
-DEV_SCORE = "dev_score"
-RESERVED = (RUN, SYSTEM, HYPOTHESES, DEV_SCORE, "segment_id")
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=@-]*")  # fullmatch: "$" would allow a final \n
 
 

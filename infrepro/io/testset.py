@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from infrepro.vocabulary import REFERENCE, SEGMENT, SOURCE
+
 from .errors import InputError
 from .tables import LINE_COLUMN, check_nonempty, check_unique, read_table, require_columns
 
-SEGMENT = "segment_id"
-SOURCE = "source"
-REFERENCE = "reference"
 _EXTRA_REFERENCE = re.compile(r"^reference_(\d+)$")
 
 

@@ -1,6 +1,8 @@
 """Data properties of test inputs: length, readability, word rarity, user columns, bins."""
 
-from .bins import BIN_SUFFIX, add_bins
+from infrepro.vocabulary import BIN_SUFFIX
+
+from .bins import add_bins
 from .compute import compute_properties
 from .rarity import FrequencyTable, word_rarity
 

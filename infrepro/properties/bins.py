@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-BIN_SUFFIX = "_bin"
+from infrepro.vocabulary import BIN_SUFFIX
+
 DEFAULT_LABELS = {2: ["low", "high"], 3: ["low", "mid", "high"]}
 
 

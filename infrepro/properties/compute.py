@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from infrepro.io.testset import SEGMENT, property_text
+from infrepro.io.testset import property_text
+from infrepro.vocabulary import SEGMENT
 
 from .rarity import FrequencyTable, word_rarity
 from .text_properties import length, readability

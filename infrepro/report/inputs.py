@@ -13,73 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-REPORT_TABLES = (
-    "glrt",
-    "tests",
-    "means",
-    "contrasts",
-    "slopes",
-    "predictions",
-    "variance_components",
-    "reliability",
-    "dstudy",
-    "importance",
-    "classical",
-    "run_summary",
-    "run_means",
-    "diagnostics",
-    "qq",
-    "property_bins",
-    "inputs",
-    "software",
-)
-NUMERIC: dict[str, tuple[str, ...]] = {
-    "glrt": (
-        "n_obs",
-        "n_segments",
-        "n_runs",
-        "loglik_h1",
-        "loglik_h0",
-        "lr_stat",
-        "df",
-        "log10_p",
-        "log10_p_holm",
-    ),
-    "tests": (
-        "estimate",
-        "se",
-        "statistic",
-        "numdf",
-        "dendf",
-        "n_obs",
-        "n_segments",
-        "n_runs",
-        "log10_p",
-        "log10_p_holm",
-    ),
-    "means": ("x", "estimate", "se", "n_obs"),
-    "contrasts": ("estimate", "se", "log10_p", "log10_p_holm", "df", "effect_size", "effect_sd"),
-    "slopes": ("slope", "se", "statistic", "df", "log10_p"),
-    "predictions": ("x", "estimate", "se", "lower", "upper"),
-    "variance_components": ("variance", "percent", "n_levels"),
-    "reliability": (
-        "phi",
-        "n_per_facet_for_phi_08",
-        "runs_for_phi_08",
-        "n_facets",
-        "retrain_sd_points",
-    ),
-    "dstudy": ("n_per_facet", "runs_averaged", "phi"),
-    "importance": ("variance", "percent", "rank"),
-    "classical": ("statistic", "estimate", "log10_p", "n", "samples"),
-    "run_summary": ("n_runs", "mean", "sd", "min", "max", "best_mean"),
-    "run_means": ("dev_score", "mean", "n_segments"),
-    "diagnostics": ("n_obs", "n_segments", "n_runs", "loglik"),
-    "qq": ("theoretical", "sample"),
-    "property_bins": ("lower", "upper"),
-    "inputs": ("bytes",),
-    "software": (),
-}
+from infrepro.vocabulary import NUMERIC, TABLES
+
+REPORT_TABLES = (*TABLES, "property_bins", "inputs", "software")
 BOOLEAN: dict[str, tuple[str, ...]] = {
     "importance": ("dominant",),
     "run_means": ("is_best",),

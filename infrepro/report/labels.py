@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from infrepro.vocabulary import BIN_SUFFIX
+
 METRIC_LABELS = {
     "ter": "TER",
     "rouge1": "ROUGE-1",
@@ -32,7 +34,6 @@ ANALYSIS_LABELS = {
     "variance": "variance components (REML)",
     "classical": "classical tests",
 }
-BIN_SUFFIX = "_bin"
 
 
 def metric_label(metric: str) -> str:

@@ -25,7 +25,7 @@ def test_every_table_is_written_with_its_columns(example_run: Path) -> None:
         frame = table(example_run, name)
         assert not frame.empty, name
         if TABLE_COLUMNS[name] is not None:
-            assert list(frame.columns) == TABLE_COLUMNS[name]
+            assert list(frame.columns) == list(TABLE_COLUMNS[name])
 
 
 def test_no_p_value_is_zero(example_run: Path) -> None:

@@ -87,7 +87,7 @@ def test_degenerate_experiment_is_noted(case: str, data: MetricData, expected: s
     tables = run_all(data)
     for name, frame in tables.items():
         if TABLE_COLUMNS[name] is not None:
-            assert list(frame.columns) == TABLE_COLUMNS[name], (case, name)
+            assert list(frame.columns) == list(TABLE_COLUMNS[name]), (case, name)
     assert expected in reasons(tables), (case, reasons(tables))
 
 

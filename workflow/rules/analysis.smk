@@ -1,5 +1,5 @@
 # The statistical analyses (docs/method.md §4, §4b): one job per metric and analysis, then tidy tables.
-from infrepro.analyses import ANALYSES, TABLES
+from infrepro.vocabulary import ANALYSES, TABLES
 
 ANALYSIS_OPTIONS = config["analyses"]  # the schema sets every default
 ANALYSES_TO_RUN = [a for a in ANALYSES if a in ANALYSIS_OPTIONS["run"]]

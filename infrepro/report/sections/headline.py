@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.vocabulary import BIN_SUFFIX, bin_column
+
 from ..formatting import fixed, is_missing, p_text, points
 from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
@@ -246,7 +248,7 @@ def input_note(
     """The property with the strongest run-aware system x property interaction (Holm p over
     the metric's property tests) and the run-aware gap per bin."""
     tests = select(tables["tests"], metric=metric, analysis="conditional_runaware_interaction")
-    tests = tests[~tests["property"].str.endswith("_bin")] if not tests.empty else tests
+    tests = tests[~tests["property"].str.endswith(BIN_SUFFIX)] if not tests.empty else tests
     if tests.empty:
         return ""
     strongest = tests.sort_values(["log10_p_holm", "property"]).iloc[0]
@@ -272,7 +274,7 @@ def input_note(
         level1=settings.baseline,
         level2=competitor,
     )
-    cells = cells[cells["property"] == f"{prop}_bin"] if not cells.empty else cells
+    cells = cells[cells["property"] == bin_column(prop)] if not cells.empty else cells
     if cells.empty:
         return head + "."
     order = ordered(list(cells["bin"]), bins.get(prop, []))

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from infrepro.plots import categorical_interaction, numeric_interaction
+from infrepro.vocabulary import is_bin_column, unbinned
 
 from ..formatting import fixed, integer, is_missing, points, significant
 from ..htmltable import Cell, Column, Table, frame_table, rows_table, text
@@ -46,7 +47,7 @@ def p_of(
         row = first(tables["tests"], metric=metric, analysis=analysis, subset=subset, property=prop)
         if row is None:
             return "not fitted"
-        holm = ", Holm" if not prop.endswith("_bin") else ""
+        holm = ", Holm" if not is_bin_column(prop) else ""
         label = test_label("run-aware", statistic_name(row["numdf"]), row["method"], row["dendf"])
         return f"p = {row['p_holm']} ({label}{holm})"
     row = first(tables["glrt"], metric=metric, analysis=analysis, subset=subset, property=prop)
@@ -282,7 +283,7 @@ def within_bins_table(
             for subset in sorted(set(select(contrasts, metric=metric)["subset"])):
                 for prop in props:
                     rows = select(contrasts, metric=metric, subset=subset, property=prop)
-                    base = prop.removesuffix("_bin")
+                    base = unbinned(prop)
                     for b in ordered(sorted(set(rows["bin"])), bins.get(base, [])):
                         for row in select(rows, bin=b).itertuples(index=False):
                             out.append(
@@ -312,7 +313,7 @@ def _bin_row(
     if with_subset:
         cells.append(Cell(subset))
     cells += [
-        Cell(property_label(prop.removesuffix("_bin"))),
+        Cell(property_label(unbinned(prop))),
         Cell(str(row.bin)),
         Cell(str(row.level1)),
         mean(str(row.level1)),

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from infrepro.plots import level_styles
+from infrepro.vocabulary import bin_column
 
 from ..figure import Figure, make_figure
 from ..formatting import fixed, integer, scientific
@@ -119,7 +120,7 @@ def _system_block(
                     key,
                 )
             )
-    variants = [v for p in settings.properties for v in (p, f"{p}_bin")]
+    variants = [v for p in settings.properties for v in (p, bin_column(p))]
     block.tests = tests_table(
         {**tables, "tests": select(tables["tests"], subset=system)},
         settings,

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 import yaml
 
-from infrepro.analyses.models import (
+from infrepro.lmm.ddf import KR_MAX_COLUMNS
+from infrepro.vocabulary import (
     comparison_formulas,
     effect_scale_formula,
     facet_aware_formula,
@@ -19,7 +20,6 @@ from infrepro.analyses.models import (
     run_terms,
     runaware_property_formula,
 )
-from infrepro.lmm.ddf import KR_MAX_COLUMNS
 
 from ..formatting import integer
 from ..htmltable import Column, Table, frame_table, text

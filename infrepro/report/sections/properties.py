@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from infrepro.plots import system_style
+from infrepro.vocabulary import bin_column
 
 from ..figure import Figure, make_figure
 from ..formatting import significant
@@ -71,7 +72,7 @@ def overview(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Table
     threshold = math.log10(settings.alpha)
     rows = []
     for prop in settings.properties:
-        for variant in (prop, f"{prop}_bin"):
+        for variant in (prop, bin_column(prop)):
             cells = [Cell(property_label(variant))]
             for metric in settings.metrics:
                 test = first(
@@ -111,7 +112,7 @@ def build(
     on = f" (of the {where[0]})" if len(where) == 1 else ""
     blocks = []
     for prop in settings.properties:
-        variants = [prop, f"{prop}_bin"]
+        variants = [prop, bin_column(prop)]
         block = PropertyBlock(prop, property_label(prop), bins_text(tables, prop))
         for metric in settings.metrics:
             title = f"{metric_label(metric)} × {property_label(prop)}"
