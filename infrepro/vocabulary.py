@@ -37,6 +37,24 @@ def unbinned(name: str) -> str:
 
 # -- the analyses and the tables they write (results/tables/*.csv) ------------------------------
 ANALYSES = ("comparison", "conditional", "variance", "metaparam", "classical")
+_LOG = ("diagnostics", "qq")  # every analysis records its fits and skips
+_MODELS = ("glrt", "tests", "means", "contrasts")
+# The tables each analysis writes (its Snakemake job declares exactly these) ...
+ANALYSIS_TABLES: dict[str, tuple[str, ...]] = {
+    "comparison": (*_MODELS, *_LOG),
+    "conditional": (*_MODELS, "slopes", "predictions", *_LOG),
+    "variance": ("variance_components", "reliability", "dstudy", *_LOG),
+    "metaparam": (*_MODELS, "slopes", "predictions", "importance", *_LOG),
+    "classical": ("classical", "run_summary", "run_means", *_LOG),
+}
+# ... and the `analyses:` options it reads (a change of another option does not rerun it).
+ANALYSIS_READS: dict[str, tuple[str, ...]] = {
+    "comparison": ("dev_score_better", "bootstrap_lrt", "bootstrap", "facets"),
+    "conditional": (),
+    "variance": ("facets", "vca_interactions", "dstudy_max_n"),
+    "metaparam": ("facets",),
+    "classical": ("dev_score_better", "bootstrap", "randomization"),
+}
 
 TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
     "glrt": (
@@ -234,6 +252,8 @@ TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
     ),
 }
 TABLES = tuple(TABLE_COLUMNS)
+# what the report reads: the analyses' tables, the property bins and the provenance tables
+REPORT_TABLES = (*TABLES, "property_bins", "inputs", "software")
 # The numeric columns of each table (the report reads tables as text and converts only these).
 NUMERIC: dict[str, tuple[str, ...]] = {
     "glrt": (

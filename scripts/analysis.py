@@ -19,10 +19,10 @@ def main(smk) -> None:
         properties=list(smk.params.properties),
         options=smk.params.options,
     )
-    components = pd.read_csv(smk.input.components) if smk.input.components else None
-    tables = run_analysis(smk.wildcards.analysis, data, components)
-    for name, table in tables.items():
-        write_csv(table, smk.output[name])
+    components = pd.read_csv(smk.input.components) if "components" in smk.input.keys() else None
+    tables = run_analysis(smk.params.analysis, data, components)
+    for name in smk.output.keys():
+        write_csv(tables[name], smk.output[name])
 
 
 run_rule_script(main, snakemake)  # noqa: F821

@@ -2,8 +2,8 @@
 
 import pandas as pd
 
+from infrepro.experiment import assemble_evaluation
 from infrepro.io import write_parquet
-from infrepro.io.evaluation import assemble_evaluation
 from infrepro.scripting import run_rule_script
 
 

@@ -1,10 +1,11 @@
-"""Snakemake script: concatenate the per-job parts of every table into results/tables/."""
+"""Snakemake script: concatenate the per-job parts of every table into results/tables/ (a table
+no analysis wrote, e.g. classical's when it is not run, gets its header only)."""
 
 from pathlib import Path
 
 import pandas as pd
 
-from infrepro.analyses.tables import combine
+from infrepro.analyses.tables import combine, conform
 from infrepro.io import write_csv
 from infrepro.scripting import run_rule_script
 
@@ -16,7 +17,7 @@ def main(smk) -> None:
             for p in smk.input.parts
             if Path(p).stem == name
         ]
-        write_csv(combine(parts), smk.output[name])
+        write_csv(combine(parts) if parts else conform(name, None), smk.output[name])
 
 
 run_rule_script(main, snakemake)  # noqa: F821

@@ -1,7 +1,7 @@
 """Snakemake script: scores mode, read per-segment scores into the evaluation table."""
 
+from infrepro.experiment import import_scores
 from infrepro.io import ScoresColumns, write_csv, write_parquet
-from infrepro.io.evaluation import import_scores
 from infrepro.scripting import run_rule_script
 
 

@@ -1,25 +1,18 @@
-"""Snakemake script of the report rules: provenance tables, or the HTML report itself."""
+"""Snakemake script: render results/report.html from results/tables/*.csv."""
 
 import os
 from pathlib import Path
 
-from infrepro.io import write_csv, write_text
+from infrepro.io import write_text
 from infrepro.report import (
     REPORT_TABLES,
     ReportSettings,
-    input_checksums,
     render_report,
-    software_table,
 )
 from infrepro.scripting import run_rule_script
 
 
-def provenance(smk) -> None:
-    write_csv(input_checksums(smk.input.inputs), smk.output.inputs)
-    write_csv(software_table([tuple(row) for row in smk.params.versions]), smk.output.software)
-
-
-def html(smk) -> None:
+def main(smk) -> None:
     folder = Path(smk.output.html).parent
     paths = {name: smk.input[name] for name in REPORT_TABLES}
     links = {name: Path(os.path.relpath(path, folder)).as_posix() for name, path in paths.items()}
@@ -38,13 +31,6 @@ def html(smk) -> None:
         rerun=smk.params.rerun,
     )
     write_text(smk.output.html, render_report(paths, settings, smk.params.templates))
-
-
-def main(smk) -> None:
-    if smk.rule == "report_provenance":
-        provenance(smk)
-    else:
-        html(smk)
 
 
 run_rule_script(main, snakemake)  # noqa: F821

@@ -9,7 +9,7 @@ import pandas as pd
 
 from infrepro.io.errors import plural
 from infrepro.io.scores import incomplete_runs
-from infrepro.vocabulary import ANALYSES, BIN_SUFFIX, SEGMENT
+from infrepro.vocabulary import ANALYSES, ANALYSIS_TABLES, BIN_SUFFIX, SEGMENT
 
 from .classical import classical_tests
 from .comparison import compare_systems
@@ -18,7 +18,7 @@ from .data import MetricData
 from .fitlog import FitLog
 from .metaparam import metaparameter_interactions
 from .names import Names
-from .tables import complete
+from .tables import conform
 from .variance import variance_components
 
 
@@ -74,7 +74,7 @@ def note_incomplete_runs(data: MetricData, log: FitLog) -> None:
 def run_analysis(
     name: str, data: MetricData, components: pd.DataFrame | None = None
 ) -> dict[str, pd.DataFrame]:
-    """All tables of one analysis; tables it does not produce come back empty."""
+    """The tables one analysis writes (vocabulary.ANALYSIS_TABLES), each with its columns."""
     log = FitLog(data.metric)
     if components is not None:
         components = data.names.internal_values(components, ["component"])
@@ -95,4 +95,5 @@ def run_analysis(
         raise ValueError(f"unknown analysis '{name}'; choose from {', '.join(ANALYSES)}")
     tables["diagnostics"] = log.diagnostics()
     tables["qq"] = log.qq_table()
-    return complete({name: data.names.user_table(table) for name, table in tables.items()})
+    user = {table: data.names.user_table(frame) for table, frame in tables.items()}
+    return {table: conform(table, user.get(table)) for table in ANALYSIS_TABLES[name]}

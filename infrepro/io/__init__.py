@@ -2,22 +2,17 @@
 
 from .atomic import atomic_open, atomic_path, write_csv, write_parquet, write_text
 from .errors import InputError
-from .experiment import BUILTIN_PROPERTIES, KNOWN_METRICS, Experiment, load_experiment
 from .hypotheses import read_hypotheses
 from .runs import facet_columns, read_runs_sheet
 from .scores import ScoresColumns, read_scores_table
 from .testset import property_text, read_testset, reference_columns
 
 __all__ = [
-    "BUILTIN_PROPERTIES",
-    "KNOWN_METRICS",
-    "Experiment",
     "InputError",
     "ScoresColumns",
     "atomic_open",
     "atomic_path",
     "facet_columns",
-    "load_experiment",
     "property_text",
     "read_hypotheses",
     "read_runs_sheet",

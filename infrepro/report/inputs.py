@@ -13,9 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from infrepro.vocabulary import NUMERIC, TABLES
+from infrepro.vocabulary import NUMERIC, REPORT_TABLES
 
-REPORT_TABLES = (*TABLES, "property_bins", "inputs", "software")
 BOOLEAN: dict[str, tuple[str, ...]] = {
     "importance": ("dominant",),
     "run_means": ("is_best",),

@@ -44,7 +44,8 @@ def test_two_new_seeds_score_two_runs_and_refit(experiment: MiniExperiment) -> N
     n_metrics = len(experiment.config()["metrics"])
     assert counts["score_run"] == 2
     assert counts["assemble"] == 1
-    assert counts["analysis"] == n_metrics * len(ANALYSES)
+    for analysis in ANALYSES:
+        assert counts[f"analysis_{analysis}"] == n_metrics, analysis
     assert "prepare_testset" not in counts and "properties" not in counts
     result = run_snakemake(experiment.root)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -69,8 +70,11 @@ def test_changed_hypotheses_rescore_only_that_run(experiment: MiniExperiment) ->
 
 def test_changed_analysis_option_refits_without_rescoring(experiment: MiniExperiment) -> None:
     config = experiment.config()
-    config["analyses"]["bootstrap"] = {"samples": 500, "seed": 7}
+    config["analyses"]["randomization"] = {"samples": 500, "seed": 7}
     experiment.write_config(config)
     counts = planned(experiment)
     assert "score_run" not in counts and "assemble" not in counts
-    assert counts["analysis"] >= 1
+    # only the analysis that reads the option refits (vocabulary.ANALYSIS_READS)
+    n_metrics = len(config["metrics"])
+    assert counts["analysis_classical"] == n_metrics
+    assert not any(k.startswith("analysis_") and k != "analysis_classical" for k in counts)

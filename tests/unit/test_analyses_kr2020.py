@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from infrepro.analyses import load_metric_data, run_analysis
+from infrepro.experiment import import_scores
 from infrepro.io import ScoresColumns
-from infrepro.io.evaluation import import_scores
 
 COLUMNS = ScoresColumns.from_config(
     {

@@ -1,5 +1,7 @@
-# The statistical analyses (docs/method.md §4, §4b): one job per metric and analysis, then tidy tables.
-from infrepro.vocabulary import ANALYSES, TABLES
+# The statistical analyses (docs/method.md §4, §4b): one job per metric and analysis, then tidy
+# tables. Each analysis has its own rule, declaring only the tables it writes and depending only
+# on the options it reads (vocabulary.ANALYSIS_TABLES, ANALYSIS_READS).
+from infrepro.vocabulary import ANALYSES, ANALYSIS_READS, ANALYSIS_TABLES, TABLES
 
 ANALYSIS_OPTIONS = config["analyses"]  # the schema sets every default
 ANALYSES_TO_RUN = [a for a in ANALYSES if a in ANALYSIS_OPTIONS["run"]]
@@ -7,52 +9,54 @@ if "metaparam" in ANALYSES_TO_RUN and "variance" not in ANALYSES_TO_RUN:
     ANALYSES_TO_RUN.insert(ANALYSES_TO_RUN.index("metaparam"), "variance")
 
 
-def analysis_part(table):
-    return f"{RESULTS}/analyses/{{metric}}/{{analysis}}/{table}.csv"
+def analysis_part(analysis, table):
+    return f"{RESULTS}/analyses/{{metric}}/{analysis}/{table}.csv"
 
 
-def metaparam_inputs(wildcards):
-    """The metaparam analysis ranks facets by the variance job's components."""
-    if wildcards.analysis != "metaparam":
-        return []
-    return f"{RESULTS}/analyses/{wildcards.metric}/variance/variance_components.csv"
+for _analysis in ANALYSES:
 
-
-rule analysis:
-    input:
-        evaluation=f"{RESULTS}/evaluation.parquet",
-        runs=f"{RESULTS}/inputs/runs.parquet",
-        bins=f"{RESULTS}/tables/property_bins.csv",
-        components=metaparam_inputs,
-    output:
-        **{table: analysis_part(table) for table in TABLES},
-    params:
-        better=lambda wildcards: EXPERIMENT.better[wildcards.metric],
-        baseline=EXPERIMENT.baseline,
-        facets=EXPERIMENT.facets,
-        properties=EXPERIMENT.properties,
-        options=ANALYSIS_OPTIONS,
-    wildcard_constraints:
-        metric="|".join(map(re.escape, EXPERIMENT.metrics)),
-        analysis="|".join(ANALYSES),
-    log:
-        "logs/analysis/{metric}/{analysis}.log",
-    threads: 1
-    resources:
-        mem_mb=4000,
-        runtime=60,
-    script:
-        "../../scripts/analysis.py"
+    rule:
+        name:
+            f"analysis_{_analysis}"
+        input:
+            evaluation=f"{RESULTS}/evaluation.parquet",
+            runs=f"{RESULTS}/inputs/runs.parquet",
+            bins=f"{RESULTS}/tables/property_bins.csv",
+            # metaparam ranks facets by the variance job's components
+            **(
+                {"components": analysis_part("variance", "variance_components")}
+                if _analysis == "metaparam"
+                else {}
+            ),
+        output:
+            **{table: analysis_part(_analysis, table) for table in ANALYSIS_TABLES[_analysis]},
+        params:
+            analysis=_analysis,
+            better=lambda wildcards: EXPERIMENT.better[wildcards.metric],
+            baseline=EXPERIMENT.baseline,
+            facets=EXPERIMENT.facets,
+            properties=EXPERIMENT.properties,
+            options={key: ANALYSIS_OPTIONS[key] for key in ANALYSIS_READS[_analysis]},
+        wildcard_constraints:
+            metric="|".join(map(re.escape, EXPERIMENT.metrics)),
+        log:
+            f"logs/analysis/{{metric}}/{_analysis}.log",
+        threads: 1
+        resources:
+            mem_mb=4000,
+            runtime=60,
+        script:
+            "../../scripts/analysis.py"
 
 
 rule collect_tables:
     input:
-        parts=expand(
-            f"{RESULTS}/analyses/{{metric}}/{{analysis}}/{{table}}.csv",
-            metric=EXPERIMENT.metrics,
-            analysis=ANALYSES_TO_RUN,
-            table=TABLES,
-        ),
+        parts=[  # metric by metric, then analysis: the row order of the tables
+            analysis_part(analysis, table).format(metric=metric)
+            for metric in EXPERIMENT.metrics
+            for analysis in ANALYSES_TO_RUN
+            for table in ANALYSIS_TABLES[analysis]
+        ],
     output:
         **{table: f"{RESULTS}/tables/{table}.csv" for table in TABLES},
     log:

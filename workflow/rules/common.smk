@@ -3,7 +3,8 @@ import re
 
 from snakemake.exceptions import WorkflowError
 
-from infrepro.io import InputError, load_experiment
+from infrepro.io import InputError
+from infrepro.experiment import load_experiment
 
 RESULTS = "results"
 

@@ -3,7 +3,8 @@
 import os
 from pathlib import Path
 
-from infrepro.report import REPORT_TABLES, software_versions
+from infrepro.provenance import software_versions
+from infrepro.vocabulary import REPORT_TABLES
 
 REPORT_OPTIONS = config["report"]
 REPORT_TEMPLATES = Path(workflow.basedir) / "workflow" / "report"
@@ -48,7 +49,7 @@ rule report_provenance:
         mem_mb=1000,
         runtime=10,
     script:
-        "../../scripts/report.py"
+        "../../scripts/report_provenance.py"
 
 
 rule report:

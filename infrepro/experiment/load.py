@@ -15,15 +15,14 @@ import pandas as pd
 
 from infrepro.catalog import BETTER as DEFAULT_BETTER
 from infrepro.catalog import KNOWN_METRICS
+from infrepro.io.errors import InputError, plural
+from infrepro.io.hypotheses import read_hypotheses
+from infrepro.io.options import check_analysis_options, check_property_options, check_report_options
+from infrepro.io.runs import facet_columns, read_runs_sheet
+from infrepro.io.scores import ScoresColumns, incomplete_runs, read_scores_table
+from infrepro.io.testset import read_testset
+from infrepro.io.text import require_file
 from infrepro.vocabulary import BIN_SUFFIX, DEV_SCORE, RESERVED, SEGMENT, SYSTEM
-
-from .errors import InputError, plural
-from .hypotheses import read_hypotheses
-from .options import check_analysis_options, check_property_options, check_report_options
-from .runs import facet_columns, read_runs_sheet
-from .scores import ScoresColumns, incomplete_runs, read_scores_table
-from .testset import read_testset
-from .text import require_file
 
 BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
 

@@ -6,10 +6,9 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from infrepro.io.scores import ScoresColumns, read_scores_table
 from infrepro.properties.bins import add_bins
 from infrepro.vocabulary import BIN_SUFFIX, SEGMENT
-
-from .scores import ScoresColumns, read_scores_table
 
 
 def assemble_evaluation(

@@ -1,0 +1,13 @@
+"""Snakemake script: the provenance tables (input checksums, software versions)."""
+
+from infrepro.io import write_csv
+from infrepro.report import input_checksums, software_table
+from infrepro.scripting import run_rule_script
+
+
+def main(smk) -> None:
+    write_csv(input_checksums(smk.input.inputs), smk.output.inputs)
+    write_csv(software_table([tuple(row) for row in smk.params.versions]), smk.output.software)
+
+
+run_rule_script(main, snakemake)  # noqa: F821
