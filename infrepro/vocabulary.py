@@ -367,13 +367,24 @@ def facet_aware_formula(
     return " + ".join([headline_formula(metric, systems, pooled=False), *extra])
 
 
+def centred(prop: str) -> str:
+    """The column of a numeric property centred at its mean, for the run slopes."""
+    return prop + "_c"
+
+
 def runaware_property_formula(
     metric: str, factor: str, prop: str, numeric: bool, run_part: str
 ) -> str:
-    """The run-aware conditional model: runs get their own slope on a numeric property
-    (``(1 + d || run_id)``); for a categorical one, run intercepts (``run_part``) plus a run
-    effect per level (``(1|run_id:d)``), the categorical analogue of a random slope."""
-    runs = f"(1 + {prop} || run_id)" if numeric else f"{run_part} + (1|run_id:{prop})"
+    """The run-aware conditional model: runs get their own slope on a numeric property,
+    ``(1 + d_c || run_id)`` with d_c = d - mean(d) (uncorrelated intercepts and slopes are not
+    invariant to shifting d; centred, the interaction test is Student's t on the runs' slopes,
+    docs/method.md §4b.3); for a categorical one, run intercepts (``run_part``) plus a run
+    effect per level (``(1|run_id:d)``), the categorical analogue of a random slope. The fixed
+    part keeps d as it is."""
+    if numeric:
+        runs = f"(1 + {centred(prop)} || run_id)"
+    else:
+        runs = f"{run_part} + (1|run_id:{prop})"
     return f"{metric} ~ {factor} * {prop} + {SEGMENT_TERM} + {runs}"
 
 

@@ -5,7 +5,7 @@ For each property d, two model families side by side:
 - the paper's (ML GLRTs, no run terms; conditional on these trained runs): the joint test
   (system main effect and interaction) and the interaction-only test;
 - the run-aware one the report concludes from: a REML fit of ``score ~ system * d + (1|s) +
-  (1 + d || run_id)`` (runs with their own slopes; per-system run intercepts for a categorical
+  (1 + d_c || run_id)`` (runs with their own slopes on d centred at its mean, d_c; per-system run intercepts for a categorical
   d), its joint and interaction F tests and every post-hoc number with Kenward-Roger or
   Satterthwaite df.
 Post-hoc: per-level slopes and prediction bands for numeric d; model cell means and within-level
@@ -27,6 +27,7 @@ from infrepro.vocabulary import (
     RUN,
     RUN_TERM,
     SYSTEM,
+    centred,
     columns,
     property_formulas,
     run_terms,
@@ -214,6 +215,9 @@ def _run_aware_fit(
     else:
         run_part = RUN_TERM
     formula = runaware_property_formula(data.metric, factor, prop, numeric, run_part)
+    if numeric:
+        values = rows[prop].astype(float)
+        rows = rows.assign(**{centred(prop): values - float(values.mean())})
     fitted = log.fit(
         formula,
         rows,

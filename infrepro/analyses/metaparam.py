@@ -2,7 +2,7 @@
 
 The facet with the largest variance share of a system (from its VCA) becomes a fixed effect,
 crossed with each property: the paper's ``score ~ f * d + (1|s)`` vs ``score ~ f + d + (1|s)``
-GLRTs and the run-aware ``score ~ f * d + (1|s) + (1 + d || run_id)`` F tests
+GLRTs and the run-aware ``score ~ f * d + (1|s) + (1 + d_c || run_id)`` (d_c: d centred) F tests
 (docs/method.md §4.5, §4b).
 """
 
