@@ -5,9 +5,9 @@ For each property d, two model families side by side:
 - the paper's (ML GLRTs, no run terms; conditional on these trained runs): the joint test
   (system main effect and interaction) and the interaction-only test;
 - the run-aware one the report concludes from: a REML fit of ``score ~ system * d + (1|s) +
-  (1 + d_c || run_id)`` (runs with their own slopes on d centred at its mean, d_c; per-system run intercepts for a categorical
-  d), its joint and interaction F tests and every post-hoc number with Kenward-Roger or
-  Satterthwaite df.
+  (1 + d_c || run_id)`` (runs with their own slopes on d centred at its mean, d_c;
+  per-system run intercepts for a categorical d), its joint and interaction F tests and every
+  post-hoc number with Kenward-Roger or Satterthwaite df.
 Post-hoc: per-level slopes and prediction bands for numeric d; model cell means and within-level
 pairwise comparisons (Holm-adjusted) for binned or categorical d. Numeric and categorical
 properties form each metric's Holm family of property tests; binned versions are descriptive.
