@@ -29,6 +29,32 @@ It reports the rejection rates with exact 95% Clopper-Pearson intervals, and two
   with few runs the run-aware GLRT is liberal.
 
 Usage: python benchmarks/calibration.py [--n 500] [--runs 6,20] [--segments 200] [--quick]
+
+Run-aware tests (issue 13): ``python benchmarks/calibration.py run-aware [--suites
+level,interaction,power] [--n 1000] [--n-interaction 1000] [--n-power 500] [--designs a,c]
+[--records FILE] [--out FILE] [--report-only] [--progress]`` measures, on seeded simulated
+experiments (experiment i of a cell uses seed cell seed + i), with every test fitted as the
+analyses fit it (same formulas from ``analyses/models.py``, ``FitLog.fit``, ``run_glrt``,
+``smalltests.contest``, ``classical_tests``; the tables nobody reads here are skipped):
+
+- level at alpha = 0.05 (band [0.035, 0.065]) of the headline test ``all_runs_per_system``
+  (REML, a run variance per system, t with Kenward-Roger df), beside the shared-run ML GLRT, the
+  paper GLRT and Welch's t on run means, in designs (a) 6 vs 6 runs, run SD 0.011; (b) 18 stable
+  (run SD 0.002) vs 6 variable (0.02) runs; (c) 18 seeds vs a 3 lambda x 2 noise x 5 seed grid
+  whose lambda levels get random offsets (SD 0.02) in every experiment, where the facet-aware
+  model ``all_runs_facet_aware`` is fitted too; (d) 3 vs 3 runs; 200 segments each;
+- the verdict's false directional claims (headline significant in either direction);
+- level of the conditional interaction tests (``conditional_runaware_interaction``, F with KR
+  df, and the paper's ``conditional_interaction`` GLRT) when runs have their own random slopes
+  on the property and there is no system x property interaction;
+- power of the headline test against Welch's t in designs (a) and (b) at 4 differences (Welch
+  power about 0.2, 0.5, 0.8, 0.95), on the same experiments.
+
+Every experiment is appended to ``--records`` (JSON lines; default
+benchmarks/results/calibration_records.jsonl), so a run can be stopped and resumed, and raised
+to more experiments later with the same seeds; the report (``--out``, default
+benchmarks/results/calibration.md) is rebuilt from all records, with the command lines, times
+and machine load of every run.
 """
 
 from __future__ import annotations
