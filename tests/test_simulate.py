@@ -136,9 +136,15 @@ def test_random_run_slopes_leave_every_other_draw_unchanged() -> None:
     plain, sloped = simulate(slope_design(0.0), 5), simulate(slope_design(0.003), 5)
     base = plain.evaluation["system"] == "base"
     pd.testing.assert_frame_equal(plain.evaluation[base], sloped.evaluation[base])
-    assert not np.allclose(plain.evaluation.loc[~base, "score"], sloped.evaluation.loc[~base, "score"])
+    assert not np.allclose(
+        plain.evaluation.loc[~base, "score"], sloped.evaluation.loc[~base, "score"]
+    )
     pd.testing.assert_frame_equal(plain.truth.effects, sloped.truth.effects)
-    assert sloped.truth.property_slopes == plain.truth.property_slopes == {"base": 0.002, "comp": 0.002}
+    assert (
+        sloped.truth.property_slopes
+        == plain.truth.property_slopes
+        == {"base": 0.002, "comp": 0.002}
+    )
     # the runs' slope variation is counted in the competitor's residual component
     extra = sloped.truth.components("comp")["Residual"] - plain.truth.components("comp")["Residual"]
     assert extra == pytest.approx(0.003**2 * 8.0**2)
@@ -151,11 +157,14 @@ def test_random_run_slopes_have_the_given_sd() -> None:
     n_segments = 400
     sampling = 0.068 / (8.0 * np.sqrt(n_segments))  # 0.00043
     for slope_sd in (0.0, 0.004):
-        sim = simulate(Design(
-            systems=(System("comp", slope_sd=slope_sd),),
-            facets=(Facet("seed", 40, sd=0.011),),
-            n_segments=n_segments,
-        ), 9)
+        sim = simulate(
+            Design(
+                systems=(System("comp", slope_sd=slope_sd),),
+                facets=(Facet("seed", 40, sd=0.011),),
+                n_segments=n_segments,
+            ),
+            9,
+        )
         slopes = sim.evaluation.groupby("run_id").apply(
             lambda g: np.polyfit(g["length"], g["score"], 1)[0], include_groups=False
         )
