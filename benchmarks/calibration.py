@@ -267,6 +267,11 @@ TESTS = {
         "conditional_runaware_interaction",
         True,
     ),
+    "runaware_interaction_centred": (
+        "run-aware interaction, length centred: (1 + length_c || run_id), REML, F (KR df)",
+        "not in the analyses: candidate fix",
+        False,
+    ),
     "paper_interaction": (
         "paper interaction GLRT: no run terms, ML, chi-square",
         "conditional_interaction",
@@ -330,7 +335,7 @@ class Scenario:
     def kind(self) -> str:
         return (
             "interaction"
-            if "runaware_interaction" in self.tests
+            if any(t.startswith("runaware_interaction") for t in self.tests)
             else ("power" if self.effect else "level")
         )
 
@@ -384,6 +389,15 @@ def scenarios(suites: list[str], seed: int) -> list[Scenario]:
                 INTERACTION_TITLE,
                 design,
                 ("runaware_interaction", "paper_interaction"),
+                seed + 9_000_000,
+            )
+        )
+        out.append(  # the same experiments, the property centred: a candidate fix
+            Scenario(
+                "i-centred",
+                INTERACTION_TITLE + "; length centred at its segment mean in the run-aware model",
+                design,
+                ("runaware_interaction_centred",),
                 seed + 9_000_000,
             )
         )
@@ -475,43 +489,53 @@ def comparison_experiment(data: MetricData, tests: tuple[str, ...]) -> dict[str,
     return out
 
 
-def interaction_experiment(data: MetricData) -> dict[str, object]:
+def interaction_experiment(
+    data: MetricData, tests: tuple[str, ...] = ("runaware_interaction", "paper_interaction")
+) -> dict[str, object]:
     """The conditional interaction tests (system x length) as conditional_analyses fits them:
-    the paper's GLRT (H1 vs H0 without the interaction) and the run-aware F test."""
+    the paper's GLRT (H1 vs H0 without the interaction) and the run-aware F test; and, as a
+    candidate fix, the run-aware F test with the property centred at its mean over segments."""
     log = FitLog(data.metric)
     rows, prop = data.evaluation, data.properties[0]
     levels = {SYSTEM_COLUMN: BASE}
     out: dict[str, object] = {}
-    models = property_formulas(data.metric, SYSTEM_COLUMN, prop)
-    outcome = run_glrt(
-        log,
-        rows,
-        models["h1"],
-        models["h0_interaction"],
-        analysis="conditional_interaction",
-        prop=prop,
-        reference_levels=levels,
-    )
-    out["paper_interaction"] = (
-        None if outcome is None else _test_result(float(outcome.row["log10_p"]), math.nan)
-    )
-    formula = runaware_property_formula(data.metric, SYSTEM_COLUMN, prop, True, "")
-    fitted = log.fit(
-        formula,
-        rows,
-        reml=True,
-        analysis="conditional_runaware",
-        prop=prop,
-        reference_levels=levels,
-    )
-    if fitted is None:
-        out["runaware_interaction"] = None
-    else:
-        inter = fitted.term_columns(SYSTEM_COLUMN, prop)
-        L = fitted.contrast_matrix([{c: 1.0} for c in inter])
-        out["runaware_interaction"] = _contest_row(
-            log, fitted, L, "conditional_runaware_interaction"
+    if "paper_interaction" in tests:
+        models = property_formulas(data.metric, SYSTEM_COLUMN, prop)
+        outcome = run_glrt(
+            log,
+            rows,
+            models["h1"],
+            models["h0_interaction"],
+            analysis="conditional_interaction",
+            prop=prop,
+            reference_levels=levels,
         )
+        out["paper_interaction"] = (
+            None if outcome is None else _test_result(float(outcome.row["log10_p"]), math.nan)
+        )
+    for key in ("runaware_interaction", "runaware_interaction_centred"):
+        if key not in tests:
+            continue
+        variable, table = prop, rows
+        if key.endswith("_centred"):
+            variable = prop + "_c"
+            segments = rows.drop_duplicates("segment_id")
+            table = rows.assign(**{variable: rows[prop] - segments[prop].mean()})
+        formula = runaware_property_formula(data.metric, SYSTEM_COLUMN, variable, True, "")
+        fitted = log.fit(
+            formula,
+            table,
+            reml=True,
+            analysis="conditional_runaware",
+            prop=variable,
+            reference_levels=levels,
+        )
+        if fitted is None:
+            out[key] = None
+            continue
+        inter = fitted.term_columns(SYSTEM_COLUMN, variable)
+        L = fitted.contrast_matrix([{c: 1.0} for c in inter])
+        out[key] = _contest_row(log, fitted, L, "conditional_runaware_interaction")
     skipped = [r["reason"] for r in log.rows if r["status"] == "skipped"]
     if skipped:
         out["_skipped"] = skipped
@@ -531,7 +555,7 @@ def run_scenario(
             sim = simulate(scenario.design, seed)
             data = sim.metric_data(options=NO_RESAMPLING)
             if scenario.kind == "interaction":
-                results = interaction_experiment(data)
+                results = interaction_experiment(data, scenario.tests)
             else:
                 results = comparison_experiment(data, scenario.tests)
             record = {
@@ -655,7 +679,7 @@ def level_tables(experiments: list[dict[str, object]], scenario_list: list[Scena
                     f"| {sc.key} | {test} | {n} | {up} | {down} | {up + down} | {rate} | {ci} "
                     f"| {ok} |"
                 )
-            if test in ("headline", "facet_aware", "runaware_interaction") and usable:
+            if test.startswith(("headline", "facet_aware", "runaware_interaction")) and usable:
                 dfs = np.array([float(x["df"]) for x in usable])
                 methods = ", ".join(sorted({str(x["method"]) for x in usable}))
                 notes.append(
