@@ -7,6 +7,7 @@ import math
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from scipy import stats
 from threadpoolctl import threadpool_limits
@@ -75,3 +76,46 @@ def test_shared_run_glrt_is_liberal_where_the_headline_is_not() -> None:
 BATCH_SEED = 2_013_000
 HEADLINE_MAX = 4
 GLRT_MIN = 10
+
+
+def _run_slopes_t(data) -> float:  # type: ignore[no-untyped-def]
+    """p of Student's t comparing the systems' per-run least-squares slopes on length."""
+    rows = data.evaluation
+    slopes = rows.groupby("run_id").apply(
+        lambda g: np.polyfit(g["length"], g["score"], 1)[0], include_groups=False
+    )
+    system = rows.drop_duplicates("run_id").set_index("run_id")["system"]
+    a, b = (slopes[(system[slopes.index] == s).to_numpy()] for s in ("A", "B"))
+    return float(stats.ttest_ind(b, a, equal_var=True).pvalue)
+
+
+def _interaction_data():  # type: ignore[no-untyped-def]
+    """Experiment 0 of the benchmark's cell i: 6 vs 6 runs with their own length slopes (SD
+    0.001), no system x length interaction."""
+    scenario = calibration.scenarios(["interaction"], 13_000)[0]
+    return simulate(scenario.design, scenario.seed).metric_data(options=calibration.NO_RESAMPLING)
+
+
+def test_centred_runaware_interaction_is_t_on_run_slopes() -> None:
+    """Balanced runs, length centred at its segment mean: the run-aware interaction F test
+    (``(1 + length_c || run_id)``, KR df) is Student's t on the runs' own slopes, df = runs - 2
+    (seen: equal to 1e-9). This is the variant that holds its level (benchmark cell
+    i-centred: 0.051 over 1,000 experiments)."""
+    data = _interaction_data()
+    out = calibration.interaction_experiment(data, ("runaware_interaction_centred",))
+    test = out["runaware_interaction_centred"]
+    assert test["df"] == pytest.approx(10.0, rel=1e-6)
+    assert 10 ** test["log10_p"] == pytest.approx(_run_slopes_t(data), rel=1e-6)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="analyses/models.py fits (1 + length || run_id) with length uncentred: the forced "
+    "zero intercept-slope correlation at length 0 distorts the run slope variance (KR df 54 here "
+    "instead of 10, p 0.024 instead of 0.198); level 0.180 in benchmark cell i",
+)
+def test_analyses_runaware_interaction_is_t_on_run_slopes() -> None:
+    data = _interaction_data()
+    out = calibration.interaction_experiment(data, ("runaware_interaction",))
+    test = out["runaware_interaction"]
+    assert 10 ** test["log10_p"] == pytest.approx(_run_slopes_t(data), rel=1e-3)
