@@ -392,6 +392,15 @@ def scenarios(suites: list[str], seed: int) -> list[Scenario]:
                 seed + 9_000_000,
             )
         )
+        out.append(  # runs without slopes of their own: both parametrisations are right here
+            Scenario(
+                "i0",
+                "(i0) as i, but the runs have no slopes of their own (slope SD 0)",
+                _two_systems((6, 6), (REAL_RUN_SD, REAL_RUN_SD), property_slope=0.002),
+                ("runaware_interaction", "paper_interaction", "runaware_interaction_centred"),
+                seed + 8_000_000,
+            )
+        )
         out.append(  # the same experiments, the property centred: a candidate fix
             Scenario(
                 "i-centred",
