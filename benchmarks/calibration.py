@@ -46,7 +46,9 @@ analyses fit it (same formulas from ``analyses/models.py``, ``FitLog.fit``, ``ru
 - the verdict's false directional claims (headline significant in either direction);
 - level of the conditional interaction tests (``conditional_runaware_interaction``, F with KR
   df, and the paper's ``conditional_interaction`` GLRT) when runs have their own random slopes
-  on the property and there is no system x property interaction;
+  on the property and there is no system x property interaction (cell i), beside the same
+  test with the property centred (i-centred, same experiments) and a design whose runs have no
+  slopes of their own (i0);
 - power of the headline test against Welch's t in designs (a) and (b) at 4 differences (Welch
   power about 0.2, 0.5, 0.8, 0.95), on the same experiments.
 
