@@ -8,7 +8,7 @@ columns, ``segment_id``, the property, the metric). The scores follow a linear m
               + sum_f a_f[k, level_f(r)]                     (facet level effects)
               + c[r]                                         (run offset, N(0, run_sd[k]^2))
               + u[s]                                         (segment, N(0, segment_sd^2))
-              + (slope + slope[k] + sum_f b_f[level_f(r)]) * (d[s] - property_mean)
+              + (slope + slope[k] + sum_f b_f[level_f(r)] + g[r]) * (d[s] - property_mean)
               + e[r, s]                                      (residual, N(0, residual_sd^2))
 
 - Facets are crossed: a system's runs are the cells of the grid of its facets' levels (a system
@@ -17,7 +17,9 @@ columns, ``segment_id``, the property, the metric). The scores follow a linear m
   level and shared by all systems. ``run_sd`` adds an offset of its own to every run: the
   highest-order facet interaction, i.e. run-to-run variance beyond the facets.
 - ``d`` is a numeric data property of the segment, ``N(property_mean, property_sd^2)``.
-  ``slope[k]`` is a system x property interaction, ``b_f`` a facet x property interaction.
+  ``slope[k]`` is a system x property interaction, ``b_f`` a facet x property interaction,
+  ``g[r] ~ N(0, slope_sd[k]^2)`` a run's own random slope (lme4's ``(0 + d | run_id)``): runs of
+  the same system differ in how they react to the property, with no system x property effect.
 - Unbalanced designs: per-system facet sets and level counts, a share of grid cells (runs)
   dropped at random (``missing_runs``) and a share of (run, segment) rows (``missing_rows``).
 - Optional dev scores: a run's true mean quality plus ``N(0, dev_sd^2)`` noise, so the best
@@ -50,6 +52,7 @@ STREAMS = (
     "missing_rows",
     "residual",
     "dev",
+    "run_slopes",  # last: adding it left every earlier stream (and old experiments) unchanged
 )
 
 # Run-to-run variation of a real experiment: thesis Table 4.4 (BART+R3F on CNN/DailyMail,
@@ -91,7 +94,8 @@ class System:
     """A system: its fixed effect, the facets it varies, its run-to-run SD and property slope.
 
     ``facets=None`` means every facet of the design; ``levels`` overrides a facet's number of
-    levels for this system (e.g. 18 baseline seeds against 5 competitor seeds).
+    levels for this system (e.g. 18 baseline seeds against 5 competitor seeds). ``slope_sd``:
+    SD of every run's own random slope on the property (per run, mean zero).
     """
 
     name: str
@@ -100,6 +104,7 @@ class System:
     levels: Mapping[str, int] = field(default_factory=dict)
     run_sd: float = 0.0
     property_slope: float = 0.0
+    slope_sd: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -167,10 +172,11 @@ class Truth:
       ``metric ~ 1 + (1|segment_id) + (1|f) + ...`` (random facets; fixed facets as the
       variance of their level effects, ddof=1), the run offsets as the interaction of all the
       system's facets (``run_id`` when it has none) and the residual. With property slopes, the
-      segment component includes slope^2 * property_sd^2, and slope variation across runs is
-      counted in the residual.
+      segment component includes slope^2 * property_sd^2, and slope variation across runs
+      (fixed facet slopes and random run slopes, ``slope_sd^2``) is counted in the residual.
     - ``phi``: segment / total of those components (docs/method.md §4.4).
-    - ``property_slopes``: per system, its mean slope over the design grid.
+    - ``property_slopes``: per system, its mean slope over the design grid (population: random
+      run slopes have mean zero and are not included).
     - ``effects``: realised effects (kind, system, facet, level, value).
     """
 
@@ -267,7 +273,7 @@ def simulate(design: Design, seed: int) -> Simulation:
                 for cell in grid
             ]
         )
-        slope = np.array(
+        fixed_slope = np.array(
             [
                 design.property_slope
                 + system.property_slope
@@ -275,6 +281,9 @@ def simulate(design: Design, seed: int) -> Simulation:
                 for cell in grid
             ]
         )
+        # drawn for every system (zeros when slope_sd = 0), so one system's slope_sd leaves
+        # the other systems' draws unchanged
+        slope = fixed_slope + streams["run_slopes"].normal(0.0, system.slope_sd, len(grid))
         fixed = np.array(
             [
                 design.intercept
@@ -286,7 +295,7 @@ def simulate(design: Design, seed: int) -> Simulation:
             ]
         )
         system_means[system.name] = float(fixed.mean())
-        slopes[system.name] = float(slope.mean())
+        slopes[system.name] = float(fixed_slope.mean())
         keep = _kept_cells(len(grid), design.missing_runs, streams["missing_runs"])
         noise_free = quality + offsets + segment_effects.mean() + slope * centred.mean()
         realised_means[system.name] = float(noise_free[keep].mean())
@@ -312,7 +321,7 @@ def simulate(design: Design, seed: int) -> Simulation:
                     "value": float(offsets[index]),
                 }
             )
-        truth_rows += _true_components(design, system, facets, level_effects, slope)
+        truth_rows += _true_components(design, system, facets, level_effects, fixed_slope)
 
     runs = pd.DataFrame(run_rows)
     for facet in design.facets:
@@ -395,7 +404,8 @@ def _true_components(
     level_effects: Sequence[np.ndarray],
     slope: np.ndarray,
 ) -> list[dict[str, object]]:
-    """Population variance components of the system's VCA model (see :class:`Truth`)."""
+    """Population variance components of the system's VCA model (see :class:`Truth`);
+    ``slope``: the runs' fixed slopes (random run slopes enter through ``system.slope_sd``)."""
     mean_slope = float(slope.mean())
     p_var = design.property_sd**2
     rows = [(SEGMENT, design.segment_sd**2 + mean_slope**2 * p_var)]
@@ -410,7 +420,7 @@ def _true_components(
             rows[-1] = (rows[-1][0], rows[-1][1] + system.run_sd**2)
         else:
             rows.append((name, system.run_sd**2))
-    residual = design.residual_sd**2 + float(np.var(slope)) * p_var
+    residual = design.residual_sd**2 + (float(np.var(slope)) + system.slope_sd**2) * p_var
     rows.append((RESIDUAL, residual))
     return [{SYSTEM: system.name, "component": c, "variance": float(v)} for c, v in rows]
 

@@ -120,3 +120,53 @@ def test_a_vs_a_systems_are_identical() -> None:
     # seeds 1..4 of A and A~ are different runs with different offsets
     runs = sim.truth.effects[sim.truth.effects["kind"] == "facet"]
     assert runs.groupby("system")["value"].apply(tuple).nunique() == 2
+
+
+def slope_design(slope_sd: float, n_segments: int = 300) -> Design:
+    """Two systems with 8 seeds each; the competitor's runs may get their own random slopes."""
+    return Design(
+        systems=(System("base"), System("comp", slope_sd=slope_sd)),
+        facets=(Facet("seed", 8, sd=0.011),),
+        n_segments=n_segments,
+        property_slope=0.002,
+    )
+
+
+def test_random_run_slopes_leave_every_other_draw_unchanged() -> None:
+    plain, sloped = simulate(slope_design(0.0), 5), simulate(slope_design(0.003), 5)
+    base = plain.evaluation["system"] == "base"
+    pd.testing.assert_frame_equal(plain.evaluation[base], sloped.evaluation[base])
+    assert not np.allclose(
+        plain.evaluation.loc[~base, "score"], sloped.evaluation.loc[~base, "score"]
+    )
+    pd.testing.assert_frame_equal(plain.truth.effects, sloped.truth.effects)
+    assert (
+        sloped.truth.property_slopes
+        == plain.truth.property_slopes
+        == {"base": 0.002, "comp": 0.002}
+    )
+    # the runs' slope variation is counted in the competitor's residual component
+    extra = sloped.truth.components("comp")["Residual"] - plain.truth.components("comp")["Residual"]
+    assert extra == pytest.approx(0.003**2 * 8.0**2)
+    assert sloped.truth.components("base").equals(plain.truth.components("base"))
+
+
+def test_random_run_slopes_have_the_given_sd() -> None:
+    """Per-run least-squares slopes: their SD across runs is sqrt(slope_sd^2 + sampling var);
+    without slope_sd only the sampling variance (residual SD / (property SD sqrt(n))) is left."""
+    n_segments = 400
+    sampling = 0.068 / (8.0 * np.sqrt(n_segments))  # 0.00043
+    for slope_sd in (0.0, 0.004):
+        sim = simulate(
+            Design(
+                systems=(System("comp", slope_sd=slope_sd),),
+                facets=(Facet("seed", 40, sd=0.011),),
+                n_segments=n_segments,
+            ),
+            9,
+        )
+        slopes = sim.evaluation.groupby("run_id").apply(
+            lambda g: np.polyfit(g["length"], g["score"], 1)[0], include_groups=False
+        )
+        expected = np.sqrt(slope_sd**2 + sampling**2)
+        assert slopes.std(ddof=1) == pytest.approx(expected, rel=0.35)  # 40 runs: SE 11 %
