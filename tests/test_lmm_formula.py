@@ -176,3 +176,8 @@ def test_dummy_terms_give_one_variance_per_level() -> None:
     assert f.random_terms[1].indicator == ("sys", "A")
     assert f.random_terms[2].indicator == ("my sys", "B 2")
     assert f.fixed_labels == ("sys",)
+
+
+def test_quoted_levels_may_hold_formula_syntax() -> None:
+    f = parse_formula('y ~ sys + (1|s) + (0 + dummy(sys, "A~ (1|x)")|run)')
+    assert f.random_terms[1].indicator == ("sys", "A~ (1|x)")

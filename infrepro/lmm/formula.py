@@ -399,10 +399,13 @@ def _random_term(source: str, inner: list[_Tok]) -> list[RandomTerm]:
 
 def parse_formula(formula: str) -> ParsedFormula:
     """Parse an lme4 formula (see the module docstring); raise LmmError otherwise."""
-    if not isinstance(formula, str) or formula.count("~") != 1:
-        raise LmmError(f"formula must contain exactly one '~': {formula!r}")
+    if not isinstance(formula, str):
+        raise LmmError(f"formula must be a string: {formula!r}")
     tokens = _tokenize(formula)
-    tilde = next(j for j, t in enumerate(tokens) if t.text == "~")
+    tildes = [j for j, t in enumerate(tokens) if t.kind == "op" and t.text == "~"]
+    if len(tildes) != 1:  # a "~" inside a quoted level (dummy(system, "A~")) does not count
+        raise LmmError(f"formula must contain exactly one '~': {formula!r}")
+    tilde = tildes[0]
     lhs = tokens[:tilde]
     if len(lhs) != 1 or lhs[0].kind != "name":
         raise LmmError(f"the response must be a single column name: {formula!r}")
