@@ -29,6 +29,17 @@ def kreutzer_dir() -> Path:
     return KREUTZER_DIR
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`--dist loadgroup`, pyproject's addopts) each test module runs on one
+    worker, in its order, so a module-scoped fixture (a workflow run) is built once and tests
+    that build on each other's state stay in sequence; modules marked with a shared
+    `xdist_group` (the example run's readers) go to one worker together."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Under CI, list the skipped tests as the reason the run fails."""
     skipped = terminalreporter.stats.get("skipped", [])

@@ -28,7 +28,9 @@ import pandas as pd
 import pytest
 from workflow_helpers import run_snakemake
 
-pytestmark = pytest.mark.e2e
+# Shares the example run (tests/e2e/conftest.py) with the other module of this group, on one
+# pytest-xdist worker.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("example")]
 SCREENSHOT = "report-screenshot.png"  # kept in the example run's results/ as a test artifact
 SECTIONS = (
     "headline",
