@@ -29,15 +29,28 @@ def kreutzer_dir() -> Path:
     return KREUTZER_DIR
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`--dist loadgroup`, pyproject's addopts) each test module runs on one
-    worker, in its order, so a module-scoped fixture (a workflow run) is built once and tests
-    that build on each other's state stay in sequence; modules marked with a shared
-    `xdist_group` (the example run's readers) go to one worker together."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+# Test modules that share one worker under pytest-xdist: those that read the one example run
+# (tests/e2e/conftest.py), so that no worker waits for another to finish it.
+SHARED_WORKER = {
+    "tests/e2e/test_example_analyses.py": "example run",
+    "tests/e2e/test_report_browser.py": "example run",
+}
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """pytest-xdist (pyproject's addopts: `-n auto --dist loadscope`) runs each test module on one
+    worker, in order, so a module-scoped fixture (a workflow run) is built once and tests that
+    build on each other's state stay in sequence; SHARED_WORKER's modules go to one worker
+    together. (`--dist loadgroup` with `xdist_group` marks would say the same, but pytest-xdist
+    3.8 cannot rename pytest 9's node ids, so its groups are ignored.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return SHARED_WORKER.get(module, module)
+
+    return ModuleScheduling(config, log)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

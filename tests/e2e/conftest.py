@@ -26,7 +26,7 @@ def example_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     Tests that use it only read its results. Under pytest-xdist the workers share the one run:
     the first worker to ask runs it under a file lock, the others wait for the lock and reuse it
-    (tests that use it are also put on one worker, `xdist_group("example")`, so none waits).
+    (tests/conftest.py puts the modules that use it on one worker, so none waits).
     """
     shared = shared_temp(tmp_path_factory)
     root = shared / "example" / "run"

@@ -12,9 +12,7 @@ from workflow_helpers import REPO_ROOT
 from infrepro.analyses import TABLES
 from infrepro.analyses.tables import TABLE_COLUMNS
 
-# Shares the example run (tests/e2e/conftest.py) with the other module of this group, on one
-# pytest-xdist worker.
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("example")]
+pytestmark = pytest.mark.e2e  # runs on the worker of the example run (tests/conftest.py)
 PLANTED = json.loads((REPO_ROOT / "resources/example/planted.json").read_text())
 
 

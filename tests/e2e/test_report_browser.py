@@ -28,9 +28,7 @@ import pandas as pd
 import pytest
 from workflow_helpers import run_snakemake
 
-# Shares the example run (tests/e2e/conftest.py) with the other module of this group, on one
-# pytest-xdist worker.
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("example")]
+pytestmark = pytest.mark.e2e  # runs on the worker of the example run (tests/conftest.py)
 SCREENSHOT = "report-screenshot.png"  # kept in the example run's results/ as a test artifact
 SECTIONS = (
     "headline",

@@ -6,16 +6,7 @@ ANALYSES_TO_RUN = [a for a in ANALYSES if a in ANALYSIS_OPTIONS["run"]]
 if "metaparam" in ANALYSES_TO_RUN and "variance" not in ANALYSES_TO_RUN:
     ANALYSES_TO_RUN.insert(ANALYSES_TO_RUN.index("metaparam"), "variance")
 
-
-def analysis_part(table):
-    return f"{RESULTS}/analyses/{{metric}}/{{analysis}}/{table}.csv"
-
-
-def metaparam_inputs(wildcards):
-    """The metaparam analysis ranks facets by the variance job's components."""
-    if wildcards.analysis != "metaparam":
-        return []
-    return f"{RESULTS}/analyses/{wildcards.metric}/variance/variance_components.csv"
+ANALYSIS_PART = f"{RESULTS}/analyses/{{metric}}/{{analysis}}/{{table}}.csv"
 
 
 rule analysis:
@@ -23,9 +14,14 @@ rule analysis:
         evaluation=f"{RESULTS}/evaluation.parquet",
         runs=f"{RESULTS}/inputs/runs.parquet",
         bins=f"{RESULTS}/tables/property_bins.csv",
-        components=metaparam_inputs,
+        # The metaparam analysis ranks facets by the variance job's components.
+        components=lambda w: (
+            f"{RESULTS}/analyses/{w.metric}/variance/variance_components.csv"
+            if w.analysis == "metaparam"
+            else []
+        ),
     output:
-        **{table: analysis_part(table) for table in TABLES},
+        **{table: ANALYSIS_PART.replace("{table}", table) for table in TABLES},
     params:
         better=lambda wildcards: EXPERIMENT.better[wildcards.metric],
         baseline=EXPERIMENT.baseline,
@@ -48,7 +44,7 @@ rule analysis:
 rule collect_tables:
     input:
         parts=expand(
-            f"{RESULTS}/analyses/{{metric}}/{{analysis}}/{{table}}.csv",
+            ANALYSIS_PART,
             metric=EXPERIMENT.metrics,
             analysis=ANALYSES_TO_RUN,
             table=TABLES,
