@@ -29,6 +29,37 @@ def kreutzer_dir() -> Path:
     return KREUTZER_DIR
 
 
+# Under pytest-xdist each test module runs on one worker, in order: a module-scoped fixture (a
+# workflow run) is built once, and tests that build on each other's state stay in sequence.
+# SHARED_WORKER's modules go to one worker together: those that read the one example run
+# (tests/e2e/conftest.py), so that no worker waits for another to finish it. PER_TEST's modules,
+# of independent workflow runs without shared fixtures, spread their tests over all workers.
+SHARED_WORKER = {
+    "tests/e2e/test_example_analyses.py": "example run",
+    "tests/e2e/test_report_browser.py": "example run",
+}
+PER_TEST = {
+    "tests/e2e/test_bad_input.py",
+    "tests/e2e/test_own_experiment.py",
+    "tests/e2e/test_scores_mode.py",
+}
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """The scheduler of pytest-xdist workers (pyproject's addopts: `-n auto --dist loadscope`):
+    work units as SHARED_WORKER and PER_TEST say, in collection order. (`--dist loadgroup` with
+    `xdist_group` marks would do the grouping, but pytest-xdist 3.8 cannot rename pytest 9's
+    node ids, so it ignores the marks.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return nodeid if module in PER_TEST else SHARED_WORKER.get(module, module)
+
+    return ModuleScheduling(config, log)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Under CI, list the skipped tests as the reason the run fails."""
     skipped = terminalreporter.stats.get("skipped", [])

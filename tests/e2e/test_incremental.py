@@ -15,7 +15,9 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def experiment(tmp_path_factory: pytest.TempPathFactory) -> MiniExperiment:
-    exp = make_mini_experiment(tmp_path_factory.mktemp("incremental") / "exp", n_segments=20)
+    # One metric and one property: each analysis job per metric is what reruns; one is enough.
+    root = tmp_path_factory.mktemp("incremental") / "exp"
+    exp = make_mini_experiment(root, n_segments=10, metrics=("ter",), properties=("length",))
     result = run_snakemake(exp.root)
     assert result.returncode == 0, result.stderr[-4000:]
     return exp

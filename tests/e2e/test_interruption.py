@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from workflow_helpers import make_mini_experiment, run_snakemake, snakemake_command
+from workflow_helpers import MiniExperiment, make_mini_experiment, run_snakemake, snakemake_command
 
 pytestmark = pytest.mark.e2e
 
@@ -67,9 +67,14 @@ def kill_first_job(root: Path, script_marker: str, timeout: float = 600) -> int:
     return process.returncode
 
 
+def mini(root: Path) -> MiniExperiment:
+    """The smallest experiment with scoring and analysis jobs to kill: one metric, one property."""
+    return make_mini_experiment(root, n_segments=10, metrics=("ter",), properties=("length",))
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    experiment = make_mini_experiment(tmp_path_factory.mktemp("reference") / "exp", n_segments=15)
+    experiment = mini(tmp_path_factory.mktemp("reference") / "exp")
     result = run_snakemake(experiment.root)
     assert result.returncode == 0, result.stderr[-3000:]
     return tables_digest(experiment.root)
@@ -79,7 +84,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def test_killed_job_then_rerun_equals_uninterrupted(
     reference: dict[str, str], tmp_path: Path, marker: str
 ) -> None:
-    experiment = make_mini_experiment(tmp_path / "exp", n_segments=15)
+    experiment = mini(tmp_path / "exp")
     returncode = kill_first_job(experiment.root, marker)
     assert returncode != 0
     leftovers = [p for p in (experiment.root / "results").rglob("*.tmp")]

@@ -28,7 +28,7 @@ import pandas as pd
 import pytest
 from workflow_helpers import run_snakemake
 
-pytestmark = pytest.mark.e2e
+pytestmark = pytest.mark.e2e  # runs on the worker of the example run (tests/conftest.py)
 SCREENSHOT = "report-screenshot.png"  # kept in the example run's results/ as a test artifact
 SECTIONS = (
     "headline",

@@ -8,9 +8,7 @@ ANALYSES_TO_RUN = [a for a in ANALYSES if a in ANALYSIS_OPTIONS["run"]]
 if "metaparam" in ANALYSES_TO_RUN and "variance" not in ANALYSES_TO_RUN:
     ANALYSES_TO_RUN.insert(ANALYSES_TO_RUN.index("metaparam"), "variance")
 
-
-def analysis_part(analysis, table):
-    return f"{RESULTS}/analyses/{{metric}}/{analysis}/{table}.csv"
+ANALYSIS_PART = f"{RESULTS}/analyses/{{metric}}/{{analysis}}/{{table}}.csv"
 
 
 for _analysis in ANALYSES:
@@ -24,12 +22,19 @@ for _analysis in ANALYSES:
             bins=f"{RESULTS}/tables/property_bins.csv",
             # metaparam ranks facets by the variance job's components
             **(
-                {"components": analysis_part("variance", "variance_components")}
+                {
+                    "components": ANALYSIS_PART.replace("{analysis}", "variance").replace(
+                        "{table}", "variance_components"
+                    )
+                }
                 if _analysis == "metaparam"
                 else {}
             ),
         output:
-            **{table: analysis_part(_analysis, table) for table in ANALYSIS_TABLES[_analysis]},
+            **{
+                table: ANALYSIS_PART.replace("{analysis}", _analysis).replace("{table}", table)
+                for table in ANALYSIS_TABLES[_analysis]
+            },
         params:
             analysis=_analysis,
             better=lambda wildcards: EXPERIMENT.better[wildcards.metric],
@@ -52,7 +57,7 @@ for _analysis in ANALYSES:
 rule collect_tables:
     input:
         parts=[  # metric by metric, then analysis: the row order of the tables
-            analysis_part(analysis, table).format(metric=metric)
+            ANALYSIS_PART.format(metric=metric, analysis=analysis, table=table)
             for metric in EXPERIMENT.metrics
             for analysis in ANALYSES_TO_RUN
             for table in ANALYSIS_TABLES[analysis]

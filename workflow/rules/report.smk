@@ -10,25 +10,29 @@ REPORT_OPTIONS = config["report"]
 REPORT_TEMPLATES = Path(workflow.basedir) / "workflow" / "report"
 REPORT_ASSETS = ["report.html.j2", "macros.html.j2", "report.css", "report.js"]
 
-
-def _relative(path):
-    return Path(os.path.relpath(Path(path).resolve())).as_posix()
-
-
-def config_files():
-    """The config files in use, once each, relative to the working directory."""
-    return list(dict.fromkeys(_relative(p) for p in workflow.configfiles if Path(p).is_file()))
-
-
-def rerun_command():
-    """How to rerun this experiment (the config files given on the command line, if any)."""
-    given = [_relative(p) for p in workflow.overwrite_configfiles or []]
-    return " ".join(["snakemake --cores 2", *(f"--configfile {p}" for p in given)])
+# Relative to the working directory: the config files in use (once each), and the command that
+# reruns this experiment (with the config files given on the command line, if any).
+CONFIG_FILES = list(
+    dict.fromkeys(
+        Path(os.path.relpath(Path(p).resolve())).as_posix()
+        for p in workflow.configfiles
+        if Path(p).is_file()
+    )
+)
+RERUN_COMMAND = " ".join(
+    [
+        "snakemake --cores 2",
+        *(
+            f"--configfile {Path(os.path.relpath(Path(p).resolve())).as_posix()}"
+            for p in workflow.overwrite_configfiles or []
+        ),
+    ]
+)
 
 
 rule report_provenance:
     input:
-        inputs=list(dict.fromkeys([*EXPERIMENT.inputs, *config_files()])),
+        inputs=list(dict.fromkeys([*EXPERIMENT.inputs, *CONFIG_FILES])),
     output:
         inputs=report(
             f"{RESULTS}/tables/inputs.csv",
@@ -74,8 +78,8 @@ rule report:
         config=config,
         date=REPORT_OPTIONS.get("date"),
         alpha=REPORT_OPTIONS["alpha"],
-        rerun=rerun_command(),
-        templates=str(REPORT_TEMPLATES),
+        rerun=RERUN_COMMAND,
+        templates=lambda w, input: os.path.dirname(input.templates[0]),
     log:
         "logs/report.log",
     threads: 1
