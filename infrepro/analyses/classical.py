@@ -51,11 +51,9 @@ def approximate_randomization(
 
 def classical_tests(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
     """Best-run resampling tests and run-level tests of the baseline against every system."""
-    options = data.options
-    boot = options.get("bootstrap", {}) or {}
-    perm = options.get("randomization", {}) or {}
-    boot_samples, boot_seed = int(boot.get("samples", 1000)), int(boot.get("seed", 1))
-    perm_samples, perm_seed = int(perm.get("samples", 1000)), int(perm.get("seed", 1))
+    boot, perm = data.options["bootstrap"], data.options["randomization"]
+    boot_samples, boot_seed = int(boot["samples"]), int(boot["seed"])
+    perm_samples, perm_seed = int(perm["samples"]), int(perm["seed"])
     best = best_runs(data).set_index(SYSTEM)
     means = run_means(data)
     rows: list[dict[str, object]] = []

@@ -243,9 +243,9 @@ def _one_test(
             note=note,
         )
     )
-    samples = int(data.options.get("bootstrap_lrt", 0) or 0)
+    samples = int(data.options["bootstrap_lrt"])
     if samples and analysis == HEADLINE:
-        seed = int((data.options.get("bootstrap") or {}).get("seed", 1))
+        seed = int(data.options["bootstrap"]["seed"])
         tests.append(_bootstrap_row(log, rows, formula, first, second, subset, samples, seed))
     if len(data.systems) == 2:
         means += _means(data, fitted, analysis, subset, rows)

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from infrepro.io.scores import incomplete_runs
+from infrepro.schema import with_defaults
 from infrepro.vocabulary import BIN_SUFFIX, RUN, SYSTEM
 
 from .names import Names
@@ -43,6 +44,10 @@ class MetricData:
     bin_order: Mapping[str, list[str]] = field(default_factory=dict)
     names: Names = field(default_factory=Names)
 
+    def __post_init__(self) -> None:
+        # options not given take the config schema's defaults (the only source of defaults)
+        object.__setattr__(self, "options", with_defaults("analyses", self.options))
+
     @property
     def systems(self) -> list[str]:
         """Baseline first, then the other systems in sorted order."""
@@ -59,7 +64,7 @@ class MetricData:
 
     def facets_of(self, system: str) -> list[str]:
         """The facets that vary among a system's runs (configurable per system)."""
-        configured = self.options.get("facets", {}) or {}
+        configured = self.options["facets"]
         if system in configured:
             return list(configured[system])
         runs = self.runs[self.runs[SYSTEM] == system]

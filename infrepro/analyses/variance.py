@@ -74,8 +74,8 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
     vc_rows: list[dict[str, object]] = []
     reliability: list[dict[str, object]] = []
     dstudy: list[dict[str, object]] = []
-    extra = list(data.options.get("vca_interactions", []) or [])
-    max_n = int(data.options.get("dstudy_max_n", 20))
+    extra = list(data.options["vca_interactions"])
+    max_n = int(data.options["dstudy_max_n"])
     for system in data.systems:
         rows = data.evaluation[data.evaluation[SYSTEM] == system]
         if rows[RUN].nunique() < 2:
