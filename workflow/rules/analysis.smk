@@ -41,7 +41,7 @@ for _analysis in ANALYSES:
             baseline=EXPERIMENT.baseline,
             facets=EXPERIMENT.facets,
             properties=EXPERIMENT.properties,
-            options={key: ANALYSIS_OPTIONS[key] for key in ANALYSIS_READS[_analysis]},
+            options={k: ANALYSIS_OPTIONS[k] for k in ANALYSIS_READS[_analysis] if k in ANALYSIS_OPTIONS},
         wildcard_constraints:
             metric="|".join(map(re.escape, EXPERIMENT.metrics)),
         log:
