@@ -45,6 +45,7 @@ PER_TEST = {
 }
 
 
+@pytest.hookimpl(optionalhook=True)  # without pytest-xdist (-p no:xdist) nothing to do
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """The scheduler of pytest-xdist workers (pyproject's addopts: `-n auto --dist loadscope`):
     work units as SHARED_WORKER and PER_TEST say, in collection order. (`--dist loadgroup` with
