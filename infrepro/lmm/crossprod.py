@@ -97,16 +97,37 @@ def _rest_cells(rest_cols: list[np.ndarray], qr: int) -> tuple[np.ndarray, np.nd
     return cell_of_row, ind
 
 
+def _row_slots(layout: Layout, codes: list[np.ndarray]) -> list[np.ndarray]:
+    """Per block term: the slot of every row within its block."""
+    return [
+        slots[codes[t]] for t, slots in zip(layout.block_terms, layout.level_slot, strict=True)
+    ]
+
+
+def block_cross_products(layout: Layout, codes: list[np.ndarray]) -> np.ndarray:
+    """The block-diagonal part of Z_B'Z_B, (nb, m, m): counts of rows per pair of slots."""
+    m, nb = layout.m, layout.n_blocks
+    block = codes[layout.primary]
+    row_slot = _row_slots(layout, codes)
+    cbb = np.zeros(nb * m * m)
+    for sa in row_slot:
+        for sb in row_slot:
+            cbb += np.bincount(block * (m * m) + sa * m + sb, minlength=nb * m * m)
+    return cbb.reshape(nb, m, m)
+
+
 def cross_products(
     layout: Layout,
     codes: list[np.ndarray],
     Xy: np.ndarray,
     dense: bool,
     weights: list[np.ndarray | None] | None = None,
+    cbb: np.ndarray | None = None,
 ) -> CrossProducts:
     """All cross-products needed by the profiled deviance, by bincount over the rows.
 
-    ``weights[k]`` scales term k's Z entries (slopes, dummy() terms; rest terms only).
+    ``weights[k]`` scales term k's Z entries (slopes, dummy() terms; rest terms only);
+    ``cbb``: block_cross_products() when the caller has it already.
     """
     wts = list(weights) if weights is not None else [None] * len(codes)
     rest_w = [wts[t] for t in layout.rest_terms]
@@ -114,14 +135,10 @@ def cross_products(
     m, nb, qr = layout.m, layout.n_blocks, layout.n_rest
     ncol = Xy.shape[1]
     block = codes[layout.primary]
-    row_slot = [
-        slots[codes[t]] for t, slots in zip(layout.block_terms, layout.level_slot, strict=True)
-    ]
+    row_slot = _row_slots(layout, codes)
     rows_b = [block * m + sa for sa in row_slot] if m > 1 else [block]
-    cbb = np.zeros(nb * m * m)
-    for sa in row_slot:
-        for sb in row_slot:
-            cbb += np.bincount(block * (m * m) + sa * m + sb, minlength=nb * m * m)
+    if cbb is None:
+        cbb = block_cross_products(layout, codes)
     cby = np.zeros((nb * m, ncol))
     for rb in rows_b:
         for j in range(ncol):
