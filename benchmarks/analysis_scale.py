@@ -20,8 +20,9 @@ collect_tables] [--reuse]`
    (comparison, conditional, variance, metaparam after variance, classical), then
    `collect_tables`; one job at a time.
 3. Prints and writes (`<workdir>/analysis_scale.json`), per (scale, job): rows of the evaluation
-   table, wall time of the process (interpreter start and imports included) and its peak
-   resident memory (the kernel's maximum RSS of the process, i.e. VmHWM, from wait4).
+   table, wall time of the process (interpreter start and imports included), its CPU time
+   (user + system: the better measure on a loaded machine) and its peak resident memory (the
+   kernel's maximum RSS of the process, i.e. VmHWM, from wait4).
 
 `--reuse` keeps generated inputs (and an assembled evaluation table) of an earlier call.
 """
@@ -238,7 +239,8 @@ def measure(root: Path, job: str, analysis: str = "") -> dict[str, float]:
     err = process.stderr.read().decode(errors="replace")
     if process.returncode != 0:
         sys.exit(f"{job} {analysis} failed in {root}:\n{err[-4000:]}")
-    return {"wall_s": wall, "peak_mib": usage.ru_maxrss / 1024.0}
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"wall_s": wall, "cpu_s": cpu, "peak_mib": usage.ru_maxrss / 1024.0}
 
 
 # --------------------------------------------------------------------------- main
@@ -257,7 +259,8 @@ def main() -> None:
         return
     records = []
     out = args.workdir / "analysis_scale.json"
-    print(f"{'scale':>5} {'rows':>10} {'job':<24} {'wall s':>8} {'peak MiB':>9}", flush=True)
+    print(f"{'scale':>5} {'rows':>10} {'job':<24} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9}",
+          flush=True)
     for scale in args.scales:
         root = args.workdir / f"x{scale}"
         n_seg, runs = design(scale)
@@ -281,7 +284,7 @@ def main() -> None:
                       "job": label, **result}
             records.append(record)
             print(f"{scale:>5} {rows:>10,} {label:<24} {result['wall_s']:>8.1f} "
-                  f"{result['peak_mib']:>9.0f}", flush=True)
+                  f"{result['cpu_s']:>8.1f} {result['peak_mib']:>9.0f}", flush=True)
             previous = json.loads(out.read_text()) if out.exists() else []
             out.write_text(json.dumps([*previous, record], indent=1))
 

@@ -28,6 +28,35 @@ class CrossProducts:
     cff_sparse: sp.csr_matrix | None
 
 
+GRAM_STACK_MAX = 4_000_000  # [X y] entries up to which cyy is one product of the stacked matrix
+
+
+class XyColumns:
+    """The columns of [X y] without stacking them into a copy of X (n x p) plus y."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray) -> None:
+        self.X, self.y = X, y
+        self.shape = (X.shape[0], X.shape[1] + 1)
+
+    def __getitem__(self, key: tuple[slice, int]) -> np.ndarray:
+        j = key[1]
+        return self.y if j == self.X.shape[1] else self.X[:, j]
+
+    def gram(self) -> np.ndarray:
+        """[X y]'[X y]. Small: the product of the stacked matrix (as it has always been
+        computed); large: by blocks, without the stacked copy."""
+        X, y = self.X, self.y
+        p = X.shape[1]
+        if X.size + y.size <= GRAM_STACK_MAX:
+            Xy = np.column_stack([X, y]) if p else y[:, None].astype(float)
+            return Xy.T @ Xy
+        out = np.empty((p + 1, p + 1))
+        out[:p, :p] = X.T @ X
+        out[:p, p] = out[p, :p] = X.T @ y
+        out[p, p] = y @ y
+        return out
+
+
 def _count_matrix(
     rows: list[np.ndarray],
     cols: list[np.ndarray],
@@ -119,7 +148,7 @@ def block_cross_products(layout: Layout, codes: list[np.ndarray]) -> np.ndarray:
 def cross_products(
     layout: Layout,
     codes: list[np.ndarray],
-    Xy: np.ndarray,
+    Xy: np.ndarray | XyColumns,
     dense: bool,
     weights: list[np.ndarray | None] | None = None,
     cbb: np.ndarray | None = None,
@@ -151,7 +180,7 @@ def cross_products(
     if cells is not None and nb * m * cells[1].shape[0] > 10_000_000:
         cells = None
     cfy = np.zeros((qr, ncol))
-    cyy = Xy.T @ Xy
+    cyy = Xy.gram() if isinstance(Xy, XyColumns) else Xy.T @ Xy
     out = CrossProducts(cbb.reshape(nb, m, m), cby, cfy, cyy, None, None, None, None)
     if cells is not None:
         cell, ind = cells

@@ -108,14 +108,30 @@ class FixedDesign:
         """Factors used in the fixed part, in order of appearance."""
         return [v.name for v in self.variables.values() if v.is_factor]
 
+    def _width(self, term: tuple[str, ...], full: tuple[bool, ...]) -> int:
+        width = 1
+        for var_name, is_full in zip(term, full, strict=True):
+            var = self.variables[var_name]
+            if var.is_factor:
+                assert var.levels is not None
+                width *= len(var.levels) - (0 if is_full else 1)
+        return width
+
     def matrix(self, values: Mapping[str, np.ndarray], nrows: int) -> np.ndarray:
-        """X for rows given as factor codes (int arrays) and numeric values (float arrays)."""
-        blocks: list[np.ndarray] = []
+        """X for rows given as factor codes (int arrays) and numeric values (float arrays).
+
+        Each term's columns are written straight into X (no per-term blocks stacked at the
+        end: X can be the largest array of a fit)."""
+        pairs = list(zip(self.terms, self.full_coding, strict=True))
+        widths = [self._width(term, full) for term, full in pairs]
+        X = np.empty((nrows, int(self.intercept) + sum(widths)))
+        off = 0
         if self.intercept:
-            blocks.append(np.ones((nrows, 1)))
-        for term, full in zip(self.terms, self.full_coding, strict=True):
+            X[:, 0] = 1.0
+            off = 1
+        for (term, full), width in zip(pairs, widths, strict=True):
             cols = np.ones((nrows, 1))
-            for var_name, is_full in zip(term, full, strict=True):
+            for k, (var_name, is_full) in enumerate(zip(term, full, strict=True)):
                 var = self.variables[var_name]
                 v = values[var_name]
                 if var.is_factor:
@@ -125,11 +141,15 @@ class FixedDesign:
                 else:
                     ind = np.asarray(v, dtype=float)[:, None]
                 # earlier variables vary fastest, as in R
-                cols = (cols[:, None, :] * ind[:, :, None]).reshape(nrows, -1)
-            blocks.append(cols)
-        if not blocks:
-            return np.zeros((nrows, 0))
-        return np.hstack(blocks)
+                shape = (nrows, ind.shape[1], cols.shape[1])
+                if k == len(term) - 1:  # the last variable: the product goes into X
+                    target = X[:, off : off + width].reshape(shape)  # a view: splits columns
+                    assert np.may_share_memory(target, X)
+                    np.multiply(cols[:, None, :], ind[:, :, None], out=target)
+                else:
+                    cols = (cols[:, None, :] * ind[:, :, None]).reshape(nrows, -1)
+            off += width
+        return X
 
 
 def term_column_names(
@@ -210,6 +230,22 @@ def build_fixed(
     return design, X
 
 
+QR_DIRECT_MAX = 4_000_000  # entries of X up to which its R factor comes from one QR
+
+
+def _r_factor(X: np.ndarray, keep: list[int], scale: np.ndarray) -> np.ndarray:
+    """R of the QR decomposition of X[:, keep] / scale (up to the signs of its rows).
+
+    A large X is decomposed by blocks of rows (the R factors of the blocks, stacked, have the
+    same R), so no scaled copy of all of X is made."""
+    n = X.shape[0]
+    if n * len(keep) <= QR_DIRECT_MAX:
+        return np.linalg.qr(X[:, keep] / scale, mode="r")
+    step = max(len(keep), QR_DIRECT_MAX // len(keep))
+    parts = [np.linalg.qr(X[i : i + step, keep] / scale, mode="r") for i in range(0, n, step)]
+    return np.linalg.qr(np.vstack(parts), mode="r")
+
+
 def aliased_columns(X: np.ndarray, tol: float = RANK_TOL) -> list[int]:
     """Indices of columns of X that are linear combinations of earlier columns.
 
@@ -225,8 +261,7 @@ def aliased_columns(X: np.ndarray, tol: float = RANK_TOL) -> list[int]:
         keep = [j for j in range(p) if j not in aliased]
         if not keep:
             return aliased
-        Xs = X[:, keep] / norms[keep]
-        r = np.linalg.qr(Xs, mode="r")
+        r = _r_factor(X, keep, norms[keep])
         diag = np.abs(np.diag(r))
         bad = np.flatnonzero(diag < tol)
         if len(bad) == 0:

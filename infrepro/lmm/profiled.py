@@ -32,7 +32,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .crossprod import CrossProducts, block_cross_products, cross_products
+from .crossprod import CrossProducts, XyColumns, block_cross_products, cross_products
 from .layout import Layout, choose_layout
 
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -431,7 +431,7 @@ class ProfiledDeviance:
             raise ValueError(f"unknown path {path!r}")
         self.path = path
         self.layout = layout
-        Xy = np.column_stack([X, y]) if p else y[:, None].astype(float)
+        Xy = XyColumns(X, np.asarray(y, dtype=float))
         cp = cross_products(layout, codes, Xy, dense=path == "dense", weights=wts, cbb=cbb)
         args = (layout, list(nlevels), n, p, reml)
         self.impl: _DenseSchur | _SparseSchur = (
