@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .blas import single_threaded_blas
 from .errors import LmmError
 
 SATTERTHWAITE = "Satterthwaite"
@@ -347,6 +348,11 @@ def _kr_adjust(core: DdfCore, L: np.ndarray) -> tuple[float, float, float]:
 
 def contest(core: DdfCore, L: np.ndarray, method: str) -> ContrastTest:
     """Test L beta = 0 (L: q x p) by Satterthwaite or Kenward-Roger, as lmerTest's contest."""
+    with single_threaded_blas():
+        return _contest(core, L, method)
+
+
+def _contest(core: DdfCore, L: np.ndarray, method: str) -> ContrastTest:
     L = np.atleast_2d(np.asarray(L, dtype=float))
     if L.shape[1] != len(core.beta):
         raise LmmError(f"contrast has {L.shape[1]} columns for {len(core.beta)} fixed effects")

@@ -290,6 +290,22 @@ def encode_groups(
     return combine_codes(parts)
 
 
+def _level_mask(column: pd.Series, level: str) -> np.ndarray:
+    """Rows whose value, as a level string (``_level_strings``), is ``level``: the distinct
+    values are converted, not every row."""
+    codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=True)
+    labels = np.asarray(_level_strings(np.asarray(uniques, dtype=object)), dtype=object)
+    mask = np.isin(codes, np.flatnonzero(labels == level))
+    missing = codes < 0
+    if missing.any():  # a missing value's string ("nan", "None") could be the level
+        first = column.to_numpy(dtype=object)[np.flatnonzero(missing)[:1]]
+        if _level_strings(first)[0] == level:
+            mask |= missing & (
+                np.asarray(_level_strings(column.to_numpy(dtype=object)), dtype=object) == level
+            )
+    return mask
+
+
 @dataclass(frozen=True)
 class RandomColumns:
     """Z of one random term in compact form: row i has ``weights[i]`` (1 when None) in the
@@ -326,8 +342,7 @@ def random_columns(
         w = slope
     else:
         factor, level = term.indicator
-        labels = np.asarray(_level_strings(data[factor].to_numpy(dtype=object)), dtype=object)
-        mask = labels == level
+        mask = _level_mask(data[factor], level)
         if not mask.any():
             raise LmmError(f"level {level!r} does not occur in column {factor!r} ({term.written})")
         sub_codes, q = encode_groups(data[mask], term.variables, {})

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,6 +12,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from . import ddf
+from .blas import single_threaded_blas
 from .ddf import DdfCore
 from .design import FixedDesign, RandomColumns, aliased_columns, build_fixed, random_columns
 from .errors import LmmError
@@ -25,17 +25,7 @@ SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 FEW_LEVELS = 5  # docs/method.md §4.6: facets with fewer levels are flagged
 
 
-@contextlib.contextmanager
-def _single_threaded_blas() -> Iterator[None]:
-    """Run BLAS/LAPACK single-threaded: the per-evaluation matrices are small, and threading
-    them costs far more than it saves (10x on a loaded 2-core machine)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # optional: without it BLAS keeps its default threads
-        yield
-        return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
+_single_threaded_blas = single_threaded_blas
 
 
 def _response(data: pd.DataFrame, name: str) -> np.ndarray:
