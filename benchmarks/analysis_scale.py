@@ -64,16 +64,26 @@ def design(scale: int) -> tuple[int, list[dict[str, object]]]:
     """Number of segments and the runs (run_id, system, facets) of one scale."""
     factor, base_seeds, n_noise, comp_seeds = DESIGNS[scale]
     runs: list[dict[str, object]] = [
-        {"run_id": f"baseline_s{e}", "system": "baseline", "lambda": None, "noise": None,
-         "seed": str(e)}
+        {
+            "run_id": f"baseline_s{e}",
+            "system": "baseline",
+            "lambda": None,
+            "noise": None,
+            "seed": str(e),
+        }
         for e in range(1, base_seeds + 1)
     ]
     for lam in LAMBDAS:
         for noise in NOISES[:n_noise]:
             for e in range(1, comp_seeds + 1):
                 runs.append(
-                    {"run_id": f"competitor_l{lam}_{noise}_s{e}", "system": "competitor",
-                     "lambda": lam, "noise": noise, "seed": str(e)}
+                    {
+                        "run_id": f"competitor_l{lam}_{noise}_s{e}",
+                        "system": "competitor",
+                        "lambda": lam,
+                        "noise": noise,
+                        "seed": str(e),
+                    }
                 )
     return PAPER_SEGMENTS * factor, runs
 
@@ -123,8 +133,13 @@ def generate(root: Path, scale: int) -> int:
         )
         write_parquet(scores, results / "scores" / f"{run['run_id']}.parquet")
         dev = 0.45 + 2 * (mean - 0.55) / 3 + rng.normal(0.0, 0.005)
-        sheet.append({**{k: run[k] for k in ("run_id", "system")}, "dev_score": round(dev, 4),
-                      **{f: run[f] for f in FACETS}})
+        sheet.append(
+            {
+                **{k: run[k] for k in ("run_id", "system")},
+                "dev_score": round(dev, 4),
+                **{f: run[f] for f in FACETS},
+            }
+        )
     write_parquet(pd.DataFrame(sheet), results / "inputs" / "runs.parquet")
     return n_seg * len(runs)
 
@@ -184,9 +199,7 @@ def job_spec(root: Path, job: str, analysis: str = "") -> SimpleNamespace:
                 bins=f"{r}/tables/property_bins.csv",
                 components=components,
             ),
-            output=_Named(
-                **{t: f"{r}/analyses/{METRIC}/{analysis}/{t}.csv" for t in TABLES}
-            ),
+            output=_Named(**{t: f"{r}/analyses/{METRIC}/{analysis}/{t}.csv" for t in TABLES}),
             params=_Named(
                 better="lower",
                 baseline="baseline",
@@ -201,9 +214,7 @@ def job_spec(root: Path, job: str, analysis: str = "") -> SimpleNamespace:
         return SimpleNamespace(
             rule="collect_tables",
             input=_Named(
-                parts=[
-                    f"{r}/analyses/{METRIC}/{a}/{t}.csv" for a in ANALYSES for t in TABLES
-                ]
+                parts=[f"{r}/analyses/{METRIC}/{a}/{t}.csv" for a in ANALYSES for t in TABLES]
             ),
             output=_Named(**{t: f"{r}/tables/{t}.csv" for t in TABLES}),
             wildcards=_Named(),
@@ -219,19 +230,29 @@ def run_job_here(root: Path, job: str, analysis: str) -> None:
     smk = job_spec(root, job, analysis)
     for path in [*smk.output, *smk.log]:
         Path(str(path)).parent.mkdir(parents=True, exist_ok=True)
-    script = {"assemble": "assemble.py", "analysis": "analysis.py",
-              "collect_tables": "collect_tables.py"}[job]
+    script = {
+        "assemble": "assemble.py",
+        "analysis": "analysis.py",
+        "collect_tables": "collect_tables.py",
+    }[job]
     runpy.run_path(str(REPO / "scripts" / script), init_globals={"snakemake": smk})
 
 
 def measure(root: Path, job: str, analysis: str = "") -> dict[str, float]:
     """Run one job in a child process; its wall time and peak RSS (ru_maxrss = VmHWM)."""
-    command = [sys.executable, str(Path(__file__).resolve()), "--job", job,
-               "--analysis", analysis, "--workdir", str(root)]
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--job",
+        job,
+        "--analysis",
+        analysis,
+        "--workdir",
+        str(root),
+    ]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     start = time.monotonic()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert process.stderr is not None
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.monotonic() - start
@@ -259,8 +280,10 @@ def main() -> None:
         return
     records = []
     out = args.workdir / "analysis_scale.json"
-    print(f"{'scale':>5} {'rows':>10} {'job':<24} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9}",
-          flush=True)
+    print(
+        f"{'scale':>5} {'rows':>10} {'job':<24} {'wall s':>8} {'cpu s':>8} {'peak MiB':>9}",
+        flush=True,
+    )
     for scale in args.scales:
         root = args.workdir / f"x{scale}"
         n_seg, runs = design(scale)
@@ -268,8 +291,10 @@ def main() -> None:
         if not (args.reuse and (root / "results" / "inputs" / "runs.parquet").exists()):
             start = time.monotonic()
             generate(root, scale)
-            print(f"# x{scale}: generated {rows:,} rows in {time.monotonic() - start:.0f} s",
-                  flush=True)
+            print(
+                f"# x{scale}: generated {rows:,} rows in {time.monotonic() - start:.0f} s",
+                flush=True,
+            )
         plan: list[tuple[str, str]] = []
         if "assemble" in args.jobs:
             plan.append(("assemble", ""))
@@ -280,11 +305,20 @@ def main() -> None:
         for job, analysis in plan:
             result = measure(root, job, analysis)
             label = f"analysis:{analysis}" if analysis else job
-            record = {"scale": scale, "rows": rows, "segments": n_seg, "runs": len(runs),
-                      "job": label, **result}
+            record = {
+                "scale": scale,
+                "rows": rows,
+                "segments": n_seg,
+                "runs": len(runs),
+                "job": label,
+                **result,
+            }
             records.append(record)
-            print(f"{scale:>5} {rows:>10,} {label:<24} {result['wall_s']:>8.1f} "
-                  f"{result['cpu_s']:>8.1f} {result['peak_mib']:>9.0f}", flush=True)
+            print(
+                f"{scale:>5} {rows:>10,} {label:<24} {result['wall_s']:>8.1f} "
+                f"{result['cpu_s']:>8.1f} {result['peak_mib']:>9.0f}",
+                flush=True,
+            )
             previous = json.loads(out.read_text()) if out.exists() else []
             out.write_text(json.dumps([*previous, record], indent=1))
 

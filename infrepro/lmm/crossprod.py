@@ -128,9 +128,7 @@ def _rest_cells(rest_cols: list[np.ndarray], qr: int) -> tuple[np.ndarray, np.nd
 
 def _row_slots(layout: Layout, codes: list[np.ndarray]) -> list[np.ndarray]:
     """Per block term: the slot of every row within its block."""
-    return [
-        slots[codes[t]] for t, slots in zip(layout.block_terms, layout.level_slot, strict=True)
-    ]
+    return [slots[codes[t]] for t, slots in zip(layout.block_terms, layout.level_slot, strict=True)]
 
 
 def block_cross_products(layout: Layout, codes: list[np.ndarray]) -> np.ndarray:

@@ -152,9 +152,7 @@ class DdfCore:
     beta: np.ndarray
     vcov: np.ndarray
     reml: bool
-    design: tuple[np.ndarray, Callable[[], sp.csc_matrix]] | None = field(
-        default=None, repr=False
-    )
+    design: tuple[np.ndarray, Callable[[], sp.csc_matrix]] | None = field(default=None, repr=False)
     _z: sp.csc_matrix | None = field(default=None, repr=False)
     _satt: tuple[np.ndarray, list[np.ndarray]] | None = field(default=None, repr=False)
     _kr: tuple[np.ndarray, list[np.ndarray], np.ndarray] | None = field(default=None, repr=False)

@@ -72,6 +72,8 @@ def block_groups(
 def groups_well(n_groups: int, nb: int, m: int, width: int) -> bool:
     """Whether _DenseSchur groups the blocks (the condition of _DenseSchur._group)."""
     return n_groups * m * 2 <= nb and n_groups * m * m * width * width <= GROUP_ENTRIES_MAX
+
+
 SPARSE_DENSE_FACTOR_MAX = 3000  # sparse path: factor the rest block densely up to this size
 
 

@@ -1,5 +1,11 @@
 # The statistical analyses (docs/method.md §4, §4b): one job per metric and analysis, then tidy tables.
 from infrepro.analyses import ANALYSES, TABLES
+from infrepro.resources import (
+    analysis_mem_mb,
+    analysis_runtime,
+    collect_mem_mb,
+    collect_runtime,
+)
 
 ANALYSIS_OPTIONS = config.get("analyses", {}) or {}
 ANALYSES_TO_RUN = [a for a in ANALYSES if a in ANALYSIS_OPTIONS.get("run", ANALYSES)]
@@ -39,8 +45,9 @@ rule analysis:
         "logs/analysis/{metric}/{analysis}.log",
     threads: 1
     resources:
-        mem_mb=4000,
-        runtime=60,
+        # from the rows of the evaluation table (infrepro/resources.py), when the job is submitted
+        mem_mb=analysis_mem_mb,
+        runtime=analysis_runtime,
     script:
         "../../scripts/analysis.py"
 
@@ -59,7 +66,7 @@ rule collect_tables:
         "logs/collect_tables.log",
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=collect_mem_mb,
+        runtime=collect_runtime,
     script:
         "../../scripts/collect_tables.py"
