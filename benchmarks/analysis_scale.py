@@ -35,6 +35,7 @@ import os
 import runpy
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -238,8 +239,10 @@ def run_job_here(root: Path, job: str, analysis: str) -> None:
     runpy.run_path(str(REPO / "scripts" / script), init_globals={"snakemake": smk})
 
 
-def measure(root: Path, job: str, analysis: str = "") -> dict[str, float]:
-    """Run one job in a child process; its wall time and peak RSS (ru_maxrss = VmHWM)."""
+def measure(root: Path, job: str, analysis: str = "", timeout: float = 0) -> dict[str, float]:
+    """Run one job in a child process; its wall time, CPU time and peak RSS (ru_maxrss, the
+    kernel's VmHWM). With ``timeout`` (s), a job still running then is killed and reported
+    with ``timed_out``: its numbers are lower bounds."""
     command = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -251,17 +254,30 @@ def measure(root: Path, job: str, analysis: str = "") -> dict[str, float]:
         str(root),
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    stderr_path = root / "logs" / f"{job}{'_' + analysis if analysis else ''}.stderr"
+    stderr_path.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert process.stderr is not None
-    _, status, usage = os.wait4(process.pid, 0)
+    with stderr_path.open("w") as stderr:
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+        timer = threading.Timer(timeout, process.kill) if timeout else None
+        if timer is not None:
+            timer.start()
+        _, status, usage = os.wait4(process.pid, 0)
+        if timer is not None:
+            timer.cancel()
     wall = time.monotonic() - start
     process.returncode = os.waitstatus_to_exitcode(status)
-    err = process.stderr.read().decode(errors="replace")
-    if process.returncode != 0:
+    timed_out = bool(timeout) and wall >= timeout and process.returncode != 0
+    if process.returncode != 0 and not timed_out:
+        err = stderr_path.read_text(errors="replace")
         sys.exit(f"{job} {analysis} failed in {root}:\n{err[-4000:]}")
     cpu = usage.ru_utime + usage.ru_stime
-    return {"wall_s": wall, "cpu_s": cpu, "peak_mib": usage.ru_maxrss / 1024.0}
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "peak_mib": usage.ru_maxrss / 1024.0,
+        "timed_out": timed_out,
+    }
 
 
 # --------------------------------------------------------------------------- main
@@ -272,6 +288,9 @@ def main() -> None:
     parser.add_argument("--analyses", nargs="+", default=ANALYSES)
     parser.add_argument("--jobs", nargs="+", default=JOBS)
     parser.add_argument("--reuse", action="store_true", help="keep generated inputs")
+    parser.add_argument(
+        "--timeout", type=float, default=0, help="kill a job after this many seconds (0: never)"
+    )
     parser.add_argument("--job", help=argparse.SUPPRESS)  # child process
     parser.add_argument("--analysis", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -303,7 +322,7 @@ def main() -> None:
         if "collect_tables" in args.jobs:
             plan.append(("collect_tables", ""))
         for job, analysis in plan:
-            result = measure(root, job, analysis)
+            result = measure(root, job, analysis, args.timeout)
             label = f"analysis:{analysis}" if analysis else job
             record = {
                 "scale": scale,
@@ -316,7 +335,8 @@ def main() -> None:
             records.append(record)
             print(
                 f"{scale:>5} {rows:>10,} {label:<24} {result['wall_s']:>8.1f} "
-                f"{result['cpu_s']:>8.1f} {result['peak_mib']:>9.0f}",
+                f"{result['cpu_s']:>8.1f} {result['peak_mib']:>9.0f}"
+                + ("  (killed at the timeout: lower bounds)" if result["timed_out"] else ""),
                 flush=True,
             )
             previous = json.loads(out.read_text()) if out.exists() else []

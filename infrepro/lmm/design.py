@@ -146,6 +146,8 @@ class FixedDesign:
                     target = X[:, off : off + width].reshape(shape)  # a view: splits columns
                     assert np.may_share_memory(target, X)
                     np.multiply(cols[:, None, :], ind[:, :, None], out=target)
+                elif k == 0:  # 1.0 * x is x: no product (no n x levels copy)
+                    cols = ind
                 else:
                     cols = (cols[:, None, :] * ind[:, :, None]).reshape(nrows, -1)
             off += width
