@@ -277,6 +277,7 @@ def measure(root: Path, job: str, analysis: str = "", timeout: float = 0) -> dic
         "cpu_s": cpu,
         "peak_mib": usage.ru_maxrss / 1024.0,
         "timed_out": timed_out,
+        "load_avg_1min": os.getloadavg()[0],  # the machine's load when the job ended
     }
 
 

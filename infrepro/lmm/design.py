@@ -235,14 +235,48 @@ def build_fixed(
 QR_DIRECT_MAX = 4_000_000  # entries of X up to which its R factor comes from one QR
 
 
-def _r_factor(X: np.ndarray, keep: list[int], scale: np.ndarray) -> np.ndarray:
+def distinct_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The distinct rows of X (indices of first occurrences) and how often each occurs, when
+    there are at most a quarter as many as rows (factor-coded designs have a few hundred);
+    else None. Rows are grouped by two random projections and the grouping is then checked
+    exactly, so equal projections of different rows (vanishingly unlikely) only cost the
+    compression, never a wrong result."""
+    n, p = X.shape
+    if n < 8 or p == 0:
+        return None
+    projections = X @ np.random.default_rng(20_240_614).standard_normal((p, 2))
+    key = projections[:, 0] + 1j * projections[:, 1]  # one sortable key per row
+    _, first, inverse, counts = np.unique(
+        key, return_index=True, return_inverse=True, return_counts=True
+    )
+    if 4 * len(first) > n:
+        return None
+    representative = first[inverse.reshape(-1)]
+    step = max(1, QR_DIRECT_MAX // p)
+    for i in range(0, n, step):
+        if not np.array_equal(X[i : i + step], X[representative[i : i + step]]):
+            return None
+    return first, counts
+
+
+def _r_factor(
+    X: np.ndarray,
+    keep: list[int],
+    scale: np.ndarray,
+    rows: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     """R of the QR decomposition of X[:, keep] / scale (up to the signs of its rows).
 
     A large X is decomposed by blocks of rows (the R factors of the blocks, stacked, have the
-    same R), so no scaled copy of all of X is made."""
+    same R), so no scaled copy of all of X is made; when its rows are ``rows`` (distinct rows,
+    counts), from those rows weighted by the square roots of their counts (the same R'R = X'X).
+    """
     n = X.shape[0]
     if n * len(keep) <= QR_DIRECT_MAX:
         return np.linalg.qr(X[:, keep] / scale, mode="r")
+    if rows is not None:
+        first, counts = rows
+        return np.linalg.qr(X[np.ix_(first, keep)] * (np.sqrt(counts)[:, None] / scale), mode="r")
     step = max(len(keep), QR_DIRECT_MAX // len(keep))
     parts = [np.linalg.qr(X[i : i + step, keep] / scale, mode="r") for i in range(0, n, step)]
     return np.linalg.qr(np.vstack(parts), mode="r")
@@ -259,11 +293,12 @@ def aliased_columns(X: np.ndarray, tol: float = RANK_TOL) -> list[int]:
         return []
     norms = np.sqrt(np.einsum("ij,ij->j", X, X))
     aliased: list[int] = [j for j in range(p) if norms[j] == 0.0]
+    rows = distinct_rows(X) if X.size > QR_DIRECT_MAX else None
     while True:
         keep = [j for j in range(p) if j not in aliased]
         if not keep:
             return aliased
-        r = _r_factor(X, keep, norms[keep])
+        r = _r_factor(X, keep, norms[keep], rows)
         diag = np.abs(np.diag(r))
         bad = np.flatnonzero(diag < tol)
         if len(bad) == 0:

@@ -79,10 +79,13 @@ def test_collect_tables_follows_the_size_of_its_parts(tmp_path: Path) -> None:
     small.write_text("a,b\n1,2\n")
     large = tmp_path / "large.csv"
     large.write_text("a,b\n" + "1.234567,2.345678\n" * 600_000)  # about 11 MB
+    parts = [str(small)] + [str(large)] * 20  # about 220 MB of parts
     mem_small = resources.collect_mem_mb(None, SimpleNamespace(parts=[str(small)]))
-    mem_large = resources.collect_mem_mb(None, SimpleNamespace(parts=[str(small), str(large)]))
+    mem_large = resources.collect_mem_mb(None, SimpleNamespace(parts=parts))
     assert mem_small == resources.MIN_MEM_MB < mem_large
-    assert resources.collect_runtime(None, SimpleNamespace(parts=[str(small)])) >= 1
+    time_small = resources.collect_runtime(None, SimpleNamespace(parts=[str(small)]))
+    assert time_small == resources.MIN_RUNTIME_MIN
+    assert resources.collect_runtime(None, SimpleNamespace(parts=parts), 2) >= 2 * time_small
 
 
 def test_a_missing_input_is_reported_as_that_file_not_found(tmp_path: Path) -> None:
