@@ -233,6 +233,7 @@ def build_fixed(
 
 
 QR_DIRECT_MAX = 4_000_000  # entries of X up to which its R factor comes from one QR
+COMPRESS_MIN_COLUMNS = 16  # a large X this wide is checked on its distinct rows if it can
 
 
 def distinct_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -293,7 +294,8 @@ def aliased_columns(X: np.ndarray, tol: float = RANK_TOL) -> list[int]:
         return []
     norms = np.sqrt(np.einsum("ij,ij->j", X, X))
     aliased: list[int] = [j for j in range(p) if norms[j] == 0.0]
-    rows = distinct_rows(X) if X.size > QR_DIRECT_MAX else None
+    # a few columns: the QR by blocks is cheap; many: look for repeated rows first
+    rows = distinct_rows(X) if X.size > QR_DIRECT_MAX and p >= COMPRESS_MIN_COLUMNS else None
     while True:
         keep = [j for j in range(p) if j not in aliased]
         if not keep:
