@@ -52,7 +52,7 @@ def test_the_measured_peaks_are_covered_with_headroom() -> None:
             mem = resources.ASSEMBLE_COST.mem_mb(rows)
         else:
             mem = resources.ANALYSIS_COST[job].mem_mb(rows)
-        assert mem >= 1.2 * peak_mib * resources.MB_PER_MIB, (scale, job, mem, peak_mib)
+        assert mem >= 1.4 * peak_mib * resources.MB_PER_MIB, (scale, job, mem, peak_mib)
 
 
 def test_analysis_resources_read_the_rows_of_the_evaluation_table(tmp_path: Path) -> None:
@@ -110,11 +110,22 @@ def test_importing_the_module_is_light() -> None:
 
 # Peak RSS (MiB) measured by benchmarks/analysis_scale.py (benchmarks/results/analysis_scale.md).
 MEASURED_PEAK_MIB = {
-    (1, "assemble"): 433,
-    (1, "comparison"): 622,
-    (1, "conditional"): 594,
-    (1, "variance"): 421,
-    (1, "metaparam"): 580,
+    (1, "assemble"): 430,
+    (1, "comparison"): 461,
+    (1, "conditional"): 512,
+    (1, "variance"): 431,
+    (1, "metaparam"): 574,
     (1, "classical"): 369,
-    (10, "assemble"): 1644,
+    (3, "assemble"): 703,
+    (3, "comparison"): 864,
+    (3, "conditional"): 974,
+    (3, "variance"): 727,
+    (3, "metaparam"): 1185,
+    (3, "classical"): 570,
+    (10, "assemble"): 1639,
+    (10, "comparison"): 2162,
+    (10, "conditional"): 1899,
+    (10, "variance"): 1485,
+    (10, "metaparam"): 4405,
+    (10, "classical"): 1245,
 }
