@@ -144,7 +144,7 @@ class FixedDesign:
                 shape = (nrows, ind.shape[1], cols.shape[1])
                 if k == len(term) - 1:  # the last variable: the product goes into X
                     target = X[:, off : off + width].reshape(shape)  # a view: splits columns
-                    assert np.may_share_memory(target, X)
+                    assert width == 0 or np.may_share_memory(target, X)
                     np.multiply(cols[:, None, :], ind[:, :, None], out=target)
                 elif k == 0:  # 1.0 * x is x: no product (no n x levels copy)
                     cols = ind
