@@ -2,14 +2,20 @@
 
 import pandas as pd
 
-from infrepro.analyses import load_metric_data, run_analysis
+from infrepro.analyses import load_metric_data, read_evaluation, run_analysis
 from infrepro.io import write_csv
 from infrepro.scripting import run_rule_script
 
 
 def main(smk) -> None:
+    evaluation = read_evaluation(
+        smk.input.evaluation,
+        metric=smk.wildcards.metric,
+        facets=list(smk.params.facets),
+        properties=list(smk.params.properties),
+    )
     data = load_metric_data(
-        pd.read_parquet(smk.input.evaluation),
+        evaluation,
         pd.read_parquet(smk.input.runs),
         pd.read_csv(smk.input.bins),
         metric=smk.wildcards.metric,

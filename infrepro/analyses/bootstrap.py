@@ -47,7 +47,7 @@ def bootstrap_lrt(
         return test.lr_stat, test.df
 
     observed, df = lr(rows)
-    null = fit(h0, rows, reml=True)
+    null = fit(h0, rows, reml=True, keep_design=True)
     core = null.ddf_core
     if core is None:
         raise LmmError("the H0 fit carries no model core")

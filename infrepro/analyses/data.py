@@ -10,7 +10,7 @@ import pandas as pd
 
 from infrepro.io.scores import incomplete_runs
 from infrepro.schema import with_defaults
-from infrepro.vocabulary import BIN_SUFFIX, RUN, SYSTEM
+from infrepro.vocabulary import BIN_SUFFIX, RUN, SEGMENT, SYSTEM
 
 from .names import Names
 
@@ -99,6 +99,48 @@ class MetricData:
         if runs is not None:
             table = table[table[RUN].isin(runs)]
         return table
+
+
+def evaluation_columns(
+    names: list[str], *, metric: str, facets: list[str], properties: list[str]
+) -> list[str]:
+    """The columns of the evaluation table one metric's analyses read, in file order: ids,
+    system, facets, properties (and their bins) and the metric (not the other metrics)."""
+    wanted = {RUN, SYSTEM, SEGMENT, metric, *facets, *properties}
+    wanted |= {prop + BIN_SUFFIX for prop in properties}
+    return [name for name in names if name in wanted]
+
+
+def read_evaluation(
+    path: str, *, metric: str, facets: list[str], properties: list[str]
+) -> pd.DataFrame:
+    """The evaluation table as the analyses of one metric need it, read lean.
+
+    Only the needed columns (evaluation_columns); text columns (ids, system, facets, bins) as
+    categoricals whose categories are sorted as strings, so that grouping, sorting and
+    factor coding see the same values in the same order as with plain strings, at one or a few
+    bytes per row instead of a string each (the table can have millions of rows).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(path)
+    columns = evaluation_columns(
+        list(schema.names), metric=metric, facets=facets, properties=properties
+    )
+    text = [
+        name
+        for name in columns
+        if pa.types.is_string(schema.field(name).type)
+        or pa.types.is_large_string(schema.field(name).type)
+    ]
+    frame = pq.read_table(path, columns=columns, read_dictionary=text).to_pandas()
+    for name in text:
+        column = frame[name]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            categories = column.cat.categories
+            frame[name] = column.cat.reorder_categories(sorted(categories, key=str))
+    return frame
 
 
 def best_runs(data: MetricData) -> pd.DataFrame:

@@ -28,6 +28,35 @@ class CrossProducts:
     cff_sparse: sp.csr_matrix | None
 
 
+GRAM_STACK_MAX = 4_000_000  # [X y] entries up to which cyy is one product of the stacked matrix
+
+
+class XyColumns:
+    """The columns of [X y] without stacking them into a copy of X (n x p) plus y."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray) -> None:
+        self.X, self.y = X, y
+        self.shape = (X.shape[0], X.shape[1] + 1)
+
+    def __getitem__(self, key: tuple[slice, int]) -> np.ndarray:
+        j = key[1]
+        return self.y if j == self.X.shape[1] else self.X[:, j]
+
+    def gram(self) -> np.ndarray:
+        """[X y]'[X y]. Small: the product of the stacked matrix (as it has always been
+        computed); large: by blocks, without the stacked copy."""
+        X, y = self.X, self.y
+        p = X.shape[1]
+        if X.size + y.size <= GRAM_STACK_MAX:
+            Xy = np.column_stack([X, y]) if p else y[:, None].astype(float)
+            return Xy.T @ Xy
+        out = np.empty((p + 1, p + 1))
+        out[:p, :p] = X.T @ X
+        out[:p, p] = out[p, :p] = X.T @ y
+        out[p, p] = y @ y
+        return out
+
+
 def _count_matrix(
     rows: list[np.ndarray],
     cols: list[np.ndarray],
@@ -97,16 +126,35 @@ def _rest_cells(rest_cols: list[np.ndarray], qr: int) -> tuple[np.ndarray, np.nd
     return cell_of_row, ind
 
 
+def _row_slots(layout: Layout, codes: list[np.ndarray]) -> list[np.ndarray]:
+    """Per block term: the slot of every row within its block."""
+    return [slots[codes[t]] for t, slots in zip(layout.block_terms, layout.level_slot, strict=True)]
+
+
+def block_cross_products(layout: Layout, codes: list[np.ndarray]) -> np.ndarray:
+    """The block-diagonal part of Z_B'Z_B, (nb, m, m): counts of rows per pair of slots."""
+    m, nb = layout.m, layout.n_blocks
+    block = codes[layout.primary]
+    row_slot = _row_slots(layout, codes)
+    cbb = np.zeros(nb * m * m)
+    for sa in row_slot:
+        for sb in row_slot:
+            cbb += np.bincount(block * (m * m) + sa * m + sb, minlength=nb * m * m)
+    return cbb.reshape(nb, m, m)
+
+
 def cross_products(
     layout: Layout,
     codes: list[np.ndarray],
-    Xy: np.ndarray,
+    Xy: np.ndarray | XyColumns,
     dense: bool,
     weights: list[np.ndarray | None] | None = None,
+    cbb: np.ndarray | None = None,
 ) -> CrossProducts:
     """All cross-products needed by the profiled deviance, by bincount over the rows.
 
-    ``weights[k]`` scales term k's Z entries (slopes, dummy() terms; rest terms only).
+    ``weights[k]`` scales term k's Z entries (slopes, dummy() terms; rest terms only);
+    ``cbb``: block_cross_products() when the caller has it already.
     """
     wts = list(weights) if weights is not None else [None] * len(codes)
     rest_w = [wts[t] for t in layout.rest_terms]
@@ -114,14 +162,10 @@ def cross_products(
     m, nb, qr = layout.m, layout.n_blocks, layout.n_rest
     ncol = Xy.shape[1]
     block = codes[layout.primary]
-    row_slot = [
-        slots[codes[t]] for t, slots in zip(layout.block_terms, layout.level_slot, strict=True)
-    ]
+    row_slot = _row_slots(layout, codes)
     rows_b = [block * m + sa for sa in row_slot] if m > 1 else [block]
-    cbb = np.zeros(nb * m * m)
-    for sa in row_slot:
-        for sb in row_slot:
-            cbb += np.bincount(block * (m * m) + sa * m + sb, minlength=nb * m * m)
+    if cbb is None:
+        cbb = block_cross_products(layout, codes)
     cby = np.zeros((nb * m, ncol))
     for rb in rows_b:
         for j in range(ncol):
@@ -134,7 +178,7 @@ def cross_products(
     if cells is not None and nb * m * cells[1].shape[0] > 10_000_000:
         cells = None
     cfy = np.zeros((qr, ncol))
-    cyy = Xy.T @ Xy
+    cyy = Xy.gram() if isinstance(Xy, XyColumns) else Xy.T @ Xy
     out = CrossProducts(cbb.reshape(nb, m, m), cby, cfy, cyy, None, None, None, None)
     if cells is not None:
         cell, ind = cells

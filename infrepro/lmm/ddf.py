@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .blas import single_threaded_blas
 from .errors import LmmError
 
 SATTERTHWAITE = "Satterthwaite"
@@ -134,25 +135,50 @@ class DdfCore:
     """What the df computations need from a fit; the expensive pieces are computed once.
 
     ``pieces(theta)`` returns (log|L|^2, r2, log|R_X|^2, (R_X'R_X)^-1) of the profiled
-    deviance; ``Z`` is the random-effects model matrix (n x q) in the order of ``term_cols``.
+    deviance (cross-product sized: Satterthwaite needs nothing with a row per observation).
+    ``X`` (n x p) and ``Z``, the random-effects model matrix (n x q) in the order of
+    ``term_cols``, are what Kenward-Roger (and the parametric bootstrap) need; a fit keeps them
+    only where they are used (see ``fit(keep_design=...)``): ``design`` returns X and the
+    function that builds Z on first use, or is None when they were not kept.
     """
 
     pieces: Callable[[np.ndarray], tuple[float, float, float, np.ndarray]]
-    X: np.ndarray
-    Z: sp.csc_matrix
+    n: int  # observations
+    p: int  # fixed effects
+    q: int  # random-effect columns
     term_cols: list[np.ndarray]  # columns of Z belonging to each random term
     theta: np.ndarray
     sigma: float
     beta: np.ndarray
     vcov: np.ndarray
     reml: bool
+    design: tuple[np.ndarray, Callable[[], sp.csc_matrix]] | None = field(default=None, repr=False)
+    _z: sp.csc_matrix | None = field(default=None, repr=False)
     _satt: tuple[np.ndarray, list[np.ndarray]] | None = field(default=None, repr=False)
     _kr: tuple[np.ndarray, list[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
+
+    @property
+    def X(self) -> np.ndarray:
+        """The fixed-effect model matrix (n x p), when the fit kept it."""
+        if self.design is None:
+            raise LmmError("this fit did not keep its model matrices; refit with keep_design=True")
+        return self.design[0]
+
+    @property
+    def Z(self) -> sp.csc_matrix:
+        """The random-effects model matrix (n x q), built on first use, when the fit kept it."""
+        if self._z is None:
+            if self.design is None:
+                raise LmmError(
+                    "this fit did not keep its model matrices; refit with keep_design=True"
+                )
+            self._z = self.design[1]()
+        return self._z
 
     # ---- Satterthwaite ---------------------------------------------------------------------
     def _deviance_vp(self, vp: np.ndarray) -> float:
         """The deviance with sigma free (lmerTest's devfun_vp)."""
-        n, p = self.X.shape
+        n, p = self.n, self.p
         sigma2 = vp[-1] ** 2
         logdet_l, r2, logdet_rx, _ = self.pieces(np.abs(vp[:-1]))
         dev = logdet_l + r2 / sigma2 + n * np.log(2.0 * np.pi * sigma2)
@@ -171,7 +197,7 @@ class DdfCore:
             vals, vecs = np.linalg.eigh(hess)
             pos = vals > 1e-8
             h_inv = (vecs[:, pos] / vals[pos]) @ vecs[:, pos].T
-            p = self.X.shape[1]
+            p = self.p
             jac = nd_jacobian(self._covbeta, vp)
             # R's array(Jac[, i], dim = c(p, p)) fills column-major
             jac_list = [jac[:, i].reshape(p, p, order="F") for i in range(len(vp))]
@@ -185,11 +211,10 @@ class DdfCore:
             return self._kr
         if not self.reml:
             raise LmmError("Kenward-Roger degrees of freedom need a REML fit")
-        X, Z = self.X, self.Z
-        n, p = X.shape
-        q = Z.shape[1]
+        n, p, q = self.n, self.p, self.q
         if q > KR_MAX_COLUMNS:
             raise LmmError(f"Kenward-Roger with {q} random-effect columns is too costly")
+        X, Z = self.X, self.Z
         s2 = self.sigma**2
         lam = np.zeros(q)
         for k, cols in enumerate(self.term_cols):
@@ -321,6 +346,11 @@ def _kr_adjust(core: DdfCore, L: np.ndarray) -> tuple[float, float, float]:
 
 def contest(core: DdfCore, L: np.ndarray, method: str) -> ContrastTest:
     """Test L beta = 0 (L: q x p) by Satterthwaite or Kenward-Roger, as lmerTest's contest."""
+    with single_threaded_blas():
+        return _contest(core, L, method)
+
+
+def _contest(core: DdfCore, L: np.ndarray, method: str) -> ContrastTest:
     L = np.atleast_2d(np.asarray(L, dtype=float))
     if L.shape[1] != len(core.beta):
         raise LmmError(f"contrast has {L.shape[1]} columns for {len(core.beta)} fixed effects")

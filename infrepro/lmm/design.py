@@ -108,14 +108,30 @@ class FixedDesign:
         """Factors used in the fixed part, in order of appearance."""
         return [v.name for v in self.variables.values() if v.is_factor]
 
+    def _width(self, term: tuple[str, ...], full: tuple[bool, ...]) -> int:
+        width = 1
+        for var_name, is_full in zip(term, full, strict=True):
+            var = self.variables[var_name]
+            if var.is_factor:
+                assert var.levels is not None
+                width *= len(var.levels) - (0 if is_full else 1)
+        return width
+
     def matrix(self, values: Mapping[str, np.ndarray], nrows: int) -> np.ndarray:
-        """X for rows given as factor codes (int arrays) and numeric values (float arrays)."""
-        blocks: list[np.ndarray] = []
+        """X for rows given as factor codes (int arrays) and numeric values (float arrays).
+
+        Each term's columns are written straight into X (no per-term blocks stacked at the
+        end: X can be the largest array of a fit)."""
+        pairs = list(zip(self.terms, self.full_coding, strict=True))
+        widths = [self._width(term, full) for term, full in pairs]
+        X = np.empty((nrows, int(self.intercept) + sum(widths)))
+        off = 0
         if self.intercept:
-            blocks.append(np.ones((nrows, 1)))
-        for term, full in zip(self.terms, self.full_coding, strict=True):
+            X[:, 0] = 1.0
+            off = 1
+        for (term, full), width in zip(pairs, widths, strict=True):
             cols = np.ones((nrows, 1))
-            for var_name, is_full in zip(term, full, strict=True):
+            for k, (var_name, is_full) in enumerate(zip(term, full, strict=True)):
                 var = self.variables[var_name]
                 v = values[var_name]
                 if var.is_factor:
@@ -125,11 +141,17 @@ class FixedDesign:
                 else:
                     ind = np.asarray(v, dtype=float)[:, None]
                 # earlier variables vary fastest, as in R
-                cols = (cols[:, None, :] * ind[:, :, None]).reshape(nrows, -1)
-            blocks.append(cols)
-        if not blocks:
-            return np.zeros((nrows, 0))
-        return np.hstack(blocks)
+                shape = (nrows, ind.shape[1], cols.shape[1])
+                if k == len(term) - 1:  # the last variable: the product goes into X
+                    target = X[:, off : off + width].reshape(shape)  # a view: splits columns
+                    assert width == 0 or np.may_share_memory(target, X)
+                    np.multiply(cols[:, None, :], ind[:, :, None], out=target)
+                elif k == 0:  # 1.0 * x is x: no product (no n x levels copy)
+                    cols = ind
+                else:
+                    cols = (cols[:, None, :] * ind[:, :, None]).reshape(nrows, -1)
+            off += width
+        return X
 
 
 def term_column_names(
@@ -210,6 +232,57 @@ def build_fixed(
     return design, X
 
 
+QR_DIRECT_MAX = 4_000_000  # entries of X up to which its R factor comes from one QR
+COMPRESS_MIN_COLUMNS = 16  # a large X this wide is checked on its distinct rows if it can
+
+
+def distinct_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The distinct rows of X (indices of first occurrences) and how often each occurs, when
+    there are at most a quarter as many as rows (factor-coded designs have a few hundred);
+    else None. Rows are grouped by two random projections and the grouping is then checked
+    exactly, so equal projections of different rows (vanishingly unlikely) only cost the
+    compression, never a wrong result."""
+    n, p = X.shape
+    if n < 8 or p == 0:
+        return None
+    projections = X @ np.random.default_rng(20_240_614).standard_normal((p, 2))
+    key = projections[:, 0] + 1j * projections[:, 1]  # one sortable key per row
+    _, first, inverse, counts = np.unique(
+        key, return_index=True, return_inverse=True, return_counts=True
+    )
+    if 4 * len(first) > n:
+        return None
+    representative = first[inverse.reshape(-1)]
+    step = max(1, QR_DIRECT_MAX // p)
+    for i in range(0, n, step):
+        if not np.array_equal(X[i : i + step], X[representative[i : i + step]]):
+            return None
+    return first, counts
+
+
+def _r_factor(
+    X: np.ndarray,
+    keep: list[int],
+    scale: np.ndarray,
+    rows: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """R of the QR decomposition of X[:, keep] / scale (up to the signs of its rows).
+
+    A large X is decomposed by blocks of rows (the R factors of the blocks, stacked, have the
+    same R), so no scaled copy of all of X is made; when its rows are ``rows`` (distinct rows,
+    counts), from those rows weighted by the square roots of their counts (the same R'R = X'X).
+    """
+    n = X.shape[0]
+    if n * len(keep) <= QR_DIRECT_MAX:
+        return np.linalg.qr(X[:, keep] / scale, mode="r")
+    if rows is not None:
+        first, counts = rows
+        return np.linalg.qr(X[np.ix_(first, keep)] * (np.sqrt(counts)[:, None] / scale), mode="r")
+    step = max(len(keep), QR_DIRECT_MAX // len(keep))
+    parts = [np.linalg.qr(X[i : i + step, keep] / scale, mode="r") for i in range(0, n, step)]
+    return np.linalg.qr(np.vstack(parts), mode="r")
+
+
 def aliased_columns(X: np.ndarray, tol: float = RANK_TOL) -> list[int]:
     """Indices of columns of X that are linear combinations of earlier columns.
 
@@ -221,12 +294,13 @@ def aliased_columns(X: np.ndarray, tol: float = RANK_TOL) -> list[int]:
         return []
     norms = np.sqrt(np.einsum("ij,ij->j", X, X))
     aliased: list[int] = [j for j in range(p) if norms[j] == 0.0]
+    # a few columns: the QR by blocks is cheap; many: look for repeated rows first
+    rows = distinct_rows(X) if X.size > QR_DIRECT_MAX and p >= COMPRESS_MIN_COLUMNS else None
     while True:
         keep = [j for j in range(p) if j not in aliased]
         if not keep:
             return aliased
-        Xs = X[:, keep] / norms[keep]
-        r = np.linalg.qr(Xs, mode="r")
+        r = _r_factor(X, keep, norms[keep], rows)
         diag = np.abs(np.diag(r))
         bad = np.flatnonzero(diag < tol)
         if len(bad) == 0:
@@ -253,6 +327,22 @@ def encode_groups(
         codes = parts[0]
         return codes, int(codes.max()) + 1 if len(codes) else 0
     return combine_codes(parts)
+
+
+def _level_mask(column: pd.Series, level: str) -> np.ndarray:
+    """Rows whose value, as a level string (``_level_strings``), is ``level``: the distinct
+    values are converted, not every row."""
+    codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=True)
+    labels = np.asarray(_level_strings(np.asarray(uniques, dtype=object)), dtype=object)
+    mask = np.isin(codes, np.flatnonzero(labels == level))
+    missing = codes < 0
+    if missing.any():  # a missing value's string ("nan", "None") could be the level
+        first = column.to_numpy(dtype=object)[np.flatnonzero(missing)[:1]]
+        if _level_strings(first)[0] == level:
+            mask |= missing & (
+                np.asarray(_level_strings(column.to_numpy(dtype=object)), dtype=object) == level
+            )
+    return mask
 
 
 @dataclass(frozen=True)
@@ -291,8 +381,7 @@ def random_columns(
         w = slope
     else:
         factor, level = term.indicator
-        labels = np.asarray(_level_strings(data[factor].to_numpy(dtype=object)), dtype=object)
-        mask = labels == level
+        mask = _level_mask(data[factor], level)
         if not mask.any():
             raise LmmError(f"level {level!r} does not occur in column {factor!r} ({term.written})")
         sub_codes, q = encode_groups(data[mask], term.variables, {})

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from . import ddf
+from .blas import single_threaded_blas
 from .ddf import DdfCore
 from .design import FixedDesign, RandomColumns, aliased_columns, build_fixed, random_columns
 from .errors import LmmError
@@ -24,17 +25,7 @@ SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 FEW_LEVELS = 5  # docs/method.md §4.6: facets with fewer levels are flagged
 
 
-@contextlib.contextmanager
-def _single_threaded_blas() -> Iterator[None]:
-    """Run BLAS/LAPACK single-threaded: the per-evaluation matrices are small, and threading
-    them costs far more than it saves (10x on a loaded 2-core machine)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # optional: without it BLAS keeps its default threads
-        yield
-        return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
+_single_threaded_blas = single_threaded_blas
 
 
 def _response(data: pd.DataFrame, name: str) -> np.ndarray:
@@ -187,6 +178,7 @@ def fit(
     factors: Sequence[str] | None = None,
     path: str = "auto",
     theta: np.ndarray | None = None,
+    keep_design: bool | None = None,
 ) -> LmmResult:
     """Fit an LMM as lme4's ``lmer`` does (REML by default, like lmer).
 
@@ -196,6 +188,10 @@ def fit(
     evaluates the model at given relative SDs instead of optimizing (lme4's
     ``lmer(..., start = theta, control = lmerControl(optimizer = NULL))``), to compare
     everything downstream of the optimizer with a reference fit.
+    ``keep_design``: keep X and (built on first use) Z in ``ddf_core`` for Kenward-Roger or a
+    parametric bootstrap; by default only REML fits within ddf.KR_MAX_COLUMNS keep them, so a
+    result does not hold model matrices with a row per observation that nothing will use
+    (Satterthwaite needs only the cross-products).
     Raises LmmError for unsupported formulas and degenerate data.
     """
     start = time.perf_counter()
@@ -244,11 +240,19 @@ def fit(
             messages.append(
                 f"random term {term.written} has only {q} levels: its variance is poorly estimated"
             )
-    z, term_cols = _z_matrix(prep.terms, n)
+    term_cols, off = [], 0
+    for q in nlevels:
+        term_cols.append(np.arange(off, off + q))
+        off += q
+    if keep_design is None:
+        keep_design = reml and off <= ddf.KR_MAX_COLUMNS
+    terms = prep.terms
     ddf_core = DdfCore(
         pieces=dev.pieces,
-        X=X,
-        Z=z,
+        n=n,
+        p=p,
+        q=off,
+        design=(X, lambda: _z_matrix(terms, n)[0]) if keep_design else None,
         term_cols=term_cols,
         theta=theta.copy(),
         sigma=float(np.sqrt(sigma2)),

@@ -31,7 +31,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .crossprod import CrossProducts, cross_products
+from .crossprod import CrossProducts, XyColumns, block_cross_products, cross_products
 from .layout import Layout, choose_layout
 
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -39,6 +39,40 @@ DENSE_REST_SMALL = 100  # rest blocks this narrow always use the dense path
 DENSE_WORK_MAX = 50_000_000  # otherwise dense only while n_blocks * m * width^2 stays below
 DENSE_ENTRIES_MAX = 10_000_000  # memory cap (floats) for the dense block x rest products
 GROUP_ENTRIES_MAX = 5_000_000  # memory cap (floats) for the grouped block tensor
+# a design whose blocks share few Z'Z patterns (balanced: one) costs O(width^2) per evaluation
+# on the grouped dense path whatever the number of blocks: dense up to this many block x rest
+# entries (floats) and this rest width
+GROUPED_ENTRIES_MAX = 50_000_000
+GROUPED_WIDTH_MAX = 2000
+
+
+def slot_terms(layout: Layout, k: int) -> np.ndarray:
+    """(nb, m): the term of every block slot (k marks padding)."""
+    slot_term = np.full((layout.n_blocks, layout.m), k, dtype=np.int64)
+    for t, slots, blocks in zip(
+        layout.block_terms, layout.level_slot, layout.level_block, strict=True
+    ):
+        slot_term[blocks, slots] = t
+    return slot_term
+
+
+def block_groups(
+    cbb: np.ndarray, slot_term: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Blocks with identical Z'Z pattern: (first block, group of every block, group sizes)."""
+    nb, m = slot_term.shape
+    key = np.concatenate([cbb.reshape(nb, m * m), slot_term.astype(float)], axis=1)
+    _, first, inverse, counts = np.unique(
+        key, axis=0, return_index=True, return_inverse=True, return_counts=True
+    )
+    return first, inverse.reshape(-1), counts
+
+
+def groups_well(n_groups: int, nb: int, m: int, width: int) -> bool:
+    """Whether _DenseSchur groups the blocks (the condition of _DenseSchur._group)."""
+    return n_groups * m * 2 <= nb and n_groups * m * m * width * width <= GROUP_ENTRIES_MAX
+
+
 SPARSE_DENSE_FACTOR_MAX = 3000  # sparse path: factor the rest block densely up to this size
 
 
@@ -94,12 +128,7 @@ class _Base:
         self.nb = layout.n_blocks
         self.qr = layout.n_rest
         self.width = self.qr + p + 1
-        slot_term = np.full((self.nb, self.m), self.k, dtype=np.int64)  # k marks padding
-        for t, slots, blocks in zip(
-            layout.block_terms, layout.level_slot, layout.level_block, strict=True
-        ):
-            slot_term[blocks, slots] = t
-        self.slot_term = slot_term
+        self.slot_term = slot_terms(layout, self.k)
         rest_term = np.empty(self.qr, dtype=np.int64)
         for t, off in zip(layout.rest_terms, layout.rest_offsets, strict=True):
             rest_term[off : off + nlevels[t]] = t
@@ -174,13 +203,9 @@ class _DenseSchur(_Base):
     def _group(self) -> None:
         """Group blocks with identical Z'Z pattern: the Schur update is then sum_g M_g : T_g."""
         nb, m, w = self.nb, self.m, self.width
-        key = np.concatenate([self.cbb.reshape(nb, m * m), self.slot_term.astype(float)], axis=1)
-        _, first, inverse, counts = np.unique(
-            key, axis=0, return_index=True, return_inverse=True, return_counts=True
-        )
-        inverse = inverse.reshape(-1)
+        first, inverse, counts = block_groups(self.cbb, self.slot_term)
         ng = len(first)
-        self.grouped = ng * m * 2 <= nb and ng * m * m * w * w <= GROUP_ENTRIES_MAX
+        self.grouped = groups_well(ng, nb, m, w)
         if not self.grouped:
             self.rep_slot, self.rep_cbb = self.slot_term, self.cbb
             self.rep_count = np.ones(nb)
@@ -191,7 +216,8 @@ class _DenseSchur(_Base):
         order = np.argsort(inverse, kind="stable")
         bounds = np.concatenate([[0], np.cumsum(counts)])
         for g in range(ng):
-            cg = self.cbr[order[bounds[g] : bounds[g + 1]]]  # (n_g, m, w)
+            # (n_g, m, w); one group (a balanced design) is every block: no copy
+            cg = self.cbr if ng == 1 else self.cbr[order[bounds[g] : bounds[g + 1]]]
             if m == 1:
                 tens[g, 0, 0] = cg[:, 0, :].T @ cg[:, 0, :]
             else:
@@ -404,17 +430,27 @@ class ProfiledDeviance:
         wts = list(weights) if weights is not None else [None] * len(codes)
         layout = choose_layout(codes, nlevels, p, [w is not None for w in wts])
         width = layout.n_rest + p + 1
+        cbb = block_cross_products(layout, codes)
         if path == "auto":
-            work = float(layout.n_blocks) * layout.m * width * width
+            nb, m = layout.n_blocks, layout.m
+            work = float(nb) * m * width * width
             small = layout.n_rest <= DENSE_REST_SMALL or work <= DENSE_WORK_MAX
-            fits = layout.n_blocks * layout.m * width <= DENSE_ENTRIES_MAX
+            fits = nb * m * width <= DENSE_ENTRIES_MAX
             path = "dense" if small and fits else "sparse"
+            if (
+                path == "sparse"
+                and width <= GROUPED_WIDTH_MAX
+                and nb * m * width <= GROUPED_ENTRIES_MAX
+            ):
+                n_groups = len(block_groups(cbb, slot_terms(layout, len(codes)))[0])
+                if groups_well(n_groups, nb, m, width):
+                    path = "dense"
         if path not in ("dense", "sparse"):
             raise ValueError(f"unknown path {path!r}")
         self.path = path
         self.layout = layout
-        Xy = np.column_stack([X, y]) if p else y[:, None].astype(float)
-        cp = cross_products(layout, codes, Xy, dense=path == "dense", weights=wts)
+        Xy = XyColumns(X, np.asarray(y, dtype=float))
+        cp = cross_products(layout, codes, Xy, dense=path == "dense", weights=wts, cbb=cbb)
         args = (layout, list(nlevels), n, p, reml)
         self.impl: _DenseSchur | _SparseSchur = (
             _DenseSchur(args, cp) if path == "dense" else _SparseSchur(args, cp)

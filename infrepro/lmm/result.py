@@ -159,7 +159,7 @@ class LmmResult:
         from .ddf import KR_MAX_COLUMNS
 
         core = self.ddf_core
-        return core is not None and self.reml and core.Z.shape[1] <= KR_MAX_COLUMNS
+        return core is not None and self.reml and core.q <= KR_MAX_COLUMNS
 
     # ------------------------------------------------------------------ prediction
     def predict(self, newdata: pd.DataFrame) -> pd.DataFrame:

@@ -8,6 +8,12 @@ absence is a failure, not a skip. start_slurm.sh starts munged, slurmctld and sl
 example runs once with `snakemake --cores 2` and once with `snakemake --profile profiles/slurm`;
 (side by side, as the SLURM run mostly waits); every result file must be the same (CSV byte
 for byte, Parquet frame-equal); stop_slurm.sh ends the daemons whatever happens.
+
+Both modes also check that the data-sized rules (assemble, analysis_*, collect_tables) ask SLURM
+for resources computed from the evaluation table (infrepro/resources.py) rather than the
+profile's defaults: a dry run with the SLURM profile on the example plus a fake evaluation table
+of 50 times the paper's rows prints every planned analysis job's mem_mb and runtime. The dry
+run plans the SLURM jobs without submitting them, so this check needs no running cluster.
 """
 
 from __future__ import annotations
@@ -160,6 +166,59 @@ def runs(
     finally:
         output = finish(on_slurm)
     return local, cluster, output
+
+
+LARGE_ROWS = 50 * 551_520  # 50 times the paper's evaluation table
+
+
+def planned_resources(output: str, rule: str) -> dict[str, str]:
+    """{resource: value} of the (last) job of ``rule`` in a dry run."""
+    planned: dict[str, str] = {}
+    for block in output.split(f"rule {rule}:")[1:]:
+        found = re.search(r"resources: (.*)", block)
+        assert found is not None, block
+        planned = dict(item.split("=", 1) for item in found.group(1).split(", "))
+    return planned
+
+
+def test_analysis_jobs_ask_for_what_a_large_evaluation_table_needs(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from infrepro.resources import ANALYSIS_COST
+    from infrepro.vocabulary import ANALYSES
+
+    profile_dir = REPO_ROOT / "profiles" / "slurm"
+    profile = yaml.safe_load((profile_dir / "config.yaml").read_text())
+    default = profile["default-resources"]
+    rules = ["assemble", *(f"analysis_{a}" for a in ANALYSES), "collect_tables"]
+    assert not set(rules) & set(profile["set-resources"])
+    root = example(tmp_path / "large")
+    # From scratch, the data-sized jobs' resources wait for their input (<TBD> in the plan).
+    scratch = finish(start_snakemake(root, "--profile", str(profile_dir), "--dry-run"))
+    for rule in rules:
+        values = planned_resources(scratch, rule)
+        assert values["mem_mb"] == "<TBD>" and values["runtime"] == "<TBD>", (rule, values)
+    # A large evaluation table (one cheap int8 column: only the Parquet footer is read).
+    results = root / "results"
+    (results / "inputs").mkdir(parents=True)
+    (results / "tables").mkdir(parents=True)
+    column = pa.repeat(pa.scalar(0, pa.int8()), LARGE_ROWS)
+    pq.write_table(pa.table({"x": column}), results / "evaluation.parquet", compression="zstd")
+    (results / "inputs" / "runs.parquet").touch()
+    (results / "tables" / "property_bins.csv").touch()
+    targets = [f"results/analyses/ter/{a}/diagnostics.csv" for a in ANALYSES]
+    options = ["--profile", str(profile_dir), "--dry-run", "--allowed-rules"]
+    options += [f"analysis_{a}" for a in ANALYSES]
+    plan = finish(start_snakemake(root, *options, "--", *targets))
+    planned = {a: planned_resources(plan, f"analysis_{a}") for a in ANALYSES}
+    for analysis, values in planned.items():
+        cost = ANALYSIS_COST[analysis]
+        assert int(values["mem_mb"]) == cost.mem_mb(LARGE_ROWS) > int(default["mem_mb"])
+        assert int(values["runtime"]) == cost.runtime(LARGE_ROWS)
+    # the slowest analyses need more time than the default too (the fast ones need less)
+    assert int(planned["conditional"]["runtime"]) > int(default["runtime"])
+    assert int(planned["metaparam"]["runtime"]) > int(default["runtime"])
 
 
 def slurm_submissions(output: str) -> dict[str, str]:

@@ -1,6 +1,7 @@
 # The statistical analyses (docs/method.md §4, §4b): one job per metric and analysis, then tidy
 # tables. Each analysis has its own rule, declaring only the tables it writes and depending only
 # on the options it reads (vocabulary.ANALYSIS_TABLES, ANALYSIS_READS).
+from infrepro.resources import analysis_resources, collect_mem_mb, collect_runtime
 from infrepro.vocabulary import ANALYSES, ANALYSIS_READS, ANALYSIS_TABLES, TABLES
 
 ANALYSIS_OPTIONS = config["analyses"]  # the schema sets every default
@@ -48,8 +49,9 @@ for _analysis in ANALYSES:
             f"logs/analysis/{{metric}}/{_analysis}.log",
         threads: 1
         resources:
-            mem_mb=4000,
-            runtime=60,
+            # from the rows of the evaluation table (infrepro/resources.py), at submission
+            mem_mb=analysis_resources(_analysis)[0],
+            runtime=analysis_resources(_analysis)[1],
         script:
             "../../scripts/analysis.py"
 
@@ -68,7 +70,7 @@ rule collect_tables:
         "logs/collect_tables.log",
     threads: 1
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=collect_mem_mb,
+        runtime=collect_runtime,
     script:
         "../../scripts/collect_tables.py"

@@ -1,4 +1,6 @@
 # The evaluation table: one row per (run, segment), read by every analysis.
+from infrepro.resources import assemble_mem_mb, assemble_runtime
+
 
 if RAW_MODE:
 
@@ -16,8 +18,9 @@ if RAW_MODE:
             "logs/assemble.log",
         threads: 1
         resources:
-            mem_mb=4000,
-            runtime=30,
+            # from the rows of the per-run score tables (infrepro/resources.py)
+            mem_mb=assemble_mem_mb,
+            runtime=assemble_runtime,
         script:
             "../../scripts/assemble.py"
 

@@ -1,0 +1,128 @@
+"""Memory and wall time of the data-sized jobs, from the rows of the evaluation table.
+
+The workflow's ``assemble``, ``analysis`` and ``collect_tables`` rules take their ``mem_mb``
+and ``runtime`` from these functions (Snakemake callable resources), so a cluster job asks for
+what its input needs: a 10x experiment gets more than the bundled example without
+``--set-resources``. The rows are read from the Parquet footers (``num_rows``), not the data;
+while an input does not exist yet (planning a run from scratch), the functions raise
+FileNotFoundError for it, which Snakemake shows as ``<TBD>`` and evaluates again when the job
+is about to be submitted and its input exists.
+
+Calibration: benchmarks/analysis_scale.py (results in benchmarks/results/analysis_scale.md)
+measured every job at 1x, 3x and 10x the paper's 551,520 rows. Each cost is a line
+``base + per_million * rows / 1e6`` through the measured peaks (MiB) and CPU times, with
+headroom: memory x MEM_HEADROOM, time x TIME_HEADROOM (shared or slower nodes), both x the
+attempt number when Snakemake retries a failed job (``--retries``). This module imports only
+the standard library at import time (the workflow parses it on every invocation).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+MEM_HEADROOM = 1.5
+TIME_HEADROOM = 4.0
+MIN_MEM_MB = 1000
+MIN_RUNTIME_MIN = 10
+MB_PER_MIB = 1.048576
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Peak memory (MiB) and CPU seconds of one job as lines in millions of evaluation rows."""
+
+    base_mib: float
+    mib_per_mrow: float
+    base_s: float
+    s_per_mrow: float
+
+    def mem_mb(self, rows: int, attempt: int = 1) -> int:
+        """``mem_mb`` (MB, as Snakemake and SLURM count) for a table of ``rows`` rows."""
+        mib = (self.base_mib + self.mib_per_mrow * rows / 1e6) * MEM_HEADROOM
+        return max(MIN_MEM_MB, math.ceil(mib * MB_PER_MIB / 100) * 100) * max(1, attempt)
+
+    def runtime(self, rows: int, attempt: int = 1) -> int:
+        """``runtime`` (minutes) for a table of ``rows`` rows."""
+        seconds = (self.base_s + self.s_per_mrow * rows / 1e6) * TIME_HEADROOM
+        return max(MIN_RUNTIME_MIN, math.ceil(seconds / 60)) * max(1, attempt)
+
+
+# Fitted to benchmarks/results/analysis_scale.md: lines on or above every measured point at
+# 1x, 3x and 10x the paper (peak MiB; wall seconds on a loaded 2-core machine). metaparam's
+# memory grows with runs too (its fixed effects are the levels of the dominant facet, e.g. the
+# seeds, times each property's bins): the 10x point has 2.5x the paper's runs.
+ANALYSIS_COST = {
+    "comparison": Cost(300, 345, 5, 9),
+    "conditional": Cost(600, 240, 10, 26),
+    "variance": Cost(400, 200, 5, 2),
+    "metaparam": Cost(300, 780, 30, 100),
+    "classical": Cost(280, 180, 5, 1),
+}
+ASSEMBLE_COST = Cost(300, 245, 5, 4)
+# collect_tables reads the CSV parts of the analyses: rows of the evaluation table do not
+# size it; CSV megabytes do (string columns take about ten times their file size)
+COLLECT_BASE_MIB = 300
+COLLECT_MIB_PER_CSV_MB = 10
+COLLECT_COST_PER_CSV_MB_S = 2
+
+
+def _exists(path: str) -> str:
+    if not os.path.exists(path):
+        raise FileNotFoundError(2, "input not yet created", str(path))
+    return str(path)
+
+
+def parquet_rows(paths: Iterable[Any]) -> int:
+    """Total rows of Parquet files, from their footers (FileNotFoundError for a missing one)."""
+    import pyarrow.parquet as pq  # at job-scheduling time only, not while parsing the workflow
+
+    return sum(pq.ParquetFile(_exists(str(path))).metadata.num_rows for path in paths)
+
+
+def _single(value: Any) -> list[Any]:
+    return [value] if isinstance(value, str | os.PathLike) else list(value)
+
+
+def analysis_resources(analysis: str) -> tuple[Callable[..., int], Callable[..., int]]:
+    """``mem_mb`` and ``runtime`` callables of one analysis's rule: its cost at the evaluation
+    table's rows (read from the Parquet footer when the job is submitted)."""
+    cost = ANALYSIS_COST[analysis]
+
+    def mem_mb(wildcards: Any, input: Any, attempt: int = 1) -> int:
+        return cost.mem_mb(parquet_rows(_single(input.evaluation)), attempt)
+
+    def runtime(wildcards: Any, input: Any, attempt: int = 1) -> int:
+        return cost.runtime(parquet_rows(_single(input.evaluation)), attempt)
+
+    return mem_mb, runtime
+
+
+def assemble_mem_mb(wildcards: Any, input: Any, attempt: int = 1) -> int:
+    """``mem_mb`` of the assembly: the evaluation table's rows are the per-run score rows."""
+    return ASSEMBLE_COST.mem_mb(parquet_rows(_single(input.scores)), attempt)
+
+
+def assemble_runtime(wildcards: Any, input: Any, attempt: int = 1) -> int:
+    """``runtime`` (minutes) of the assembly."""
+    return ASSEMBLE_COST.runtime(parquet_rows(_single(input.scores)), attempt)
+
+
+def _csv_mb(paths: Iterable[Any]) -> float:
+    return sum(os.path.getsize(_exists(str(path))) for path in paths) / 1e6
+
+
+def collect_mem_mb(wildcards: Any, input: Any, attempt: int = 1) -> int:
+    """``mem_mb`` of collect_tables, from the megabytes of the table parts it concatenates."""
+    mib = COLLECT_BASE_MIB + COLLECT_MIB_PER_CSV_MB * _csv_mb(_single(input.parts))
+    mb = math.ceil(mib * MEM_HEADROOM * MB_PER_MIB / 100) * 100
+    return max(MIN_MEM_MB, mb) * max(1, attempt)
+
+
+def collect_runtime(wildcards: Any, input: Any, attempt: int = 1) -> int:
+    """``runtime`` (minutes) of collect_tables."""
+    seconds = (5 + COLLECT_COST_PER_CSV_MB_S * _csv_mb(_single(input.parts))) * TIME_HEADROOM
+    return max(MIN_RUNTIME_MIN, math.ceil(seconds / 60)) * max(1, attempt)

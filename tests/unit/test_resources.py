@@ -1,0 +1,132 @@
+"""Resources of the data-sized rules follow the rows of the evaluation table
+(infrepro/resources.py; issue 14, goal 3)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from infrepro import resources
+from infrepro.analyses import ANALYSES
+
+PAPER_ROWS = 551_520
+
+
+def fake_table(path: Path, rows: int) -> Path:
+    """A Parquet file with ``rows`` rows that costs almost nothing to write (one constant
+    int8 column): the resource functions read only the footer."""
+    column = pa.array([0], type=pa.int8())
+    table = pa.Table.from_arrays([pa.repeat(column[0], rows)], names=["x"])
+    pq.write_table(table, path, compression="zstd")
+    return path
+
+
+def test_every_analysis_has_a_cost() -> None:
+    assert set(resources.ANALYSIS_COST) == set(ANALYSES)
+
+
+@pytest.mark.parametrize("analysis", ANALYSES)
+def test_requests_grow_with_rows_and_attempts(analysis: str) -> None:
+    cost = resources.ANALYSIS_COST[analysis]
+    sizes = [0, 7_200, PAPER_ROWS, 3 * PAPER_ROWS, 10 * PAPER_ROWS, 100 * PAPER_ROWS]
+    mem = [cost.mem_mb(rows) for rows in sizes]
+    time = [cost.runtime(rows) for rows in sizes]
+    assert mem == sorted(mem) and time == sorted(time)
+    assert mem[0] == resources.MIN_MEM_MB and time[0] == resources.MIN_RUNTIME_MIN
+    assert mem[-1] > 8000  # a hundred times the paper needs more than the old fixed 8000 MB
+    assert cost.mem_mb(10 * PAPER_ROWS, attempt=2) == 2 * cost.mem_mb(10 * PAPER_ROWS)
+    assert cost.runtime(10 * PAPER_ROWS, attempt=3) == 3 * cost.runtime(10 * PAPER_ROWS)
+
+
+def test_the_measured_peaks_are_covered_with_headroom() -> None:
+    """Every request is at least the peak measured by benchmarks/analysis_scale.py."""
+    for (scale, job), peak_mib in MEASURED_PEAK_MIB.items():
+        rows = scale * PAPER_ROWS
+        if job == "assemble":
+            mem = resources.ASSEMBLE_COST.mem_mb(rows)
+        else:
+            mem = resources.ANALYSIS_COST[job].mem_mb(rows)
+        assert mem >= 1.4 * peak_mib * resources.MB_PER_MIB, (scale, job, mem, peak_mib)
+
+
+def test_analysis_resources_read_the_rows_of_the_evaluation_table(tmp_path: Path) -> None:
+    rows = 10 * PAPER_ROWS
+    evaluation = str(fake_table(tmp_path / "evaluation.parquet", rows))
+    for analysis in ANALYSES:
+        wildcards = SimpleNamespace(metric="ter")
+        job_input = SimpleNamespace(evaluation=evaluation)
+        cost = resources.ANALYSIS_COST[analysis]
+        mem_mb, runtime = resources.analysis_resources(analysis)
+        assert mem_mb(wildcards, job_input) == cost.mem_mb(rows)
+        assert runtime(wildcards, job_input, 2) == cost.runtime(rows, 2)
+
+
+def test_assemble_counts_the_rows_of_every_score_table(tmp_path: Path) -> None:
+    scores = [str(fake_table(tmp_path / f"run{i}.parquet", 1000 * (i + 1))) for i in range(3)]
+    job_input = SimpleNamespace(scores=scores)
+    assert resources.parquet_rows(scores) == 6000
+    assert resources.assemble_mem_mb(None, job_input) == resources.ASSEMBLE_COST.mem_mb(6000)
+    assert resources.assemble_runtime(None, job_input) == resources.ASSEMBLE_COST.runtime(6000)
+
+
+def test_collect_tables_follows_the_size_of_its_parts(tmp_path: Path) -> None:
+    small = tmp_path / "small.csv"
+    small.write_text("a,b\n1,2\n")
+    large = tmp_path / "large.csv"
+    large.write_text("a,b\n" + "1.234567,2.345678\n" * 600_000)  # about 11 MB
+    parts = [str(small)] + [str(large)] * 20  # about 220 MB of parts
+    mem_small = resources.collect_mem_mb(None, SimpleNamespace(parts=[str(small)]))
+    mem_large = resources.collect_mem_mb(None, SimpleNamespace(parts=parts))
+    assert mem_small == resources.MIN_MEM_MB < mem_large
+    time_small = resources.collect_runtime(None, SimpleNamespace(parts=[str(small)]))
+    assert time_small == resources.MIN_RUNTIME_MIN
+    assert resources.collect_runtime(None, SimpleNamespace(parts=parts), 2) >= 2 * time_small
+
+
+def test_a_missing_input_is_reported_as_that_file_not_found(tmp_path: Path) -> None:
+    """Snakemake shows a resource as <TBD> (and evaluates it again at submission) when the
+    callable raises FileNotFoundError naming one of the job's input files."""
+    missing = str(tmp_path / "results" / "evaluation.parquet")
+    mem_mb, _ = resources.analysis_resources("comparison")
+    with pytest.raises(FileNotFoundError) as err:
+        mem_mb(SimpleNamespace(metric="ter"), SimpleNamespace(evaluation=missing))
+    assert err.value.filename == missing
+
+
+def test_importing_the_module_is_light() -> None:
+    """The workflow imports it while parsing: no pandas, pyarrow or numpy."""
+    code = (
+        "import sys, infrepro.resources; "
+        "print(sorted(m for m in ('pandas', 'pyarrow', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# Peak RSS (MiB) measured by benchmarks/analysis_scale.py (benchmarks/results/analysis_scale.md).
+MEASURED_PEAK_MIB = {
+    (1, "assemble"): 430,
+    (1, "comparison"): 461,
+    (1, "conditional"): 512,
+    (1, "variance"): 431,
+    (1, "metaparam"): 574,
+    (1, "classical"): 369,
+    (3, "assemble"): 703,
+    (3, "comparison"): 864,
+    (3, "conditional"): 974,
+    (3, "variance"): 727,
+    (3, "metaparam"): 1185,
+    (3, "classical"): 570,
+    (10, "assemble"): 1639,
+    (10, "comparison"): 2162,
+    (10, "conditional"): 1899,
+    (10, "variance"): 1485,
+    (10, "metaparam"): 4405,
+    (10, "classical"): 1245,
+}
