@@ -195,7 +195,7 @@ def sensitivity(
         return text + " It agrees with the run-aware verdict."
     df = f"{facet_aware.df:.3g}" if math.isfinite(facet_aware.df) else "few"
     return text + (
-        " The two readings disagree. The verdict (per-system model) treats runs as "
+        " The two readings disagree. The per-system model treats runs as "
         "exchangeable draws of training: it answers whether the result holds when the runs are "
         "trained again with the same recipe. The facet-aware model treats the levels of the "
         "shared facets as draws from their population: read it if you want to generalise to "
