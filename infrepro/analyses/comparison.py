@@ -10,6 +10,7 @@ and, where a system's runs share facet levels, the facet-aware sensitivity model
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -37,12 +38,19 @@ FACET_AWARE = "all_runs_facet_aware"
 PAPER_ANALYSES = ("best_vs_best", "all_runs", "all_runs_run_aware")
 
 
+@dataclass
+class _Rows:
+    """Rows of the tables the run-aware comparisons add to."""
+
+    tests: list[dict[str, object]] = field(default_factory=list)
+    means: list[dict[str, object]] = field(default_factory=list)
+    contrasts: list[dict[str, object]] = field(default_factory=list)
+
+
 def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
     """GLRTs, run-aware tests, estimated means and contrasts of the system comparisons."""
     glrt_rows: list[dict[str, object]] = []
-    tests: list[dict[str, object]] = []
-    means: list[dict[str, object]] = []
-    contrasts: list[dict[str, object]] = []
+    out = _Rows()
     systems = data.systems
     if len(systems) < 2:
         log.skip("comparison", "", "", "only one system: nothing to compare")
@@ -82,7 +90,7 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
             )
             if omnibus is not None:
                 glrt_rows.append(omnibus.row)
-                means += _means(data, omnibus.h1, analysis, "all systems", rows)
+                out.means += _means(data, omnibus.h1, analysis, "all systems", rows)
         for first, second in itertools.combinations(systems, 2):
             subset = f"{first} vs {second}"
             pair_rows = rows[rows[SYSTEM].isin([first, second])]
@@ -100,16 +108,17 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
                 continue
             glrt_rows.append(outcome.row)
             if len(systems) == 2:
-                means += _means(data, outcome.h1, analysis, subset, pair_rows)
-            contrasts.append(_glrt_contrast(data, outcome, scale, analysis, subset, first, second))
-    _run_aware(data, log, scale, tests, means, contrasts)
+                out.means += _means(data, outcome.h1, analysis, subset, pair_rows)
+            row = _glrt_contrast(data, outcome, scale, analysis, subset, first, second)
+            out.contrasts.append(row)
+    _run_aware(data, log, scale, out)
     glrt = _holm_pairs(pd.DataFrame(glrt_rows))
-    contrast_table = holm_within(pd.DataFrame(contrasts), ["metric", "analysis"])
-    test_table = _holm_pairs(pd.DataFrame(tests))
+    contrast_table = holm_within(pd.DataFrame(out.contrasts), ["metric", "analysis"])
+    test_table = _holm_pairs(pd.DataFrame(out.tests))
     return {
         "glrt": glrt,
         "tests": test_table,
-        "means": pd.DataFrame(means),
+        "means": pd.DataFrame(out.means),
         "contrasts": contrast_table,
     }
 
@@ -118,9 +127,7 @@ def _run_aware(
     data: MetricData,
     log: FitLog,
     scale: EffectScale,
-    tests: list[dict[str, object]],
-    means: list[dict[str, object]],
-    contrasts: list[dict[str, object]],
+    out: _Rows,
 ) -> None:
     """The headline (per-system run variance) and facet-aware comparisons, pairwise and
     (with more than two systems) omnibus."""
@@ -146,20 +153,7 @@ def _run_aware(
             )
         )
         formula = headline_formula(data.metric, members, pooled)
-        _one_test(
-            data,
-            log,
-            scale,
-            rows,
-            formula,
-            members,
-            subset,
-            HEADLINE,
-            note,
-            tests,
-            means,
-            contrasts,
-        )
+        _one_test(data, log, scale, rows, formula, members, subset, HEADLINE, note, out)
         groups = {s: _shared_facets(data, rows, s) for s in members}
         groups = {s: g for s, g in groups.items() if g}
         if groups and not pooled:
@@ -175,9 +169,7 @@ def _run_aware(
                 subset,
                 FACET_AWARE,
                 f"facet levels as draws from their population ({shared})",
-                tests,
-                means,
-                contrasts,
+                out,
             )
 
 
@@ -191,9 +183,7 @@ def _one_test(
     subset: str,
     analysis: str,
     note: str,
-    tests: list[dict[str, object]],
-    means: list[dict[str, object]],
-    contrasts: list[dict[str, object]],
+    out: _Rows,
 ) -> None:
     first = members[0]
     fitted = log.fit(
@@ -212,7 +202,7 @@ def _one_test(
         L = fitted.contrast_matrix([{f"system{s}": 1.0} for s in others])
         test = contest(log, fitted, L, analysis=analysis, subset=subset, prop="")
         if test is not None:
-            tests.append(
+            out.tests.append(
                 test_row(
                     log,
                     test,
@@ -224,14 +214,14 @@ def _one_test(
                     note=note,
                 )
             )
-        means += _means(data, fitted, analysis, subset, rows)
+        out.means += _means(data, fitted, analysis, subset, rows)
         return
     second = members[1]
     L = fitted.contrast_matrix({f"system{second}": -1.0})  # first - second
     test = contest(log, fitted, L, analysis=analysis, subset=subset, prop="")
     if test is None:
         return
-    tests.append(
+    out.tests.append(
         test_row(
             log,
             test,
@@ -246,10 +236,10 @@ def _one_test(
     samples = int(data.options["bootstrap_lrt"])
     if samples and analysis == HEADLINE:
         seed = int(data.options["bootstrap"]["seed"])
-        tests.append(_bootstrap_row(log, rows, formula, first, second, subset, samples, seed))
+        out.tests.append(_bootstrap_row(log, rows, formula, first, second, subset, samples, seed))
     if len(data.systems) == 2:
-        means += _means(data, fitted, analysis, subset, rows)
-    contrasts.append(
+        out.means += _means(data, fitted, analysis, subset, rows)
+    out.contrasts.append(
         _contrast_row(
             data,
             scale,

@@ -206,12 +206,12 @@ def _run_aware_fit(
 ) -> LmmResult | None:
     """The REML run-aware fit of ``factor * prop`` and its joint and interaction F tests."""
     name = analysis + RUN_AWARE
-    runs_per_level = rows.groupby(SYSTEM, sort=False)[RUN].nunique()
     if rows[RUN].nunique() <= rows[factor].nunique():
         log.skip(name, subset, prop, f"every level of {factor} has a single run: no run variance")
         return None
-    if factor == SYSTEM and bool((runs_per_level >= 2).all()):
-        run_part = run_terms(list(runs_per_level.index), pooled=False)
+    runs_per_system = rows.groupby(SYSTEM, sort=False)[RUN].nunique()
+    if factor == SYSTEM and bool((runs_per_system >= 2).all()):
+        run_part = run_terms(list(runs_per_system.index), pooled=False)
     else:
         run_part = RUN_TERM
     formula = runaware_property_formula(data.metric, factor, prop, numeric, run_part)

@@ -120,6 +120,24 @@ def interaction_svg(
     )
 
 
+def _property_tests(
+    table: pd.DataFrame,
+    settings: ReportSettings,
+    analyses: Sequence[str],
+    props: Sequence[str],
+) -> pd.DataFrame:
+    """The rows of ``analyses`` x ``props``, ordered by metric, subset, property, analysis."""
+    if table.empty:
+        return table
+    rows = table[table["analysis"].isin(analyses) & table["property"].isin(props)].copy()
+    if not rows.empty:
+        rows["_m"] = rows["metric"].map({m: i for i, m in enumerate(settings.metrics)})
+        rows["_p"] = rows["property"].map({p: i for i, p in enumerate(props)})
+        rows["_a"] = rows["analysis"].map({a: i for i, a in enumerate(analyses)})
+        rows = rows.sort_values(["_m", "subset", "_p", "_a"], kind="stable")
+    return rows
+
+
 def glrt_table(
     tables: dict[str, pd.DataFrame],
     settings: ReportSettings,
@@ -129,17 +147,7 @@ def glrt_table(
     with_subset: bool = False,
 ) -> Table:
     """Joint and interaction-only GLRTs of the given properties, metric by metric."""
-    glrt = tables["glrt"]
-    rows = (
-        glrt[glrt["analysis"].isin(analyses) & glrt["property"].isin(props)].copy()
-        if not glrt.empty
-        else glrt
-    )
-    if not rows.empty:
-        rows["_m"] = rows["metric"].map({m: i for i, m in enumerate(settings.metrics)})
-        rows["_p"] = rows["property"].map({p: i for i, p in enumerate(props)})
-        rows["_a"] = rows["analysis"].map({a: i for i, a in enumerate(analyses)})
-        rows = rows.sort_values(["_m", "subset", "_p", "_a"], kind="stable")
+    rows = _property_tests(tables["glrt"], settings, analyses, props)
     columns = [
         Column("metric", "metric", metric_label, numeric=False),
         *([Column("subset", "system", text, numeric=False)] if with_subset else []),
@@ -164,17 +172,8 @@ def tests_table(
 ) -> Table:
     """Run-aware joint and interaction F tests (REML, Kenward-Roger or Satterthwaite df) of the
     given properties; Holm over the metric's numeric and categorical property tests."""
-    found = tables["tests"]
-    rows = (
-        found[found["analysis"].isin(analyses) & found["property"].isin(props)].copy()
-        if not found.empty
-        else found
-    )
+    rows = _property_tests(tables["tests"], settings, analyses, props)
     if not rows.empty:
-        rows["_m"] = rows["metric"].map({m: i for i, m in enumerate(settings.metrics)})
-        rows["_p"] = rows["property"].map({p: i for i, p in enumerate(props)})
-        rows["_a"] = rows["analysis"].map({a: i for i, a in enumerate(analyses)})
-        rows = rows.sort_values(["_m", "subset", "_p", "_a"], kind="stable")
         rows["stat"] = [
             f"{statistic_name(n)} = {fixed(v, 2)}"
             for n, v in zip(rows["numdf"], rows["statistic"], strict=True)
