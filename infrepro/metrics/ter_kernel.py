@@ -10,12 +10,19 @@ The kernel works on integer token ids (equal ids <=> equal strings) and reproduc
   winning full ties, and the global cap of 1000 checked candidates;
 - `translation_edit_rate`: shifting until no candidate reduces the edit distance.
 
-sacrebleu's prefix-trie cache only saves work (a row depends only on the hypothesis prefix because
-all shifted hypotheses have the same length); here the same saving comes from reusing the current
-hypothesis' rows up to the first position a candidate changes. Candidates that cannot change the
-outcome (their gain cannot reach max(best gain so far, 1)) are abandoned early using a lower bound
-on the remaining edit distance; their checked-candidate count is still incremented, exactly as in
-sacrebleu, so results are identical.
+Only the work differs from sacrebleu, never a value. A shift candidate equals the current hypothesis
+outside the span [p, e) it rearranges, and all candidates have the hypothesis' length, so the beam
+is the same for all of them:
+- rows 0..p are the current hypothesis' forward rows D (sacrebleu's prefix-trie cache does the
+  same), or the previous candidate's rows where it shares a longer prefix;
+- from row e on, the backward rows S (distance from a cell to (n, m)) are the current ones, so the
+  candidate's distance is min_j D(e, j) + S(e, j) and only rows p+1..e are computed;
+- a candidate whose gain cannot reach max(best gain so far, 1) cannot change the outcome: it is
+  abandoned as soon as a lower bound on its distance (row i's D plus a distance transform of S(e))
+  shows that. Its checked-candidate count is still incremented, exactly as in sacrebleu.
+
+Rows are stored full width with one leading slot: column j of a row lives at index j + 1, and every
+slot a later row reads outside the beam holds INF, so the inner loops need no bounds checks.
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ import numpy as np
 
 from ._jit import jit
 
-INF = 10**16  # sacrebleu's _INT_INFINITY
+# sacrebleu's _INT_INFINITY is 1e16; any value above every distance behaves the same, and rows are
+# int32 (half the memory traffic): INF plus the longest path still fits.
+INF = 2**30
 MAX_SHIFT_SIZE = 10
 MAX_SHIFT_DIST = 50
 BEAM_WIDTH = 25
@@ -64,26 +73,25 @@ def _row_with_ops(
     hw: int,
     r: np.ndarray,
     prev: np.ndarray,
-    plo: int,
     cur: np.ndarray,
     ops: np.ndarray,
-    clo: int,
-    cw: int,
+    lo: int,
+    hi: int,
+    hi_next: int,
 ) -> None:
-    """One edit-distance row with the operation chosen in each cell (for the trace)."""
-    pw = prev.shape[0]
+    """One forward row with the operation chosen in each cell (for the trace), columns [lo, hi).
+
+    v = min(INF, diag + [hw != r[j-1]], up + 1, left + 1) with sacrebleu's strict `>` order; the
+    slots the next row reads outside [lo, hi) are set to INF.
+    """
     left = INF
-    for k in range(cw):
-        j = clo + k
+    for j in range(lo, hi):
         if j == 0:
-            q = -plo
-            pv = prev[q] if 0 <= q < pw else INF
-            v = pv + 1
+            v = prev[1] + 1
             o = OP_DEL
         else:
-            q = j - 1 - plo
-            diag = prev[q] if 0 <= q < pw else INF
-            up = prev[q + 1] if 0 <= q + 1 < pw else INF
+            diag = prev[j]
+            up = prev[j + 1]
             v = INF
             o = OP_UNDEF
             if hw == r[j - 1]:
@@ -101,9 +109,12 @@ def _row_with_ops(
             if v > left + 1:
                 v = left + 1
                 o = OP_INS
-        cur[k] = v
-        ops[k] = o
+        cur[j + 1] = v
+        ops[j] = o
         left = v
+    cur[lo] = INF
+    for j in range(hi, hi_next):
+        cur[j + 1] = INF
 
 
 @jit()
@@ -111,41 +122,36 @@ def _row_values(
     hw: int,
     r: np.ndarray,
     prev: np.ndarray,
-    plo: int,
     cur: np.ndarray,
-    clo: int,
-    cw: int,
-    rest_h: int,
-    m: int,
+    lo: int,
+    hi: int,
+    hi_next: int,
+    rest: np.ndarray,
 ) -> int:
-    """One edit-distance row (values only); returns a lower bound on the final distance."""
-    pw = prev.shape[0]
+    """One forward row (values only), columns [lo, hi); returns min_j D(i, j) + rest[j].
+
+    That is a lower bound on the final distance when rest[j] bounds the distance from (i, j) to
+    (n, m) from below. Values above INF are not clamped: they stay above every finite distance.
+    """
     left = INF
     bound = INF
-    for k in range(cw):
-        j = clo + k
-        if j == 0:
-            q = -plo
-            pv = prev[q] if 0 <= q < pw else INF
-            v = pv + 1
-        else:
-            q = j - 1 - plo
-            diag = prev[q] if 0 <= q < pw else INF
-            up = prev[q + 1] if 0 <= q + 1 < pw else INF
-            v = diag if hw == r[j - 1] else diag + 1
-            if up + 1 < v:
-                v = up + 1
-            if left + 1 < v:
-                v = left + 1
-            if v > INF:
-                v = INF
-        cur[k] = v
+    j0 = lo
+    if lo == 0:
+        left = prev[1] + 1
+        cur[1] = left
+        bound = left + rest[0]
+        j0 = 1
+    # unsigned indices: numba then skips the negative-index wraparound on every access (3x faster)
+    one = np.uint64(1)
+    for k in range(hi - j0):
+        j = np.uint64(j0 + k)
+        v = min(prev[j] + (hw != r[j - one]), prev[j + one] + 1, left + 1)
+        cur[j + one] = v
         left = v
-        gap = rest_h - (m - j)
-        if gap < 0:
-            gap = -gap
-        if v + gap < bound:
-            bound = v + gap
+        bound = min(bound, v + rest[j])
+    cur[lo] = INF
+    for j in range(hi, hi_next):
+        cur[j + 1] = INF
     return bound
 
 
@@ -180,41 +186,203 @@ def _perform_shift(
 
 
 @jit()
+def _suffix_rows(
+    cur: np.ndarray,
+    r: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    suf: np.ndarray,
+    top: int,
+    e: int,
+) -> None:
+    """Rows top, top-1, ..., e of S, the banded distance from each cell (i, j) to (n, m).
+
+    S(n, j) = m - j; for i < n, S(i, j) = min(INF, S(i+1, j+1) + [cur[i] != r[j]], S(i+1, j) + 1,
+    S(i, j+1) + 1), each term only where its cell is in the beam: the same graph as the forward
+    rows, walked backwards. Row top + 1 must already hold S for hypothesis `cur`.
+    """
+    m = r.shape[0]
+    for i in range(top, e - 1, -1):
+        nlo = lo[i + 1]
+        nhi = hi[i + 1]
+        hw = cur[i]
+        right = INF
+        for j in range(hi[i] - 1, lo[i] - 1, -1):
+            v = INF
+            if j < m and nlo <= j + 1 < nhi:
+                d = suf[i + 1, j + 2]
+                c = d if hw == r[j] else d + 1
+                if c < v:
+                    v = c
+            if nlo <= j < nhi:
+                d = suf[i + 1, j + 1] + 1
+                if d < v:
+                    v = d
+            if right + 1 < v:
+                v = right + 1
+            suf[i, j + 1] = v
+            right = v
+
+
+@jit()
+def _suffix_ready(
+    cur: np.ndarray,
+    r: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    suf: np.ndarray,
+    dt: np.ndarray,
+    dt_ok: np.ndarray,
+    suf_low: np.ndarray,
+    e: int,
+) -> None:
+    """Make S's row e and its distance transform valid for `cur`, computing only what is missing.
+
+    suf_low[0] is the lowest row of S that is valid; dt_ok[i] says whether dt[i] is.
+    """
+    if e < suf_low[0]:
+        _suffix_rows(cur, r, lo, hi, suf, suf_low[0] - 1, e)
+        suf_low[0] = e
+    if not dt_ok[e]:
+        _distance_transform(suf[e], lo[e], hi[e], dt[e])
+        dt_ok[e] = True
+
+
+@jit()
+def _distance_transform(s: np.ndarray, lo: int, hi: int, out: np.ndarray) -> None:
+    """out[x] = min_j |x - j| + S(j) over the beam columns lo <= j < hi (S(j) = s[j + 1]).
+
+    For a cell (i, j) of a candidate whose rows from e on are the current ones, the distance to
+    (n, m) is at least out[j + e - i]: the e - i rows before row e cost at least |e - i - (j' - j)|
+    to reach column j' of row e, and S(e, j') from there. It also bounds |(n - i) - (m - j)|.
+    """
+    big = INF
+    for x in range(out.shape[0]):
+        v = big
+        if lo <= x < hi and s[x + 1] < v:
+            v = s[x + 1]
+        out[x] = v
+        big = v + 1
+    big = INF
+    for x in range(out.shape[0] - 1, -1, -1):
+        if big < out[x]:
+            out[x] = big
+        big = out[x] + 1
+
+
+@jit()
+def _myers(
+    eq: np.ndarray, p: int, m: int, vp: np.uint64, vn: np.uint64, score: int
+) -> tuple[np.uint64, np.uint64, int]:
+    """Myers' bit-vector Levenshtein distance (Hyyrö's global form), words p.. of a hypothesis.
+
+    The reference (m <= 64 words) is the bit pattern; eq[i] has bit j set iff hypothesis word i
+    equals reference word j. (vp, vn) are the +1/-1 vertical deltas of the current column and
+    `score` its last cell, the distance of the hypothesis prefix so far to the whole reference.
+    Unbanded, so never above the beam's distance: a lower bound that rejects candidates cheaply.
+    """
+    top = np.uint64(1) << np.uint64(m - 1)
+    one = np.uint64(1)
+    for i in range(p, eq.shape[0]):
+        e = eq[i]
+        xv = e | vn
+        xh = (((e & vp) + vp) ^ vp) | e
+        ph = vn | ~(xh | vp)
+        mh = vp & xh
+        if ph & top:
+            score += 1
+        elif mh & top:
+            score -= 1
+        ph = (ph << one) | one  # the first row grows by one per hypothesis word
+        mh = mh << one
+        vp = mh | ~(xv | ph)
+        vn = ph & xv
+    return vp, vn, score
+
+
+@jit()
+def _myers_prefixes(eq: np.ndarray, m: int, vp: np.ndarray, vn: np.ndarray, sc: np.ndarray) -> None:
+    """Myers' state after each prefix of the current hypothesis (index i: after i words)."""
+    vp[0] = ~np.uint64(0)
+    vn[0] = np.uint64(0)
+    sc[0] = m
+    for i in range(eq.shape[0]):
+        a, b, c = _myers(eq[i : i + 1], 0, m, vp[i], vn[i], sc[i])
+        vp[i + 1] = a
+        vn[i + 1] = b
+        sc[i + 1] = c
+
+
+@jit()
+def _common_suffix_start(a: np.ndarray, b: np.ndarray, stop: int) -> int:
+    """Smallest e >= stop with a[e:] == b[e:]."""
+    e = a.shape[0]
+    while e > stop and a[e - 1] == b[e - 1]:
+        e -= 1
+    return e
+
+
+@jit()
 def _candidate_distance(
     cand: np.ndarray,
     r: np.ndarray,
     p: int,
+    e: int,
     lo: np.ndarray,
     hi: np.ndarray,
     vals: np.ndarray,
-    row0: np.ndarray,
-    buf_a: np.ndarray,
-    buf_b: np.ndarray,
+    suf: np.ndarray,
+    dt: np.ndarray,
+    last: np.ndarray,
+    last_vals: np.ndarray,
+    last_state: np.ndarray,
     max_score: int,
 ) -> int:
-    """Edit distance of a shifted hypothesis reusing the current rows 0..p; -1 if > max_score."""
+    """Edit distance of a shifted hypothesis; -1 if it exceeds max_score.
+
+    `cand` equals the current hypothesis before position p and from position e on, so its rows
+    0..p are the current rows `vals` and its suffix distances from row e on are the current `suf`.
+    Rows p+1..e are computed, and the distance is min_j D(e, j) + S(e, j): every path from (0, 0)
+    to (n, m) crosses row e, and D + S is exact on its cells and an upper bound elsewhere.
+    Rows already computed for the previous candidate `last` (rows last_state[0]+1..last_state[1]
+    of `last_vals`) are reused where the two candidates share a prefix; the new candidate's rows
+    are stored there in turn (sacrebleu's prefix cache, kept for one candidate).
+    """
     n = cand.shape[0]
     m = r.shape[0]
     if p >= n:
-        return vals[n, m - lo[n]]
-    if p == 0:
-        prev = row0
-    else:
-        prev = vals[p]
-    plo = lo[p]
-    use_a = True
-    for i in range(p + 1, n + 1):
-        cur = buf_a if use_a else buf_b
-        use_a = not use_a
-        cw = hi[i] - lo[i]
-        bound = _row_values(
-            cand[i - 1], r, prev[: hi[i - 1] - lo[i - 1]], plo, cur, lo[i], cw, n - i, m
-        )
+        return vals[n, m + 1]
+    start = p
+    shared = p
+    valid = last_state[1]
+    if valid > p and last_state[0] == p:  # else `last` cannot share more than p words
+        q = p
+        while q < valid and cand[q] == last[q]:
+            q += 1
+        if q > p:
+            shared = q
+            start = min(q, e)
+    for x in range(start, n):
+        last[x] = cand[x]
+    prev = vals[p] if start == p else last_vals[start]
+    last_state[0] = p
+    last_state[1] = shared
+    for i in range(start + 1, e + 1):
+        row = last_vals[i]
+        hi_next = hi[i + 1] if i < n else hi[i]
+        bound = _row_values(cand[i - 1], r, prev, row, lo[i], hi[i], hi_next, dt[e, e - i :])
+        last_state[1] = i
         if bound > max_score:
             return -1
-        prev = cur
-        plo = lo[i]
-    return prev[m - lo[n]]
+        prev = row
+    best = INF
+    for j in range(lo[e], hi[e]):
+        s = prev[j + 1] + suf[e, j + 1]
+        if s < best:
+            best = s
+    if best > max_score:
+        return -1
+    return best
 
 
 @jit()
@@ -225,25 +393,15 @@ def _base_rows(
     hi: np.ndarray,
     vals: np.ndarray,
     ops: np.ndarray,
-    row0: np.ndarray,
     first_row: int,
 ) -> int:
     """Rows first_row..n of the current hypothesis' table (with ops); returns its edit distance."""
     n = cur.shape[0]
     m = r.shape[0]
     for i in range(first_row, n + 1):
-        prev = row0 if i == 1 else vals[i - 1]
-        _row_with_ops(
-            cur[i - 1],
-            r,
-            prev[: hi[i - 1] - lo[i - 1]],
-            lo[i - 1],
-            vals[i],
-            ops[i],
-            lo[i],
-            hi[i] - lo[i],
-        )
-    return m if n == 0 else vals[n, m - lo[n]]
+        hi_next = hi[i + 1] if i < n else hi[i]
+        _row_with_ops(cur[i - 1], r, vals[i - 1], vals[i], ops[i], lo[i], hi[i], hi_next)
+    return m if n == 0 else vals[n, m + 1]
 
 
 @jit()
@@ -269,8 +427,7 @@ def _alignment(
         if i == 0:
             op = OP_INS
         else:
-            k = j - lo[i]
-            op = ops[i, k] if 0 <= k < hi[i] - lo[i] else OP_UNDEF
+            op = ops[i, j] if lo[i] <= j < hi[i] else OP_UNDEF
         if op == OP_NOP or op == OP_SUB:
             align[j - 1] = i - 1
             e = 0 if op == OP_NOP else 1
@@ -310,10 +467,19 @@ def _shift_search(
     lo: np.ndarray,
     hi: np.ndarray,
     vals: np.ndarray,
-    row0: np.ndarray,
-    buf_a: np.ndarray,
-    buf_b: np.ndarray,
+    suf: np.ndarray,
+    dt: np.ndarray,
+    dt_ok: np.ndarray,
+    suf_low: np.ndarray,
+    last: np.ndarray,
+    last_vals: np.ndarray,
+    last_state: np.ndarray,
     cand: np.ndarray,
+    eq: np.ndarray,
+    cand_eq: np.ndarray,
+    bp_vp: np.ndarray,
+    bp_vn: np.ndarray,
+    bp_sc: np.ndarray,
     align: np.ndarray,
     hyp_err: np.ndarray,
     ref_err: np.ndarray,
@@ -353,8 +519,28 @@ def _shift_search(
                         threshold = best[0] if best[0] > 1 else 1
                         _perform_shift(cur, sh, length, idx, cand)
                         p = _common_prefix(cand, cur, min(sh, idx))
+                        if eq.shape[0] > 0 and p < n:  # the unbanded distance rejects first
+                            _perform_shift(eq, sh, length, idx, cand_eq)
+                            lower = _myers(cand_eq, p, m, bp_vp[p], bp_vn[p], bp_sc[p])[2]
+                            if lower > pre_score - threshold:
+                                continue
+                        e = _common_suffix_start(cand, cur, p)
+                        if p < n:
+                            _suffix_ready(cur, r, lo, hi, suf, dt, dt_ok, suf_low, e)
                         score = _candidate_distance(
-                            cand, r, p, lo, hi, vals, row0, buf_a, buf_b, pre_score - threshold
+                            cand,
+                            r,
+                            p,
+                            e,
+                            lo,
+                            hi,
+                            vals,
+                            suf,
+                            dt,
+                            last,
+                            last_vals,
+                            last_state,
+                            pre_score - threshold,
                         )
                         if score < 0:
                             continue
@@ -397,18 +583,31 @@ def ter_edits(h: np.ndarray, r: np.ndarray) -> int:
     if m == 0:
         return n
     lo, hi = _bands(n, m)
-    width = 1
-    for i in range(1, n + 1):
-        width = max(width, hi[i] - lo[i])
-    vals = np.empty((n + 1, width), np.int64)
-    ops = np.empty((n + 1, width), np.int8)
-    row0 = np.empty(m + 1, np.int64)  # sacrebleu's initial row: j insertions
-    for j in range(m + 1):
-        row0[j] = j
-    buf_a = np.empty(width, np.int64)
-    buf_b = np.empty(width, np.int64)
+    vals = np.full((n + 1, m + 2), INF, np.int32)
+    for j in range(m + 1):  # sacrebleu's initial row: j insertions
+        vals[0, j + 1] = j
+    ops = np.empty((n + 1, m + 1), np.int8)
+    suf = np.full((n + 1, m + 2), INF, np.int32)
+    dt = np.empty((n + 1, n + m + 2), np.int32)
+    dt_ok = np.zeros(n + 1, np.bool_)
+    suf_low = np.full(1, n, np.int64)  # S's rows suf_low..n are valid; row n needs no words
+    for j in range(lo[n], hi[n]):
+        suf[n, j + 1] = m - j
+    last = np.empty_like(h)
+    last_vals = np.full((n + 1, m + 2), INF, np.int32)
+    last_state = np.zeros(2, np.int64)
     cur = h.copy()
     cand = np.empty_like(h)
+    # Myers' filter needs the reference in one 64-bit word; eq is empty (no filter) otherwise
+    eq = np.zeros(n if m <= 64 else 0, np.uint64)
+    for i in range(eq.shape[0]):
+        for j in range(m):
+            if h[i] == r[j]:
+                eq[i] |= np.uint64(1) << np.uint64(j)
+    cand_eq = np.empty_like(eq)
+    bp_vp = np.empty(n + 1, np.uint64)
+    bp_vn = np.empty(n + 1, np.uint64)
+    bp_sc = np.empty(n + 1, np.int64)
     align = np.empty(m, np.int64)
     hyp_err = np.zeros(n + 1, np.int64)
     ref_err = np.zeros(m + 1, np.int64)
@@ -422,19 +621,31 @@ def ter_edits(h: np.ndarray, r: np.ndarray) -> int:
     shifts = 0
     first_row = np.int64(1)  # rows below first_row are up to date for `cur`
     while True:
-        pre_score = _base_rows(cur, r, lo, hi, vals, ops, row0, first_row)
+        pre_score = _base_rows(cur, r, lo, hi, vals, ops, first_row)
         if not _alignment(n, m, lo, hi, ops, align, hyp_err, ref_err, herr, rerr):
             return -1
+        if eq.shape[0] > 0:
+            _myers_prefixes(eq, m, bp_vp, bp_vn, bp_sc)
+        last_state[1] = 0  # the previous candidate's rows belong to the old hypothesis
         checked = _shift_search(
             cur,
             r,
             lo,
             hi,
             vals,
-            row0,
-            buf_a,
-            buf_b,
+            suf,
+            dt,
+            dt_ok,
+            suf_low,
+            last,
+            last_vals,
+            last_state,
             cand,
+            eq,
+            cand_eq,
+            bp_vp,
+            bp_vn,
+            bp_sc,
             align,
             hyp_err,
             ref_err,
@@ -447,8 +658,17 @@ def ter_edits(h: np.ndarray, r: np.ndarray) -> int:
         shifts += 1
         _perform_shift(cur, best[2], best[1], best[3], cand)
         first_row = _common_prefix(cand, cur, min(best[2], best[3])) + 1
+        last_row = _common_suffix_start(cand, cur, first_row - 1) - 1
+        # S's rows above last_row (and their transforms) do not see the shifted words
+        suf_low[0] = max(suf_low[0], last_row + 1)
+        for x in range(last_row + 1):
+            dt_ok[x] = False
         for x in range(n):  # (an explicit loop: slice assignment costs seconds of compile time)
             cur[x] = cand[x]
+        if eq.shape[0] > 0:
+            _perform_shift(eq, best[2], best[1], best[3], cand_eq)
+            for x in range(n):
+                eq[x] = cand_eq[x]
 
 
 @jit()
