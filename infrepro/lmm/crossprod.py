@@ -34,8 +34,8 @@ GRAM_STACK_MAX = 4_000_000  # [X y] entries up to which cyy is one product of th
 class XyColumns:
     """The columns of [X y] without stacking them into a copy of X (n x p) plus y."""
 
-    def __init__(self, X: np.ndarray, y: np.ndarray) -> None:
-        self.X, self.y = X, y
+    def __init__(self, X: np.ndarray, y: np.ndarray, xtx: np.ndarray | None = None) -> None:
+        self.X, self.y, self.xtx = X, y, xtx  # xtx: X'X when known
         self.shape = (X.shape[0], X.shape[1] + 1)
 
     def __getitem__(self, key: tuple[slice, int]) -> np.ndarray:
@@ -51,7 +51,7 @@ class XyColumns:
             Xy = np.column_stack([X, y]) if p else y[:, None].astype(float)
             return Xy.T @ Xy
         out = np.empty((p + 1, p + 1))
-        out[:p, :p] = X.T @ X
+        out[:p, :p] = X.T @ X if self.xtx is None else self.xtx
         out[:p, p] = out[p, :p] = X.T @ y
         out[p, p] = y @ y
         return out

@@ -283,14 +283,42 @@ def _r_factor(
     return np.linalg.qr(np.vstack(parts), mode="r")
 
 
-def aliased_columns(X: np.ndarray, tol: float = RANK_TOL) -> list[int]:
+FULL_RANK_CLEAR = 1e-3  # Cholesky diagonal of the scaled X'X above which no QR is needed
+
+
+def clearly_full_rank(gram: np.ndarray) -> bool:
+    """Whether X (given by X'X) has full column rank by a wide margin.
+
+    The Cholesky factor R of X'X scaled to unit diagonal has R[j, j] = the distance of column
+    j / |column j| from the span of the earlier columns, the quantity ``aliased_columns``
+    compares with ``RANK_TOL``. Its rounding errors are many orders of magnitude below
+    FULL_RANK_CLEAR, so when every R[j, j] exceeds it no column is aliased, as the QR would
+    find; otherwise (or when the factorization fails) the QR decides.
+    """
+    norms = np.sqrt(np.diagonal(gram))
+    if not np.all(norms > 0.0):
+        return False
+    try:
+        r = np.linalg.cholesky(gram / norms[:, None] / norms[None, :])
+    except np.linalg.LinAlgError:
+        return False
+    return bool(np.all(np.diagonal(r) > FULL_RANK_CLEAR))
+
+
+def aliased_columns(
+    X: np.ndarray, tol: float = RANK_TOL, gram: np.ndarray | None = None
+) -> list[int]:
     """Indices of columns of X that are linear combinations of earlier columns.
 
     Like R's ``lm``: a column is aliased when its distance from the span of the earlier
-    (non-aliased) columns is below ``tol`` times its own norm. Found by repeated QR.
+    (non-aliased) columns is below ``tol`` times its own norm. Found by repeated QR, unless
+    ``gram`` (X'X, when the caller has it) shows full rank by a wide margin
+    (``clearly_full_rank``).
     """
     p = X.shape[1]
     if p == 0:
+        return []
+    if gram is not None and clearly_full_rank(gram):
         return []
     norms = np.sqrt(np.einsum("ij,ij->j", X, X))
     aliased: list[int] = [j for j in range(p) if norms[j] == 0.0]

@@ -58,6 +58,7 @@ class _Prepared:
     beta0: np.ndarray  # OLS start; y_centred = y - X beta0 is what the deviance sees
     y_centred: np.ndarray
     terms: list[RandomColumns]
+    xtx: np.ndarray | None  # X'X (None without fixed effects)
 
     @property
     def codes(self) -> list[np.ndarray]:
@@ -94,14 +95,15 @@ def _prepare(
         raise LmmError("data has no rows")
     y = _response(data, parsed.response)
     design, X = build_fixed(parsed, data, list(factors or []), dict(reference_levels or {}))
-    aliased = aliased_columns(X)
+    p = X.shape[1]
+    xtx = X.T @ X if p else None  # X'X: the rank check, the OLS start and the cross-products
+    aliased = aliased_columns(X, gram=xtx)
     if aliased:
         raise LmmError(
             "fixed-effect model matrix is rank deficient: coefficient(s) "
             f"{[design.columns[j] for j in aliased]} are aliased with earlier columns "
             "(empty cells or collinear covariates)"
         )
-    p = X.shape[1]
     if n - p <= 0:
         raise LmmError(f"{n} observations cannot identify {p} fixed effects and a residual")
     cache: dict[str, np.ndarray] = {}
@@ -122,11 +124,11 @@ def _prepare(
         terms.append(cols)
     # centre y on its OLS fit: r2 is unchanged by any shift within the column space of X,
     # and the cancellation in y'y - ... becomes much smaller (X has full rank here)
-    beta0 = np.linalg.solve(X.T @ X, X.T @ y) if p else np.zeros(0)
+    beta0 = np.linalg.solve(xtx, X.T @ y) if xtx is not None else np.zeros(0)
     y_c = y - X @ beta0 if p else y
     if float(y_c @ y_c) <= 1e-24 * float(y @ y):
         raise LmmError(f"response {parsed.response!r} is exactly fitted by the fixed effects")
-    return _Prepared(parsed, design, X, y, beta0, y_c, terms)
+    return _Prepared(parsed, design, X, y, beta0, y_c, terms, xtx)
 
 
 def _z_matrix(terms: list[RandomColumns], n: int) -> tuple[sp.csc_matrix, list[np.ndarray]]:
@@ -200,7 +202,14 @@ def fit(
     n, p = X.shape
     with _single_threaded_blas(), np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         dev = ProfiledDeviance(
-            codes, nlevels, X, prep.y_centred, reml=reml, path=path, weights=prep.weights
+            codes,
+            nlevels,
+            X,
+            prep.y_centred,
+            reml=reml,
+            path=path,
+            weights=prep.weights,
+            xtx=prep.xtx,
         )
         if theta is None:
             opt = minimize_theta(dev, len(codes))

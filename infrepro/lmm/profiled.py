@@ -425,7 +425,9 @@ class ProfiledDeviance:
         reml: bool,
         path: str = "auto",
         weights: list[np.ndarray | None] | None = None,
+        xtx: np.ndarray | None = None,
     ) -> None:
+        """``xtx``: X'X when the caller has it (it is not computed again)."""
         n, p = X.shape
         wts = list(weights) if weights is not None else [None] * len(codes)
         layout = choose_layout(codes, nlevels, p, [w is not None for w in wts])
@@ -449,7 +451,7 @@ class ProfiledDeviance:
             raise ValueError(f"unknown path {path!r}")
         self.path = path
         self.layout = layout
-        Xy = XyColumns(X, np.asarray(y, dtype=float))
+        Xy = XyColumns(X, np.asarray(y, dtype=float), xtx)
         cp = cross_products(layout, codes, Xy, dense=path == "dense", weights=wts, cbb=cbb)
         args = (layout, list(nlevels), n, p, reml)
         self.impl: _DenseSchur | _SparseSchur = (
