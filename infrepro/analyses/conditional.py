@@ -34,7 +34,7 @@ from infrepro.vocabulary import (
     runaware_property_formula,
 )
 
-from .data import MetricData, distinct_strings
+from .data import MetricData, distinct_count, distinct_strings
 from .effects import EffectScale, effect_label, effect_scale
 from .fitlog import FitLog
 from .glrt import holm_within, run_glrt
@@ -129,10 +129,10 @@ def factor_analysis(
 ) -> None:
     """Joint and interaction tests of ``factor`` x ``prop`` and the post-hoc tables, from the
     paper's models and from the run-aware model."""
-    if rows[factor].nunique() < 2:
+    if distinct_count(rows, factor) < 2:
         log.skip(analysis, subset, prop, f"{factor} has fewer than two levels in these rows")
         return
-    if rows[prop].nunique() < 2:
+    if distinct_count(rows, prop) < 2:
         log.skip(analysis, subset, prop, f"{prop} is constant in these rows")
         return
     models = property_formulas(data.metric, factor, prop)
@@ -206,7 +206,7 @@ def _run_aware_fit(
 ) -> LmmResult | None:
     """The REML run-aware fit of ``factor * prop`` and its joint and interaction F tests."""
     name = analysis + RUN_AWARE
-    if rows[RUN].nunique() <= rows[factor].nunique():
+    if distinct_count(rows, RUN) <= distinct_count(rows, factor):
         log.skip(name, subset, prop, f"every level of {factor} has a single run: no run variance")
         return None
     runs_per_system = rows.groupby(SYSTEM, sort=False)[RUN].nunique()

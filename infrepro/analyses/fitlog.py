@@ -12,6 +12,8 @@ from scipy import stats
 from infrepro.lmm import FEW_LEVELS, LmmError, LmmResult, fit, parse_formula
 from infrepro.vocabulary import RUN, SEGMENT, columns
 
+from .data import distinct_count
+
 QQ_POINTS = 50
 
 
@@ -143,4 +145,4 @@ class FitLog:
 
 
 def _nunique(data: pd.DataFrame, column: str) -> int:
-    return int(data[column].nunique()) if column in data else 0
+    return distinct_count(data, column) if column in data else 0

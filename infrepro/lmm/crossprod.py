@@ -97,6 +97,47 @@ def _product(a: np.ndarray | None, b: np.ndarray | None, n: int) -> np.ndarray:
     return a * b
 
 
+def _indicator_cross(
+    codes: np.ndarray, rows: np.ndarray, nbins: int, Xy: np.ndarray | XyColumns
+) -> np.ndarray:
+    """(nbins, ncol): the sums of the [X y] rows ``rows`` per code, ``Z'[X y]`` of an indicator
+    term (weights 1 on ``rows``), as one sparse product instead of a pass per column.
+
+    Each sum adds its rows in increasing row order starting from 0, as ``np.bincount`` does, so
+    the result is bit-for-bit the per-column bincount's.
+    """
+    n = Xy.shape[0]
+    zt = sp.csr_matrix((np.ones(len(rows)), (codes[rows], rows)), shape=(nbins, n))
+    if not isinstance(Xy, XyColumns):
+        return np.asarray(zt @ Xy)
+    out = np.empty((nbins, Xy.shape[1]))
+    out[:, :-1] = zt @ Xy.X
+    out[:, -1] = zt @ Xy.y
+    return out
+
+
+def _term_cross(
+    codes: np.ndarray, w: np.ndarray | None, nbins: int, Xy: np.ndarray | XyColumns
+) -> np.ndarray:
+    """(nbins, ncol): ``Z'[X y]`` of one term, Z with ``w[i]`` (1 when None) in row i's column.
+
+    Rows with weight 0 add only zeros and are skipped (adding a zero never changes a sum that
+    starts at +0); 0/1 weights go through ``_indicator_cross``, other weights through a
+    per-column bincount of the products, as before.
+    """
+    n, ncol = Xy.shape
+    if w is None:
+        return _indicator_cross(codes, np.arange(n), nbins, Xy)
+    rows = np.flatnonzero(w)
+    if np.all(w[rows] == 1.0):
+        return _indicator_cross(codes, rows, nbins, Xy)
+    out = np.empty((nbins, ncol))
+    cr, wr = codes[rows], w[rows]
+    for j in range(ncol):
+        out[:, j] = np.bincount(cr, weights=wr * Xy[:, j][rows], minlength=nbins)
+    return out
+
+
 def _rest_cells(rest_cols: list[np.ndarray], qr: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Compress rows to the distinct combinations of rest-term levels when there are few.
 
@@ -168,8 +209,7 @@ def cross_products(
         cbb = block_cross_products(layout, codes)
     cby = np.zeros((nb * m, ncol))
     for rb in rows_b:
-        for j in range(ncol):
-            cby[:, j] += np.bincount(rb, weights=Xy[:, j], minlength=nb * m)
+        cby += _term_cross(rb, None, nb * m, Xy)
     rest_cols = [
         codes[t] + off for t, off in zip(layout.rest_terms, layout.rest_offsets, strict=True)
     ]
@@ -194,20 +234,34 @@ def cross_products(
             cbf += counts @ ind
         out.cbf_dense = cbf.reshape(nb, m, qr)
         return out
-    n = Xy.shape[0]
     for ca, wa in zip(rest_cols, rest_w, strict=True):
-        for j in range(ncol):
-            out.cfy[:, j] += np.bincount(ca, weights=_product(wa, Xy[:, j], n), minlength=qr)
+        out.cfy += _term_cross(ca, wa, qr, Xy)
     if dense:
+        # rows where a weight is 0 add zeros only: each sum runs over the other rows
+        nonzero = [None if w is None else np.flatnonzero(w) for w in rest_w]
         cff = np.zeros((qr, qr))
-        for ca, wa in zip(rest_cols, rest_w, strict=True):
-            for cb, wb in zip(rest_cols, rest_w, strict=True):
-                w = None if wa is None and wb is None else _product(wa, wb, n)
-                cff += np.bincount(ca * qr + cb, weights=w, minlength=qr * qr).reshape(qr, qr)
+        for ca, wa, ra in zip(rest_cols, rest_w, nonzero, strict=True):
+            for cb, wb, rb_ in zip(rest_cols, rest_w, nonzero, strict=True):
+                if wa is None and wb is None:
+                    cff += np.bincount(ca * qr + cb, minlength=qr * qr).reshape(qr, qr)
+                    continue
+                if ra is None or rb_ is None:
+                    both = rb_ if ra is None else ra
+                elif ca is cb:
+                    both = ra
+                else:
+                    both = np.flatnonzero((wa != 0) & (wb != 0))
+                w = _product(None if wa is None else wa[both], None if wb is None else wb[both], 0)
+                key = ca[both] * qr + cb[both]
+                cff += np.bincount(key, weights=w, minlength=qr * qr).reshape(qr, qr)
         cbf = np.zeros(nb * m * qr)
         for rb in rows_b:
-            for ca, wa in zip(rest_cols, rest_w, strict=True):
-                cbf += np.bincount(rb * qr + ca, weights=wa, minlength=nb * m * qr)
+            for ca, wa, ra in zip(rest_cols, rest_w, nonzero, strict=True):
+                if wa is None:
+                    cbf += np.bincount(rb * qr + ca, minlength=nb * m * qr)
+                else:
+                    key = rb[ra] * qr + ca[ra]
+                    cbf += np.bincount(key, weights=wa[ra], minlength=nb * m * qr)
         out.cff_dense = cff
         out.cbf_dense = cbf.reshape(nb, m, qr)
     else:

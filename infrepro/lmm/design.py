@@ -384,13 +384,19 @@ class RandomColumns:
 
 
 def random_columns(
-    data: pd.DataFrame, term: RandomTerm, cache: dict[str, np.ndarray]
+    data: pd.DataFrame,
+    term: RandomTerm,
+    cache: dict[str, np.ndarray],
+    masks: dict[str, np.ndarray] | None = None,
 ) -> RandomColumns:
     """Codes and weights of one random term's columns (see RandomColumns).
 
     A dummy() term reads its grouping variables on its own rows only, so a facet that is
     missing for the other rows (a lambda the baseline lacks) can group one system's runs.
+    ``cache`` keeps the codes of grouping columns, ``masks`` the rows of dummy() levels, for
+    the other terms of the same data.
     """
+    masks = {} if masks is None else masks
     if not term.weighted:
         codes, q = encode_groups(data, term.variables, cache)
         return RandomColumns(codes, q, None)
@@ -409,10 +415,13 @@ def random_columns(
         w = slope
     else:
         factor, level = term.indicator
-        mask = _level_mask(data[factor], level)
+        key = f"{factor}\x00{level}"  # the cache also holds the rows of each dummy() level
+        if key not in masks:
+            masks[key] = _level_mask(data[factor], level)
+        mask = masks[key]
         if not mask.any():
             raise LmmError(f"level {level!r} does not occur in column {factor!r} ({term.written})")
-        sub_codes, q = encode_groups(data[mask], term.variables, {})
+        sub_codes, q = encode_groups(data.loc[mask, list(term.variables)], term.variables, {})
         codes = np.zeros(len(data), dtype=np.int64)
         codes[mask] = sub_codes
         w = mask.astype(float) if slope is None else mask * slope

@@ -107,9 +107,10 @@ def _prepare(
     if n - p <= 0:
         raise LmmError(f"{n} observations cannot identify {p} fixed effects and a residual")
     cache: dict[str, np.ndarray] = {}
+    masks: dict[str, np.ndarray] = {}
     terms: list[RandomColumns] = []
     for term in parsed.random_terms:
-        cols = random_columns(data, term, cache)
+        cols = random_columns(data, term, cache, masks)
         q = cols.nlevels
         if q < 2 and not term.weighted:
             raise LmmError(
