@@ -135,6 +135,10 @@ def factor_analysis(
     if distinct_count(rows, prop) < 2:
         log.skip(analysis, subset, prop, f"{prop} is constant in these rows")
         return
+    numeric = data.is_numeric(prop) and pd.api.types.is_numeric_dtype(rows[prop])
+    if numeric:  # the run-aware slope's centred d, added here: one frame for every fit below
+        values = rows[prop].astype(float)
+        rows = rows.assign(**{centred(prop): values - float(values.mean())})
     models = property_formulas(data.metric, factor, prop)
     levels = {factor: reference}
     joint = run_glrt(
@@ -162,7 +166,6 @@ def factor_analysis(
     for outcome in (joint, interaction):
         if outcome is not None:
             tables.glrt.append(outcome.row)
-    numeric = data.is_numeric(prop) and pd.api.types.is_numeric_dtype(rows[prop])
     levels = _levels(rows, factor, reference)
     fits = [(analysis, joint.h1 if joint is not None else None)]
     run_aware = _run_aware_fit(
@@ -215,9 +218,6 @@ def _run_aware_fit(
     else:
         run_part = RUN_TERM
     formula = runaware_property_formula(data.metric, factor, prop, numeric, run_part)
-    if numeric:
-        values = rows[prop].astype(float)
-        rows = rows.assign(**{centred(prop): values - float(values.mean())})
     fitted = log.fit(
         formula,
         rows,

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from infrepro.lmm import FEW_LEVELS, LmmError, LmmResult, fit, parse_formula
+from infrepro.lmm import FEW_LEVELS, FitCache, LmmError, LmmResult, fit, parse_formula
 from infrepro.vocabulary import RUN, SEGMENT, columns
 
 from .data import distinct_count
@@ -24,7 +24,9 @@ class FitLog:
     A model fitted again to the very same rows (the same DataFrame object, as the joint and the
     interaction GLRT of one property share their H1) is not refitted: the earlier result, and
     its residual quantiles, are reused (a fit is a deterministic function of formula, rows,
-    criterion and reference levels). Only the fits of the latest DataFrame are kept.
+    criterion and reference levels); other models fitted to those rows share the engine's data
+    preparation (a FitCache). Only the fits of the latest DataFrame are kept. The analyses never
+    modify a frame in place once fitted to (they derive new frames).
     """
 
     metric: str
@@ -33,6 +35,7 @@ class FitLog:
     _frame: pd.DataFrame | None = field(default=None, repr=False)
     _fits: dict[tuple[object, ...], LmmResult] = field(default_factory=dict, repr=False)
     _quantiles: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    _cache: FitCache = field(default_factory=FitCache, repr=False)
 
     def fit(
         self,
@@ -87,9 +90,12 @@ class FitLog:
         levels = {k: v for k, v in (reference_levels or {}).items() if k in fixed}
         if data is not self._frame:
             self._frame, self._fits, self._quantiles = data, {}, {}
+            self._cache = FitCache()
         key = (formula, reml, tuple(sorted(levels.items())))
         if key not in self._fits:
-            self._fits[key] = fit(formula, data, reml=reml, reference_levels=levels)
+            self._fits[key] = fit(
+                formula, data, reml=reml, reference_levels=levels, cache=self._cache
+            )
         return self._fits[key]
 
     def skip(self, analysis: str, subset: str, prop: str, reason: str) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from .cache import memo as _memo
 from .layout import Layout
 
 
@@ -97,27 +98,32 @@ def _product(a: np.ndarray | None, b: np.ndarray | None, n: int) -> np.ndarray:
     return a * b
 
 
-def _indicator_cross(
-    codes: np.ndarray, rows: np.ndarray, nbins: int, Xy: np.ndarray | XyColumns
-) -> np.ndarray:
-    """(nbins, ncol): the sums of the [X y] rows ``rows`` per code, ``Z'[X y]`` of an indicator
-    term (weights 1 on ``rows``), as one sparse product instead of a pass per column.
+def _indicator_cross(zt: sp.csr_matrix, Xy: np.ndarray | XyColumns) -> np.ndarray:
+    """(nbins, ncol): ``Z'[X y]`` of an indicator term (``zt`` = Z', _indicator_transpose), the
+    sums of its rows of [X y] per level, as one sparse product instead of a pass per column.
 
     Each sum adds its rows in increasing row order starting from 0, as ``np.bincount`` does, so
     the result is bit-for-bit the per-column bincount's.
     """
-    n = Xy.shape[0]
-    zt = sp.csr_matrix((np.ones(len(rows)), (codes[rows], rows)), shape=(nbins, n))
     if not isinstance(Xy, XyColumns):
         return np.asarray(zt @ Xy)
-    out = np.empty((nbins, Xy.shape[1]))
+    out = np.empty((zt.shape[0], Xy.shape[1]))
     out[:, :-1] = zt @ Xy.X
     out[:, -1] = zt @ Xy.y
     return out
 
 
+def _indicator_transpose(codes: np.ndarray, rows: np.ndarray, nbins: int, n: int) -> sp.csr_matrix:
+    """Z' (nbins x n) of an indicator term: 1 at (codes[i], i) for the rows ``rows``."""
+    return sp.csr_matrix((np.ones(len(rows)), (codes[rows], rows)), shape=(nbins, n))
+
+
 def _term_cross(
-    codes: np.ndarray, w: np.ndarray | None, nbins: int, Xy: np.ndarray | XyColumns
+    codes: np.ndarray,
+    w: np.ndarray | None,
+    nbins: int,
+    Xy: np.ndarray | XyColumns,
+    products: dict | None = None,
 ) -> np.ndarray:
     """(nbins, ncol): ``Z'[X y]`` of one term, Z with ``w[i]`` (1 when None) in row i's column.
 
@@ -127,10 +133,22 @@ def _term_cross(
     """
     n, ncol = Xy.shape
     if w is None:
-        return _indicator_cross(codes, np.arange(n), nbins, Xy)
+        zt = _memo(
+            products,
+            [codes],
+            ("zt", nbins, n),
+            lambda: _indicator_transpose(codes, np.arange(n), nbins, n),
+        )
+        return _indicator_cross(zt, Xy)
     rows = np.flatnonzero(w)
     if np.all(w[rows] == 1.0):
-        return _indicator_cross(codes, rows, nbins, Xy)
+        zt = _memo(
+            products,
+            [codes, w],
+            ("zt", nbins, n),
+            lambda: _indicator_transpose(codes, rows, nbins, n),
+        )
+        return _indicator_cross(zt, Xy)
     out = np.empty((nbins, ncol))
     cr, wr = codes[rows], w[rows]
     for j in range(ncol):
@@ -191,11 +209,13 @@ def cross_products(
     dense: bool,
     weights: list[np.ndarray | None] | None = None,
     cbb: np.ndarray | None = None,
+    memo: dict | None = None,
 ) -> CrossProducts:
     """All cross-products needed by the profiled deviance, by bincount over the rows.
 
     ``weights[k]`` scales term k's Z entries (slopes, dummy() terms; rest terms only);
-    ``cbb``: block_cross_products() when the caller has it already.
+    ``cbb``: block_cross_products() when the caller has it already; ``memo``: the products
+    memo of a FitCache (Z' of indicator terms, Z_B'[X y] and [X y]'[X y] of the same arrays).
     """
     wts = list(weights) if weights is not None else [None] * len(codes)
     rest_w = [wts[t] for t in layout.rest_terms]
@@ -207,9 +227,15 @@ def cross_products(
     rows_b = [block * m + sa for sa in row_slot] if m > 1 else [block]
     if cbb is None:
         cbb = block_cross_products(layout, codes)
-    cby = np.zeros((nb * m, ncol))
-    for rb in rows_b:
-        cby += _term_cross(rb, None, nb * m, Xy)
+
+    def block_cross() -> np.ndarray:
+        cby = np.zeros((nb * m, ncol))
+        for rb in rows_b:
+            cby += _term_cross(rb, None, nb * m, Xy, memo)
+        return cby
+
+    columns = [Xy.X, Xy.y] if isinstance(Xy, XyColumns) else [Xy]
+    cby = _memo(memo, [*columns, *rows_b], ("cby", nb * m), block_cross)
     rest_cols = [
         codes[t] + off for t, off in zip(layout.rest_terms, layout.rest_offsets, strict=True)
     ]
@@ -218,7 +244,9 @@ def cross_products(
     if cells is not None and nb * m * cells[1].shape[0] > 10_000_000:
         cells = None
     cfy = np.zeros((qr, ncol))
-    cyy = Xy.gram() if isinstance(Xy, XyColumns) else Xy.T @ Xy
+    cyy = _memo(
+        memo, columns, ("cyy",), Xy.gram if isinstance(Xy, XyColumns) else lambda: Xy.T @ Xy
+    )
     out = CrossProducts(cbb.reshape(nb, m, m), cby, cfy, cyy, None, None, None, None)
     if cells is not None:
         cell, ind = cells
@@ -235,7 +263,7 @@ def cross_products(
         out.cbf_dense = cbf.reshape(nb, m, qr)
         return out
     for ca, wa in zip(rest_cols, rest_w, strict=True):
-        out.cfy += _term_cross(ca, wa, qr, Xy)
+        out.cfy += _term_cross(ca, wa, qr, Xy, memo)
     if dense:
         # rows where a weight is 0 add zeros only: each sum runs over the other rows
         nonzero = [None if w is None else np.flatnonzero(w) for w in rest_w]

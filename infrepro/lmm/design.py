@@ -189,28 +189,40 @@ def _term_codes(parsed: ParsedFormula, variables: Mapping[str, Variable]) -> lis
     return out
 
 
+def _encode_variable(
+    data: pd.DataFrame, name: str, factor: bool, reference: str | None
+) -> tuple[Variable, np.ndarray]:
+    """A fixed-part variable and its values: factor codes, or a numeric covariate's floats."""
+    col = data[name]
+    if factor or is_categorical(col):
+        codes, levels = encode_factor(col, name, reference)
+        return Variable(name, levels=levels), codes
+    x = pd.to_numeric(col, errors="raise").to_numpy(dtype=float)
+    bad = int(np.count_nonzero(~np.isfinite(x)))
+    if bad:
+        raise LmmError(f"covariate {name!r} has {bad} missing or infinite value(s)")
+    return Variable(name, mean=float(np.mean(x)) if len(x) else 0.0), x
+
+
 def build_fixed(
     parsed: ParsedFormula,
     data: pd.DataFrame,
     factors: Sequence[str],
     reference_levels: Mapping[str, str],
+    cache: dict[tuple[object, ...], tuple[Variable, np.ndarray]] | None = None,
 ) -> tuple[FixedDesign, np.ndarray]:
-    """Encode the fixed-part variables and build X (rows in data order)."""
+    """Encode the fixed-part variables and build X (rows in data order). ``cache`` keeps the
+    encoded variables for other fits to the same data."""
     variables: dict[str, Variable] = {}
     values: dict[str, np.ndarray] = {}
     for name in parsed.fixed_variables:
-        col = data[name]
-        if name in factors or is_categorical(col):
-            codes, levels = encode_factor(col, name, reference_levels.get(name))
-            variables[name] = Variable(name, levels=levels)
-            values[name] = codes
-        else:
-            x = pd.to_numeric(col, errors="raise").to_numpy(dtype=float)
-            bad = int(np.count_nonzero(~np.isfinite(x)))
-            if bad:
-                raise LmmError(f"covariate {name!r} has {bad} missing or infinite value(s)")
-            variables[name] = Variable(name, mean=float(np.mean(x)) if len(x) else 0.0)
-            values[name] = x
+        key = (name, name in factors, reference_levels.get(name))
+        if cache is not None and key in cache:
+            variables[name], values[name] = cache[key]
+            continue
+        variables[name], values[name] = _encode_variable(data, *key)
+        if cache is not None:
+            cache[key] = (variables[name], values[name])
     unknown = set(reference_levels) - set(parsed.fixed_variables)
     if unknown:
         raise LmmError(f"reference_levels given for {sorted(unknown)}, not fixed-effect factors")
