@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,29 +54,48 @@ def conditional_analyses(data: MetricData, log: FitLog) -> dict[str, pd.DataFram
         log.skip("conditional", "", "", "only one system: nothing to compare")
         return tables.frames()
     tables.scale = effect_scale(data, log)
+    for variant, rows, dropped in property_rows(data, data.evaluation):
+        if dropped:
+            log.skip(
+                "conditional",
+                "all runs",
+                variant,
+                f"{dropped} rows without a value of {variant} left out of its models",
+            )
+        factor_analysis(
+            data,
+            log,
+            tables,
+            rows,
+            factor=SYSTEM,
+            prop=variant,
+            analysis="conditional",
+            subset="all runs",
+            reference=data.baseline,
+        )
+    return tables.frames()
+
+
+def _centre(rows: pd.DataFrame, prop: str) -> pd.Series:
+    """A numeric property centred at its mean over ``rows`` (the run slopes' d_c)."""
+    values = rows[prop].astype(float)
+    return values - float(values.mean())
+
+
+def property_rows(data: MetricData, rows: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame, int]]:
+    """Every property variant (data.property_variants), the rows with a value of it, and how
+    many rows lack one.
+
+    Variants with a value on every row share one frame, which has the centred numeric
+    properties added once (the fits to one frame share their data preparation, FitLog); a
+    variant with missing values gets its own frame.
+    """
+    complete = [p for p in data.properties if data.is_numeric(p) and not rows[p].isna().any()]
+    shared = rows.assign(**{centred(p): _centre(rows, p) for p in complete})
     for prop in data.properties:
         for variant in data.property_variants(prop):
-            rows = data.evaluation.dropna(subset=[variant])
-            dropped = len(data.evaluation) - len(rows)
-            if dropped:
-                log.skip(
-                    "conditional",
-                    "all runs",
-                    variant,
-                    f"{dropped} rows without a value of {variant} left out of its models",
-                )
-            factor_analysis(
-                data,
-                log,
-                tables,
-                rows,
-                factor=SYSTEM,
-                prop=variant,
-                analysis="conditional",
-                subset="all runs",
-                reference=data.baseline,
-            )
-    return tables.frames()
+            dropped = int(rows[variant].isna().sum())
+            yield variant, (rows.dropna(subset=[variant]) if dropped else shared), dropped
 
 
 class _Tables:
@@ -136,9 +156,8 @@ def factor_analysis(
         log.skip(analysis, subset, prop, f"{prop} is constant in these rows")
         return
     numeric = data.is_numeric(prop) and pd.api.types.is_numeric_dtype(rows[prop])
-    if numeric:  # the run-aware slope's centred d, added here: one frame for every fit below
-        values = rows[prop].astype(float)
-        rows = rows.assign(**{centred(prop): values - float(values.mean())})
+    if numeric and centred(prop) not in rows:  # the run-aware slope's d_c (property_rows)
+        rows = rows.assign(**{centred(prop): _centre(rows, prop)})
     models = property_formulas(data.metric, factor, prop)
     levels = {factor: reference}
     joint = run_glrt(
@@ -347,7 +366,7 @@ class _PostHoc:
     def predictions(self, tables: _Tables) -> None:
         """Prediction lines with 95 % bands over the property's range, and binned raw means."""
         values = self.rows[self.prop].to_numpy(dtype=float)
-        grid = np.linspace(*np.quantile(values, [0.01, 0.99]), GRID_POINTS)
+        grid = np.linspace(*np.quantile(np.sort(values), [0.01, 0.99]), GRID_POINTS)
         newdata = pd.DataFrame(
             {
                 self.factor: np.repeat(self.levels, GRID_POINTS),

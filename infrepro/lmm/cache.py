@@ -30,6 +30,11 @@ class FitCache:
     fixed: dict[tuple[object, ...], Any] = field(default_factory=dict)  # fixed part -> X, ...
     products: dict[tuple[object, ...], tuple[list[object], Any]] = field(default_factory=dict)
 
+    def release(self) -> None:
+        """Forget the model matrices and cross-products (the large items); keep the codes."""
+        self.fixed.clear()
+        self.products.clear()
+
 
 def memo(
     products: dict[tuple[object, ...], tuple[list[object], Any]] | None,

@@ -150,9 +150,11 @@ def _term_cross(
         )
         return _indicator_cross(zt, Xy)
     out = np.empty((nbins, ncol))
-    cr, wr = codes[rows], w[rows]
+    every = len(rows) == n  # no zero weights: no copies of the rows
+    cr, wr = (codes, w) if every else (codes[rows], w[rows])
     for j in range(ncol):
-        out[:, j] = np.bincount(cr, weights=wr * Xy[:, j][rows], minlength=nbins)
+        x = Xy[:, j] if every else Xy[:, j][rows]
+        out[:, j] = np.bincount(cr, weights=wr * x, minlength=nbins)
     return out
 
 
