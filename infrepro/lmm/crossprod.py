@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 from .cache import memo as _memo
@@ -187,6 +188,37 @@ def _rest_cells(rest_cols: list[np.ndarray], qr: int) -> tuple[np.ndarray, np.nd
     return cell_of_row, ind
 
 
+CELLS_MAX = 20_000  # distinct combinations of rest columns up to which counts go by cells
+
+
+def _count_cells(
+    rest_cols: list[np.ndarray], rest_w: list[np.ndarray | None], qr: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Rows grouped by their combination of rest columns, for rest terms whose Z entries are
+    all 0 or 1 (a weight-0 row has no column in that term): (cell of every row, cell x column
+    indicator matrix), or None when there are more than CELLS_MAX cells.
+
+    Z_R'Z_R and Z_B'Z_R of such terms are counts, sums of integers: summed over the cells they
+    are exactly the per-row bincounts, in any order.
+    """
+    n = len(rest_cols[0])
+    present = [
+        c if w is None else np.where(w != 0, c, qr) for c, w in zip(rest_cols, rest_w, strict=True)
+    ]
+    cell = np.zeros(n, dtype=np.int64)
+    for code in present:
+        cell, uniques = pd.factorize(cell * (qr + 1) + code)
+        if len(uniques) > CELLS_MAX:
+            return None
+    nc = int(cell.max()) + 1
+    row = np.zeros(nc, dtype=np.int64)
+    row[cell] = np.arange(n)  # a row of each cell (all its rows share their columns)
+    ind = np.zeros((nc, qr + 1))
+    for code in present:
+        ind[np.arange(nc), code[row]] = 1.0
+    return cell.astype(np.int64), ind[:, :qr]
+
+
 def _row_slots(layout: Layout, codes: list[np.ndarray]) -> list[np.ndarray]:
     """Per block term: the slot of every row within its block."""
     return [slots[codes[t]] for t, slots in zip(layout.block_terms, layout.level_slot, strict=True)]
@@ -266,7 +298,18 @@ def cross_products(
         return out
     for ca, wa in zip(rest_cols, rest_w, strict=True):
         out.cfy += _term_cross(ca, wa, qr, Xy, memo)
-    if dense:
+    zero_one = all(w is None or bool(np.all((w == 0.0) | (w == 1.0))) for w in rest_w)
+    counted = _count_cells(rest_cols, rest_w, qr) if dense and zero_one and qr else None
+    if counted is not None and nb * m * counted[1].shape[0] <= 10_000_000:
+        cell, ind = counted
+        nc = ind.shape[0]
+        out.cff_dense = ind.T @ (np.bincount(cell, minlength=nc)[:, None] * ind)
+        cbf = np.zeros((nb * m, qr))
+        for rb in rows_b:
+            counts = np.bincount(rb * nc + cell, minlength=nb * m * nc).reshape(nb * m, nc)
+            cbf += counts @ ind
+        out.cbf_dense = cbf.reshape(nb, m, qr)
+    elif dense:
         # rows where a weight is 0 add zeros only: each sum runs over the other rows
         nonzero = [None if w is None else np.flatnonzero(w) for w in rest_w]
         cff = np.zeros((qr, qr))
