@@ -219,6 +219,21 @@ def _count_cells(
     return cell.astype(np.int64), ind[:, :qr]
 
 
+def _cell_counts(
+    rows_b: list[np.ndarray], cell: np.ndarray, ind: np.ndarray, nbm: int
+) -> np.ndarray:
+    """Z_B'Z_R (nbm x qr) from the rows' cells: counts of rows per (block slot, cell) summed
+    over each rest column's cells (``ind``: one column per term in each row, so sparse).
+    Integer counts: the same numbers in any order of summation."""
+    nc, qr = ind.shape
+    ind_t = sp.csr_matrix(ind.T)
+    cbf = np.zeros((nbm, qr))
+    for rb in rows_b:
+        counts = np.bincount(rb * nc + cell, minlength=nbm * nc).reshape(nbm, nc)
+        cbf += (ind_t @ counts.T.astype(float)).T
+    return cbf
+
+
 def _row_slots(layout: Layout, codes: list[np.ndarray]) -> list[np.ndarray]:
     """Per block term: the slot of every row within its block."""
     return [slots[codes[t]] for t, slots in zip(layout.block_terms, layout.level_slot, strict=True)]
@@ -290,11 +305,7 @@ def cross_products(
         )
         out.cfy[:] = ind.T @ cell_y
         out.cff_dense = ind.T @ (np.bincount(cell, minlength=nc)[:, None] * ind)
-        cbf = np.zeros((nb * m, qr))
-        for rb in rows_b:
-            counts = np.bincount(rb * nc + cell, minlength=nb * m * nc).reshape(nb * m, nc)
-            cbf += counts @ ind
-        out.cbf_dense = cbf.reshape(nb, m, qr)
+        out.cbf_dense = _cell_counts(rows_b, cell, ind, nb * m).reshape(nb, m, qr)
         return out
     for ca, wa in zip(rest_cols, rest_w, strict=True):
         out.cfy += _term_cross(ca, wa, qr, Xy, memo)
@@ -304,11 +315,7 @@ def cross_products(
         cell, ind = counted
         nc = ind.shape[0]
         out.cff_dense = ind.T @ (np.bincount(cell, minlength=nc)[:, None] * ind)
-        cbf = np.zeros((nb * m, qr))
-        for rb in rows_b:
-            counts = np.bincount(rb * nc + cell, minlength=nb * m * nc).reshape(nb * m, nc)
-            cbf += counts @ ind
-        out.cbf_dense = cbf.reshape(nb, m, qr)
+        out.cbf_dense = _cell_counts(rows_b, cell, ind, nb * m).reshape(nb, m, qr)
     elif dense:
         # rows where a weight is 0 add zeros only: each sum runs over the other rows
         nonzero = [None if w is None else np.flatnonzero(w) for w in rest_w]
