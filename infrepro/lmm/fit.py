@@ -60,7 +60,6 @@ class _Prepared:
     y_centred: np.ndarray
     terms: list[RandomColumns]
     xtx: np.ndarray | None  # X'X (None without fixed effects)
-    cache: FitCache | None  # work shared with other fits to the same rows
 
     @property
     def codes(self) -> list[np.ndarray]:
@@ -164,7 +163,7 @@ def _prepare(
     beta0, y_c = memo(None if cache is None else cache.products, [X, y], ("ols",), ols_start)
     if float(y_c @ y_c) <= 1e-24 * float(y @ y):
         raise LmmError(f"response {parsed.response!r} is exactly fitted by the fixed effects")
-    return _Prepared(parsed, design, X, y, beta0, y_c, terms, xtx, cache)
+    return _Prepared(parsed, design, X, y, beta0, y_c, terms, xtx)
 
 
 def _z_matrix(terms: list[RandomColumns], n: int) -> tuple[sp.csc_matrix, list[np.ndarray]]:
