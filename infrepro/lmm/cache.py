@@ -31,7 +31,10 @@ class FitCache:
     products: dict[tuple[object, ...], tuple[list[object], Any]] = field(default_factory=dict)
 
     def release(self) -> None:
-        """Forget the model matrices and cross-products (the large items); keep the codes."""
+        """Forget everything but the codes of the grouping columns and the rows of the dummy()
+        levels (the model matrices, covariates, term columns and cross-products are large)."""
+        self.factors.clear()
+        self.terms.clear()
         self.fixed.clear()
         self.products.clear()
 
