@@ -16,7 +16,8 @@ collect_tables] [--reuse]`
    2.5x runs (45 seeds; 3 lambda x 5 noise x 5 seeds) = 5,515,200 rows.
 2. Runs every job as its own process, exactly as Snakemake would run its `script:` (the rule's
    script executed with a `snakemake` object holding the rule's inputs, outputs, params and
-   log): `assemble` (writes `results/evaluation.parquet`), then one `analysis` job per analysis
+   log; one BLAS thread, as Snakemake sets for a `threads: 1` rule): `assemble` (writes
+   `results/evaluation.parquet`), then one `analysis` job per analysis
    (comparison, conditional, variance, metaparam after variance, classical), then
    `collect_tables`; one job at a time.
 3. Prints and writes (`<workdir>/analysis_scale.json`), per (scale, job): rows of the evaluation
@@ -58,6 +59,14 @@ DESIGNS = {
     10: (4, 45, 5, 5),
 }
 SEED = 14
+BLAS_THREAD_VARIABLES = (  # what Snakemake sets to a job's threads (snakemake/shell.py)
+    "OMP_NUM_THREADS",
+    "GOTO_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
 
 
 # --------------------------------------------------------------------------- data
@@ -259,7 +268,9 @@ def measure(root: Path, job: str, analysis: str = "", timeout: float = 0) -> dic
         "--workdir",
         str(root),
     ]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # one BLAS thread, as Snakemake runs a rule with `threads: 1` (it sets these variables)
+    threads = {v: "1" for v in BLAS_THREAD_VARIABLES}
+    env = {**os.environ, **threads, "PYTHONPATH": str(REPO)}
     stderr_path = root / "logs" / f"{job}{'_' + analysis if analysis else ''}.stderr"
     stderr_path.parent.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()

@@ -26,7 +26,7 @@ from infrepro.vocabulary import (
 )
 
 from .bootstrap import bootstrap_lrt
-from .data import MetricData, best_runs
+from .data import MetricData, best_runs, distinct_count
 from .effects import EffectScale, effect_label, effect_scale
 from .fitlog import FitLog
 from .glrt import GlrtOutcome, holm_within, run_glrt
@@ -71,7 +71,7 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
         ),
     ]
     for analysis, rows, run_aware, text in settings:
-        if run_aware and rows[RUN].nunique() <= len(systems):
+        if run_aware and distinct_count(rows, RUN) <= len(systems):
             log.skip(
                 analysis, "", "", "every system has a single run: run variance is not estimable"
             )
@@ -287,8 +287,8 @@ def _bootstrap_row(
         "numdf": result.df,
         "dendf": np.nan,
         "n_obs": len(rows),
-        "n_segments": int(rows[SEGMENT].nunique()),
-        "n_runs": int(rows[RUN].nunique()),
+        "n_segments": distinct_count(rows, SEGMENT),
+        "n_runs": distinct_count(rows, RUN),
         "p_value": format_p(log10_p),
         "p_holm": format_p(log10_p),
         "log10_p": log10_p,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +35,7 @@ from infrepro.vocabulary import (
     runaware_property_formula,
 )
 
-from .data import MetricData, distinct_strings
+from .data import MetricData, distinct_count, distinct_strings
 from .effects import EffectScale, effect_label, effect_scale
 from .fitlog import FitLog
 from .glrt import holm_within, run_glrt
@@ -53,29 +54,48 @@ def conditional_analyses(data: MetricData, log: FitLog) -> dict[str, pd.DataFram
         log.skip("conditional", "", "", "only one system: nothing to compare")
         return tables.frames()
     tables.scale = effect_scale(data, log)
+    for variant, rows, dropped in property_rows(data, data.evaluation):
+        if dropped:
+            log.skip(
+                "conditional",
+                "all runs",
+                variant,
+                f"{dropped} rows without a value of {variant} left out of its models",
+            )
+        factor_analysis(
+            data,
+            log,
+            tables,
+            rows,
+            factor=SYSTEM,
+            prop=variant,
+            analysis="conditional",
+            subset="all runs",
+            reference=data.baseline,
+        )
+    return tables.frames()
+
+
+def _centre(rows: pd.DataFrame, prop: str) -> pd.Series:
+    """A numeric property centred at its mean over ``rows`` (the run slopes' d_c)."""
+    values = rows[prop].astype(float)
+    return values - float(values.mean())
+
+
+def property_rows(data: MetricData, rows: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame, int]]:
+    """Every property variant (data.property_variants), the rows with a value of it, and how
+    many rows lack one.
+
+    Variants with a value on every row share one frame, which has the centred numeric
+    properties added once (the fits to one frame share their data preparation, FitLog); a
+    variant with missing values gets its own frame.
+    """
+    complete = [p for p in data.properties if data.is_numeric(p) and not rows[p].isna().any()]
+    shared = rows.assign(**{centred(p): _centre(rows, p) for p in complete})
     for prop in data.properties:
         for variant in data.property_variants(prop):
-            rows = data.evaluation.dropna(subset=[variant])
-            dropped = len(data.evaluation) - len(rows)
-            if dropped:
-                log.skip(
-                    "conditional",
-                    "all runs",
-                    variant,
-                    f"{dropped} rows without a value of {variant} left out of its models",
-                )
-            factor_analysis(
-                data,
-                log,
-                tables,
-                rows,
-                factor=SYSTEM,
-                prop=variant,
-                analysis="conditional",
-                subset="all runs",
-                reference=data.baseline,
-            )
-    return tables.frames()
+            dropped = int(rows[variant].isna().sum())
+            yield variant, (rows.dropna(subset=[variant]) if dropped else shared), dropped
 
 
 class _Tables:
@@ -129,12 +149,15 @@ def factor_analysis(
 ) -> None:
     """Joint and interaction tests of ``factor`` x ``prop`` and the post-hoc tables, from the
     paper's models and from the run-aware model."""
-    if rows[factor].nunique() < 2:
+    if distinct_count(rows, factor) < 2:
         log.skip(analysis, subset, prop, f"{factor} has fewer than two levels in these rows")
         return
-    if rows[prop].nunique() < 2:
+    if distinct_count(rows, prop) < 2:
         log.skip(analysis, subset, prop, f"{prop} is constant in these rows")
         return
+    numeric = data.is_numeric(prop) and pd.api.types.is_numeric_dtype(rows[prop])
+    if numeric and centred(prop) not in rows:  # the run-aware slope's d_c (property_rows)
+        rows = rows.assign(**{centred(prop): _centre(rows, prop)})
     models = property_formulas(data.metric, factor, prop)
     levels = {factor: reference}
     joint = run_glrt(
@@ -162,7 +185,6 @@ def factor_analysis(
     for outcome in (joint, interaction):
         if outcome is not None:
             tables.glrt.append(outcome.row)
-    numeric = data.is_numeric(prop) and pd.api.types.is_numeric_dtype(rows[prop])
     levels = _levels(rows, factor, reference)
     fits = [(analysis, joint.h1 if joint is not None else None)]
     run_aware = _run_aware_fit(
@@ -206,7 +228,7 @@ def _run_aware_fit(
 ) -> LmmResult | None:
     """The REML run-aware fit of ``factor * prop`` and its joint and interaction F tests."""
     name = analysis + RUN_AWARE
-    if rows[RUN].nunique() <= rows[factor].nunique():
+    if distinct_count(rows, RUN) <= distinct_count(rows, factor):
         log.skip(name, subset, prop, f"every level of {factor} has a single run: no run variance")
         return None
     runs_per_system = rows.groupby(SYSTEM, sort=False)[RUN].nunique()
@@ -215,9 +237,6 @@ def _run_aware_fit(
     else:
         run_part = RUN_TERM
     formula = runaware_property_formula(data.metric, factor, prop, numeric, run_part)
-    if numeric:
-        values = rows[prop].astype(float)
-        rows = rows.assign(**{centred(prop): values - float(values.mean())})
     fitted = log.fit(
         formula,
         rows,
@@ -347,7 +366,7 @@ class _PostHoc:
     def predictions(self, tables: _Tables) -> None:
         """Prediction lines with 95 % bands over the property's range, and binned raw means."""
         values = self.rows[self.prop].to_numpy(dtype=float)
-        grid = np.linspace(*np.quantile(values, [0.01, 0.99]), GRID_POINTS)
+        grid = np.linspace(*np.quantile(np.sort(values), [0.01, 0.99]), GRID_POINTS)
         newdata = pd.DataFrame(
             {
                 self.factor: np.repeat(self.levels, GRID_POINTS),

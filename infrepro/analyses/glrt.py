@@ -10,6 +10,7 @@ import pandas as pd
 from infrepro.lmm import LmmError, LmmResult, lrt
 from infrepro.vocabulary import RUN, SEGMENT
 
+from .data import distinct_count
 from .fitlog import FitLog
 from .pvalues import chi2_log10_sf, format_p, holm_log10
 
@@ -66,8 +67,8 @@ def run_glrt(
         "h1": h1,
         "h0": h0,
         "n_obs": fits[0].nobs,
-        "n_segments": int(data[SEGMENT].nunique()),
-        "n_runs": int(data[RUN].nunique()),
+        "n_segments": distinct_count(data, SEGMENT),
+        "n_runs": distinct_count(data, RUN),
         "loglik_h1": fits[0].loglik,
         "loglik_h0": fits[1].loglik,
         "lr_stat": test.lr_stat,

@@ -12,7 +12,7 @@ import pandas as pd
 
 from infrepro.vocabulary import SYSTEM, columns
 
-from .conditional import _Tables, factor_analysis
+from .conditional import _Tables, factor_analysis, property_rows
 from .data import MetricData, distinct_strings
 from .effects import effect_scale
 from .fitlog import FitLog
@@ -55,19 +55,18 @@ def metaparameter_interactions(
         facet = str(dominant["facet"].iloc[0])
         rows = data.evaluation[data.evaluation[SYSTEM] == system].dropna(subset=[facet])
         reference = sorted(distinct_strings(rows[facet]))[0]
-        for prop in data.properties:
-            for variant in data.property_variants(prop):
-                factor_analysis(
-                    data,
-                    log,
-                    tables,
-                    rows.dropna(subset=[variant]),
-                    factor=facet,
-                    prop=variant,
-                    analysis="metaparam",
-                    subset=system,
-                    reference=reference,
-                )
+        for variant, variant_rows, _ in property_rows(data, rows):
+            factor_analysis(
+                data,
+                log,
+                tables,
+                variant_rows,
+                factor=facet,
+                prop=variant,
+                analysis="metaparam",
+                subset=system,
+                reference=reference,
+            )
     frames = tables.frames()
     frames["importance"] = importance
     return frames

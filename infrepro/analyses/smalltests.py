@@ -14,6 +14,7 @@ import pandas as pd
 from infrepro.lmm import KENWARD_ROGER, SATTERTHWAITE, ContrastTest, LmmError, LmmResult
 from infrepro.vocabulary import RUN, SEGMENT
 
+from .data import distinct_count
 from .fitlog import FitLog
 from .pvalues import format_p
 
@@ -80,8 +81,8 @@ def test_row(
         "numdf": test.numdf,
         "dendf": test.dendf,
         "n_obs": result.nobs,
-        "n_segments": int(rows[SEGMENT].nunique()),
-        "n_runs": int(rows[RUN].nunique()),
+        "n_segments": distinct_count(rows, SEGMENT),
+        "n_runs": distinct_count(rows, RUN),
         "p_value": format_p(test.log10_p),
         "p_holm": format_p(test.log10_p),
         "log10_p": test.log10_p,

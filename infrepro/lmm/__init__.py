@@ -7,6 +7,7 @@ precomputed cross-products with a structured (block-diagonal + Schur complement)
 contrasts with Kenward-Roger or Satterthwaite denominator df (ddf.py).
 """
 
+from .cache import FitCache
 from .ddf import KENWARD_ROGER, SATTERTHWAITE, ContrastTest
 from .errors import LmmError
 from .fit import FEW_LEVELS, deviance_function, fit
@@ -19,6 +20,7 @@ __all__ = [
     "KENWARD_ROGER",
     "SATTERTHWAITE",
     "ContrastTest",
+    "FitCache",
     "LmmError",
     "LmmResult",
     "LrtResult",

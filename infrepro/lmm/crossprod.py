@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
+from .cache import memo as _memo
 from .layout import Layout
 
 
@@ -34,8 +36,8 @@ GRAM_STACK_MAX = 4_000_000  # [X y] entries up to which cyy is one product of th
 class XyColumns:
     """The columns of [X y] without stacking them into a copy of X (n x p) plus y."""
 
-    def __init__(self, X: np.ndarray, y: np.ndarray) -> None:
-        self.X, self.y = X, y
+    def __init__(self, X: np.ndarray, y: np.ndarray, xtx: np.ndarray | None = None) -> None:
+        self.X, self.y, self.xtx = X, y, xtx  # xtx: X'X when known
         self.shape = (X.shape[0], X.shape[1] + 1)
 
     def __getitem__(self, key: tuple[slice, int]) -> np.ndarray:
@@ -51,7 +53,7 @@ class XyColumns:
             Xy = np.column_stack([X, y]) if p else y[:, None].astype(float)
             return Xy.T @ Xy
         out = np.empty((p + 1, p + 1))
-        out[:p, :p] = X.T @ X
+        out[:p, :p] = X.T @ X if self.xtx is None else self.xtx
         out[:p, p] = out[p, :p] = X.T @ y
         out[p, p] = y @ y
         return out
@@ -97,6 +99,66 @@ def _product(a: np.ndarray | None, b: np.ndarray | None, n: int) -> np.ndarray:
     return a * b
 
 
+def _indicator_cross(zt: sp.csr_matrix, Xy: np.ndarray | XyColumns) -> np.ndarray:
+    """(nbins, ncol): ``Z'[X y]`` of an indicator term (``zt`` = Z', _indicator_transpose), the
+    sums of its rows of [X y] per level, as one sparse product instead of a pass per column.
+
+    Each sum adds its rows in increasing row order starting from 0, as ``np.bincount`` does, so
+    the result is bit-for-bit the per-column bincount's.
+    """
+    if not isinstance(Xy, XyColumns):
+        return np.asarray(zt @ Xy)
+    out = np.empty((zt.shape[0], Xy.shape[1]))
+    out[:, :-1] = zt @ Xy.X
+    out[:, -1] = zt @ Xy.y
+    return out
+
+
+def _indicator_transpose(codes: np.ndarray, rows: np.ndarray, nbins: int, n: int) -> sp.csr_matrix:
+    """Z' (nbins x n) of an indicator term: 1 at (codes[i], i) for the rows ``rows``."""
+    return sp.csr_matrix((np.ones(len(rows)), (codes[rows], rows)), shape=(nbins, n))
+
+
+def _term_cross(
+    codes: np.ndarray,
+    w: np.ndarray | None,
+    nbins: int,
+    Xy: np.ndarray | XyColumns,
+    products: dict | None = None,
+) -> np.ndarray:
+    """(nbins, ncol): ``Z'[X y]`` of one term, Z with ``w[i]`` (1 when None) in row i's column.
+
+    Rows with weight 0 add only zeros and are skipped (adding a zero never changes a sum that
+    starts at +0); 0/1 weights go through ``_indicator_cross``, other weights through a
+    per-column bincount of the products, as before.
+    """
+    n, ncol = Xy.shape
+    if w is None:
+        zt = _memo(
+            products,
+            [codes],
+            ("zt", nbins, n),
+            lambda: _indicator_transpose(codes, np.arange(n), nbins, n),
+        )
+        return _indicator_cross(zt, Xy)
+    rows = np.flatnonzero(w)
+    if np.all(w[rows] == 1.0):
+        zt = _memo(
+            products,
+            [codes, w],
+            ("zt", nbins, n),
+            lambda: _indicator_transpose(codes, rows, nbins, n),
+        )
+        return _indicator_cross(zt, Xy)
+    out = np.empty((nbins, ncol))
+    every = len(rows) == n  # no zero weights: no copies of the rows
+    cr, wr = (codes, w) if every else (codes[rows], w[rows])
+    for j in range(ncol):
+        x = Xy[:, j] if every else Xy[:, j][rows]
+        out[:, j] = np.bincount(cr, weights=wr * x, minlength=nbins)
+    return out
+
+
 def _rest_cells(rest_cols: list[np.ndarray], qr: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Compress rows to the distinct combinations of rest-term levels when there are few.
 
@@ -126,6 +188,52 @@ def _rest_cells(rest_cols: list[np.ndarray], qr: int) -> tuple[np.ndarray, np.nd
     return cell_of_row, ind
 
 
+CELLS_MAX = 20_000  # distinct combinations of rest columns up to which counts go by cells
+
+
+def _count_cells(
+    rest_cols: list[np.ndarray], rest_w: list[np.ndarray | None], qr: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Rows grouped by their combination of rest columns, for rest terms whose Z entries are
+    all 0 or 1 (a weight-0 row has no column in that term): (cell of every row, cell x column
+    indicator matrix), or None when there are more than CELLS_MAX cells.
+
+    Z_R'Z_R and Z_B'Z_R of such terms are counts, sums of integers: summed over the cells they
+    are exactly the per-row bincounts, in any order.
+    """
+    n = len(rest_cols[0])
+    present = [
+        c if w is None else np.where(w != 0, c, qr) for c, w in zip(rest_cols, rest_w, strict=True)
+    ]
+    cell = np.zeros(n, dtype=np.int64)
+    for code in present:
+        cell, uniques = pd.factorize(cell * (qr + 1) + code)
+        if len(uniques) > CELLS_MAX:
+            return None
+    nc = int(cell.max()) + 1
+    row = np.zeros(nc, dtype=np.int64)
+    row[cell] = np.arange(n)  # a row of each cell (all its rows share their columns)
+    ind = np.zeros((nc, qr + 1))
+    for code in present:
+        ind[np.arange(nc), code[row]] = 1.0
+    return cell.astype(np.int64), ind[:, :qr]
+
+
+def _cell_counts(
+    rows_b: list[np.ndarray], cell: np.ndarray, ind: np.ndarray, nbm: int
+) -> np.ndarray:
+    """Z_B'Z_R (nbm x qr) from the rows' cells: counts of rows per (block slot, cell) summed
+    over each rest column's cells (``ind``: one column per term in each row, so sparse).
+    Integer counts: the same numbers in any order of summation."""
+    nc, qr = ind.shape
+    ind_t = sp.csr_matrix(ind.T)
+    cbf = np.zeros((nbm, qr))
+    for rb in rows_b:
+        counts = np.bincount(rb * nc + cell, minlength=nbm * nc).reshape(nbm, nc)
+        cbf += (ind_t @ counts.T.astype(float)).T
+    return cbf
+
+
 def _row_slots(layout: Layout, codes: list[np.ndarray]) -> list[np.ndarray]:
     """Per block term: the slot of every row within its block."""
     return [slots[codes[t]] for t, slots in zip(layout.block_terms, layout.level_slot, strict=True)]
@@ -150,11 +258,13 @@ def cross_products(
     dense: bool,
     weights: list[np.ndarray | None] | None = None,
     cbb: np.ndarray | None = None,
+    memo: dict | None = None,
 ) -> CrossProducts:
     """All cross-products needed by the profiled deviance, by bincount over the rows.
 
     ``weights[k]`` scales term k's Z entries (slopes, dummy() terms; rest terms only);
-    ``cbb``: block_cross_products() when the caller has it already.
+    ``cbb``: block_cross_products() when the caller has it already; ``memo``: the products
+    memo of a FitCache (Z' of indicator terms, Z_B'[X y] and [X y]'[X y] of the same arrays).
     """
     wts = list(weights) if weights is not None else [None] * len(codes)
     rest_w = [wts[t] for t in layout.rest_terms]
@@ -166,10 +276,15 @@ def cross_products(
     rows_b = [block * m + sa for sa in row_slot] if m > 1 else [block]
     if cbb is None:
         cbb = block_cross_products(layout, codes)
-    cby = np.zeros((nb * m, ncol))
-    for rb in rows_b:
-        for j in range(ncol):
-            cby[:, j] += np.bincount(rb, weights=Xy[:, j], minlength=nb * m)
+
+    def block_cross() -> np.ndarray:
+        cby = np.zeros((nb * m, ncol))
+        for rb in rows_b:
+            cby += _term_cross(rb, None, nb * m, Xy, memo)
+        return cby
+
+    columns = [Xy.X, Xy.y] if isinstance(Xy, XyColumns) else [Xy]
+    cby = _memo(memo, [*columns, *rows_b], ("cby", nb * m), block_cross)
     rest_cols = [
         codes[t] + off for t, off in zip(layout.rest_terms, layout.rest_offsets, strict=True)
     ]
@@ -178,7 +293,9 @@ def cross_products(
     if cells is not None and nb * m * cells[1].shape[0] > 10_000_000:
         cells = None
     cfy = np.zeros((qr, ncol))
-    cyy = Xy.gram() if isinstance(Xy, XyColumns) else Xy.T @ Xy
+    cyy = _memo(
+        memo, columns, ("cyy",), Xy.gram if isinstance(Xy, XyColumns) else lambda: Xy.T @ Xy
+    )
     out = CrossProducts(cbb.reshape(nb, m, m), cby, cfy, cyy, None, None, None, None)
     if cells is not None:
         cell, ind = cells
@@ -188,26 +305,43 @@ def cross_products(
         )
         out.cfy[:] = ind.T @ cell_y
         out.cff_dense = ind.T @ (np.bincount(cell, minlength=nc)[:, None] * ind)
-        cbf = np.zeros((nb * m, qr))
-        for rb in rows_b:
-            counts = np.bincount(rb * nc + cell, minlength=nb * m * nc).reshape(nb * m, nc)
-            cbf += counts @ ind
-        out.cbf_dense = cbf.reshape(nb, m, qr)
+        out.cbf_dense = _cell_counts(rows_b, cell, ind, nb * m).reshape(nb, m, qr)
         return out
-    n = Xy.shape[0]
     for ca, wa in zip(rest_cols, rest_w, strict=True):
-        for j in range(ncol):
-            out.cfy[:, j] += np.bincount(ca, weights=_product(wa, Xy[:, j], n), minlength=qr)
-    if dense:
+        out.cfy += _term_cross(ca, wa, qr, Xy, memo)
+    zero_one = all(w is None or bool(np.all((w == 0.0) | (w == 1.0))) for w in rest_w)
+    counted = _count_cells(rest_cols, rest_w, qr) if dense and zero_one and qr else None
+    if counted is not None and nb * m * counted[1].shape[0] <= 10_000_000:
+        cell, ind = counted
+        nc = ind.shape[0]
+        out.cff_dense = ind.T @ (np.bincount(cell, minlength=nc)[:, None] * ind)
+        out.cbf_dense = _cell_counts(rows_b, cell, ind, nb * m).reshape(nb, m, qr)
+    elif dense:
+        # rows where a weight is 0 add zeros only: each sum runs over the other rows
+        nonzero = [None if w is None else np.flatnonzero(w) for w in rest_w]
         cff = np.zeros((qr, qr))
-        for ca, wa in zip(rest_cols, rest_w, strict=True):
-            for cb, wb in zip(rest_cols, rest_w, strict=True):
-                w = None if wa is None and wb is None else _product(wa, wb, n)
-                cff += np.bincount(ca * qr + cb, weights=w, minlength=qr * qr).reshape(qr, qr)
+        for ca, wa, ra in zip(rest_cols, rest_w, nonzero, strict=True):
+            for cb, wb, rb_ in zip(rest_cols, rest_w, nonzero, strict=True):
+                if wa is None and wb is None:
+                    cff += np.bincount(ca * qr + cb, minlength=qr * qr).reshape(qr, qr)
+                    continue
+                if ra is None or rb_ is None:
+                    both = rb_ if ra is None else ra
+                elif ca is cb:
+                    both = ra
+                else:
+                    both = np.flatnonzero((wa != 0) & (wb != 0))
+                w = _product(None if wa is None else wa[both], None if wb is None else wb[both], 0)
+                key = ca[both] * qr + cb[both]
+                cff += np.bincount(key, weights=w, minlength=qr * qr).reshape(qr, qr)
         cbf = np.zeros(nb * m * qr)
         for rb in rows_b:
-            for ca, wa in zip(rest_cols, rest_w, strict=True):
-                cbf += np.bincount(rb * qr + ca, weights=wa, minlength=nb * m * qr)
+            for ca, wa, ra in zip(rest_cols, rest_w, nonzero, strict=True):
+                if wa is None:
+                    cbf += np.bincount(rb * qr + ca, minlength=nb * m * qr)
+                else:
+                    key = rb[ra] * qr + ca[ra]
+                    cbf += np.bincount(key, weights=wa[ra], minlength=nb * m * qr)
         out.cff_dense = cff
         out.cbf_dense = cbf.reshape(nb, m, qr)
     else:

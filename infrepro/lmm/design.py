@@ -130,23 +130,28 @@ class FixedDesign:
             X[:, 0] = 1.0
             off = 1
         for (term, full), width in zip(pairs, widths, strict=True):
-            cols = np.ones((nrows, 1))
+            cols: np.ndarray | None = None  # the product of the earlier variables (None: 1)
             for k, (var_name, is_full) in enumerate(zip(term, full, strict=True)):
                 var = self.variables[var_name]
                 v = values[var_name]
                 if var.is_factor:
                     assert var.levels is not None
                     first = 0 if is_full else 1
-                    ind = (v[:, None] == np.arange(first, len(var.levels))[None, :]).astype(float)
+                    # boolean indicators: a product with them (bool cast to 0.0 / 1.0) is the
+                    # product with float indicators, at an eighth of the memory traffic
+                    ind = v[:, None] == np.arange(first, len(var.levels))[None, :]
                 else:
                     ind = np.asarray(v, dtype=float)[:, None]
                 # earlier variables vary fastest, as in R
-                shape = (nrows, ind.shape[1], cols.shape[1])
+                shape = (nrows, ind.shape[1], 1 if cols is None else cols.shape[1])
                 if k == len(term) - 1:  # the last variable: the product goes into X
                     target = X[:, off : off + width].reshape(shape)  # a view: splits columns
                     assert width == 0 or np.may_share_memory(target, X)
-                    np.multiply(cols[:, None, :], ind[:, :, None], out=target)
-                elif k == 0:  # 1.0 * x is x: no product (no n x levels copy)
+                    if cols is None:  # 1.0 * x is x: a copy
+                        np.copyto(target, ind[:, :, None])
+                    else:
+                        np.multiply(cols[:, None, :], ind[:, :, None], out=target)
+                elif cols is None:  # 1.0 * x is x: no product (no n x levels copy)
                     cols = ind
                 else:
                     cols = (cols[:, None, :] * ind[:, :, None]).reshape(nrows, -1)
@@ -189,28 +194,40 @@ def _term_codes(parsed: ParsedFormula, variables: Mapping[str, Variable]) -> lis
     return out
 
 
+def _encode_variable(
+    data: pd.DataFrame, name: str, factor: bool, reference: str | None
+) -> tuple[Variable, np.ndarray]:
+    """A fixed-part variable and its values: factor codes, or a numeric covariate's floats."""
+    col = data[name]
+    if factor or is_categorical(col):
+        codes, levels = encode_factor(col, name, reference)
+        return Variable(name, levels=levels), codes
+    x = pd.to_numeric(col, errors="raise").to_numpy(dtype=float)
+    bad = int(np.count_nonzero(~np.isfinite(x)))
+    if bad:
+        raise LmmError(f"covariate {name!r} has {bad} missing or infinite value(s)")
+    return Variable(name, mean=float(np.mean(x)) if len(x) else 0.0), x
+
+
 def build_fixed(
     parsed: ParsedFormula,
     data: pd.DataFrame,
     factors: Sequence[str],
     reference_levels: Mapping[str, str],
+    cache: dict[tuple[object, ...], tuple[Variable, np.ndarray]] | None = None,
 ) -> tuple[FixedDesign, np.ndarray]:
-    """Encode the fixed-part variables and build X (rows in data order)."""
+    """Encode the fixed-part variables and build X (rows in data order). ``cache`` keeps the
+    encoded variables for other fits to the same data."""
     variables: dict[str, Variable] = {}
     values: dict[str, np.ndarray] = {}
     for name in parsed.fixed_variables:
-        col = data[name]
-        if name in factors or is_categorical(col):
-            codes, levels = encode_factor(col, name, reference_levels.get(name))
-            variables[name] = Variable(name, levels=levels)
-            values[name] = codes
-        else:
-            x = pd.to_numeric(col, errors="raise").to_numpy(dtype=float)
-            bad = int(np.count_nonzero(~np.isfinite(x)))
-            if bad:
-                raise LmmError(f"covariate {name!r} has {bad} missing or infinite value(s)")
-            variables[name] = Variable(name, mean=float(np.mean(x)) if len(x) else 0.0)
-            values[name] = x
+        key = (name, name in factors, reference_levels.get(name))
+        if cache is not None and key in cache:
+            variables[name], values[name] = cache[key]
+            continue
+        variables[name], values[name] = _encode_variable(data, *key)
+        if cache is not None:
+            cache[key] = (variables[name], values[name])
     unknown = set(reference_levels) - set(parsed.fixed_variables)
     if unknown:
         raise LmmError(f"reference_levels given for {sorted(unknown)}, not fixed-effect factors")
@@ -283,14 +300,42 @@ def _r_factor(
     return np.linalg.qr(np.vstack(parts), mode="r")
 
 
-def aliased_columns(X: np.ndarray, tol: float = RANK_TOL) -> list[int]:
+FULL_RANK_CLEAR = 1e-3  # Cholesky diagonal of the scaled X'X above which no QR is needed
+
+
+def clearly_full_rank(gram: np.ndarray) -> bool:
+    """Whether X (given by X'X) has full column rank by a wide margin.
+
+    The Cholesky factor R of X'X scaled to unit diagonal has R[j, j] = the distance of column
+    j / |column j| from the span of the earlier columns, the quantity ``aliased_columns``
+    compares with ``RANK_TOL``. Its rounding errors are many orders of magnitude below
+    FULL_RANK_CLEAR, so when every R[j, j] exceeds it no column is aliased, as the QR would
+    find; otherwise (or when the factorization fails) the QR decides.
+    """
+    norms = np.sqrt(np.diagonal(gram))
+    if not np.all(norms > 0.0):
+        return False
+    try:
+        r = np.linalg.cholesky(gram / norms[:, None] / norms[None, :])
+    except np.linalg.LinAlgError:
+        return False
+    return bool(np.all(np.diagonal(r) > FULL_RANK_CLEAR))
+
+
+def aliased_columns(
+    X: np.ndarray, tol: float = RANK_TOL, gram: np.ndarray | None = None
+) -> list[int]:
     """Indices of columns of X that are linear combinations of earlier columns.
 
     Like R's ``lm``: a column is aliased when its distance from the span of the earlier
-    (non-aliased) columns is below ``tol`` times its own norm. Found by repeated QR.
+    (non-aliased) columns is below ``tol`` times its own norm. Found by repeated QR, unless
+    ``gram`` (X'X, when the caller has it) shows full rank by a wide margin
+    (``clearly_full_rank``).
     """
     p = X.shape[1]
     if p == 0:
+        return []
+    if gram is not None and clearly_full_rank(gram):
         return []
     norms = np.sqrt(np.einsum("ij,ij->j", X, X))
     aliased: list[int] = [j for j in range(p) if norms[j] == 0.0]
@@ -356,13 +401,19 @@ class RandomColumns:
 
 
 def random_columns(
-    data: pd.DataFrame, term: RandomTerm, cache: dict[str, np.ndarray]
+    data: pd.DataFrame,
+    term: RandomTerm,
+    cache: dict[str, np.ndarray],
+    masks: dict[str, np.ndarray] | None = None,
 ) -> RandomColumns:
     """Codes and weights of one random term's columns (see RandomColumns).
 
     A dummy() term reads its grouping variables on its own rows only, so a facet that is
     missing for the other rows (a lambda the baseline lacks) can group one system's runs.
+    ``cache`` keeps the codes of grouping columns, ``masks`` the rows of dummy() levels, for
+    the other terms of the same data.
     """
+    masks = {} if masks is None else masks
     if not term.weighted:
         codes, q = encode_groups(data, term.variables, cache)
         return RandomColumns(codes, q, None)
@@ -381,10 +432,13 @@ def random_columns(
         w = slope
     else:
         factor, level = term.indicator
-        mask = _level_mask(data[factor], level)
+        key = f"{factor}\x00{level}"  # the cache also holds the rows of each dummy() level
+        if key not in masks:
+            masks[key] = _level_mask(data[factor], level)
+        mask = masks[key]
         if not mask.any():
             raise LmmError(f"level {level!r} does not occur in column {factor!r} ({term.written})")
-        sub_codes, q = encode_groups(data[mask], term.variables, {})
+        sub_codes, q = encode_groups(data.loc[mask, list(term.variables)], term.variables, {})
         codes = np.zeros(len(data), dtype=np.int64)
         codes[mask] = sub_codes
         w = mask.astype(float) if slope is None else mask * slope

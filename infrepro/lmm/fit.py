@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from . import ddf
 from .blas import single_threaded_blas
+from .cache import FitCache, memo
 from .ddf import DdfCore
 from .design import FixedDesign, RandomColumns, aliased_columns, build_fixed, random_columns
 from .errors import LmmError
@@ -58,6 +59,7 @@ class _Prepared:
     beta0: np.ndarray  # OLS start; y_centred = y - X beta0 is what the deviance sees
     y_centred: np.ndarray
     terms: list[RandomColumns]
+    xtx: np.ndarray | None  # X'X (None without fixed effects)
 
     @property
     def codes(self) -> list[np.ndarray]:
@@ -72,11 +74,44 @@ class _Prepared:
         return [t.weights for t in self.terms]
 
 
+def _fixed_part(
+    parsed: ParsedFormula,
+    data: pd.DataFrame,
+    reference_levels: Mapping[str, str] | None,
+    factors: Sequence[str] | None,
+    cache: FitCache | None,
+) -> tuple[np.ndarray, FixedDesign, np.ndarray, np.ndarray | None]:
+    """y, the fixed design, X and X'X (None without fixed effects), X checked for full rank;
+    from ``cache`` when a fit of the same fixed part to the same rows made them."""
+    levels = dict(reference_levels or {})
+    forced = list(factors or [])
+    key = (parsed.response, parsed.intercept, parsed.fixed_terms, tuple(forced))
+    key += (tuple(sorted(levels.items())),)
+    if cache is not None and key in cache.fixed:
+        return cache.fixed[key]
+    y = _response(data, parsed.response)
+    codes = cache.factors if cache is not None else None
+    design, X = build_fixed(parsed, data, forced, levels, codes)
+    p = X.shape[1]
+    xtx = X.T @ X if p else None  # X'X: the rank check, the OLS start and the cross-products
+    aliased = aliased_columns(X, gram=xtx)
+    if aliased:
+        raise LmmError(
+            "fixed-effect model matrix is rank deficient: coefficient(s) "
+            f"{[design.columns[j] for j in aliased]} are aliased with earlier columns "
+            "(empty cells or collinear covariates)"
+        )
+    if cache is not None:
+        cache.fixed[key] = (y, design, X, xtx)
+    return y, design, X, xtx
+
+
 def _prepare(
     formula: str,
     data: pd.DataFrame,
     reference_levels: Mapping[str, str] | None,
     factors: Sequence[str] | None,
+    cache: FitCache | None = None,
 ) -> _Prepared:
     parsed = parse_formula(formula)
     if not isinstance(data, pd.DataFrame):
@@ -92,22 +127,20 @@ def _prepare(
     n = len(data)
     if n == 0:
         raise LmmError("data has no rows")
-    y = _response(data, parsed.response)
-    design, X = build_fixed(parsed, data, list(factors or []), dict(reference_levels or {}))
-    aliased = aliased_columns(X)
-    if aliased:
-        raise LmmError(
-            "fixed-effect model matrix is rank deficient: coefficient(s) "
-            f"{[design.columns[j] for j in aliased]} are aliased with earlier columns "
-            "(empty cells or collinear covariates)"
-        )
+    y, design, X, xtx = _fixed_part(parsed, data, reference_levels, factors, cache)
     p = X.shape[1]
     if n - p <= 0:
         raise LmmError(f"{n} observations cannot identify {p} fixed effects and a residual")
-    cache: dict[str, np.ndarray] = {}
+    groups: dict[str, np.ndarray] = {} if cache is None else cache.groups
+    masks: dict[str, np.ndarray] = {} if cache is None else cache.masks
     terms: list[RandomColumns] = []
     for term in parsed.random_terms:
-        cols = random_columns(data, term, cache)
+        if cache is not None and term in cache.terms:
+            cols = cache.terms[term]
+        else:
+            cols = random_columns(data, term, groups, masks)
+            if cache is not None:
+                cache.terms[term] = cols
         q = cols.nlevels
         if q < 2 and not term.weighted:
             raise LmmError(
@@ -120,13 +153,17 @@ def _prepare(
                 "observations"
             )
         terms.append(cols)
+
     # centre y on its OLS fit: r2 is unchanged by any shift within the column space of X,
     # and the cancellation in y'y - ... becomes much smaller (X has full rank here)
-    beta0 = np.linalg.solve(X.T @ X, X.T @ y) if p else np.zeros(0)
-    y_c = y - X @ beta0 if p else y
+    def ols_start() -> tuple[np.ndarray, np.ndarray]:
+        beta0 = np.linalg.solve(xtx, X.T @ y) if xtx is not None else np.zeros(0)
+        return beta0, (y - X @ beta0 if p else y)
+
+    beta0, y_c = memo(None if cache is None else cache.products, [X, y], ("ols",), ols_start)
     if float(y_c @ y_c) <= 1e-24 * float(y @ y):
         raise LmmError(f"response {parsed.response!r} is exactly fitted by the fixed effects")
-    return _Prepared(parsed, design, X, y, beta0, y_c, terms)
+    return _Prepared(parsed, design, X, y, beta0, y_c, terms, xtx)
 
 
 def _z_matrix(terms: list[RandomColumns], n: int) -> tuple[sp.csc_matrix, list[np.ndarray]]:
@@ -179,6 +216,7 @@ def fit(
     path: str = "auto",
     theta: np.ndarray | None = None,
     keep_design: bool | None = None,
+    cache: FitCache | None = None,
 ) -> LmmResult:
     """Fit an LMM as lme4's ``lmer`` does (REML by default, like lmer).
 
@@ -192,15 +230,25 @@ def fit(
     parametric bootstrap; by default only REML fits within ddf.KR_MAX_COLUMNS keep them, so a
     result does not hold model matrices with a row per observation that nothing will use
     (Satterthwaite needs only the cross-products).
+    ``cache``: a FitCache of earlier fits to the same (unmodified) ``data``, whose data
+    preparation this fit reuses where it coincides (bit-for-bit the same numbers).
     Raises LmmError for unsupported formulas and degenerate data.
     """
     start = time.perf_counter()
-    prep = _prepare(formula, data, reference_levels, factors)
+    prep = _prepare(formula, data, reference_levels, factors, cache)
     X, y, codes, nlevels = prep.X, prep.y, prep.codes, prep.nlevels
     n, p = X.shape
     with _single_threaded_blas(), np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         dev = ProfiledDeviance(
-            codes, nlevels, X, prep.y_centred, reml=reml, path=path, weights=prep.weights
+            codes,
+            nlevels,
+            X,
+            prep.y_centred,
+            reml=reml,
+            path=path,
+            weights=prep.weights,
+            xtx=prep.xtx,
+            memo=None if cache is None else cache.products,
         )
         if theta is None:
             opt = minimize_theta(dev, len(codes))

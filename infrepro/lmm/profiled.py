@@ -425,7 +425,11 @@ class ProfiledDeviance:
         reml: bool,
         path: str = "auto",
         weights: list[np.ndarray | None] | None = None,
+        xtx: np.ndarray | None = None,
+        memo: dict | None = None,
     ) -> None:
+        """``xtx``: X'X when the caller has it (it is not computed again); ``memo``: the
+        products memo of a FitCache (cross-products shared with other fits, see cache.py)."""
         n, p = X.shape
         wts = list(weights) if weights is not None else [None] * len(codes)
         layout = choose_layout(codes, nlevels, p, [w is not None for w in wts])
@@ -449,8 +453,10 @@ class ProfiledDeviance:
             raise ValueError(f"unknown path {path!r}")
         self.path = path
         self.layout = layout
-        Xy = XyColumns(X, np.asarray(y, dtype=float))
-        cp = cross_products(layout, codes, Xy, dense=path == "dense", weights=wts, cbb=cbb)
+        Xy = XyColumns(X, np.asarray(y, dtype=float), xtx)
+        cp = cross_products(
+            layout, codes, Xy, dense=path == "dense", weights=wts, cbb=cbb, memo=memo
+        )
         args = (layout, list(nlevels), n, p, reml)
         self.impl: _DenseSchur | _SparseSchur = (
             _DenseSchur(args, cp) if path == "dense" else _SparseSchur(args, cp)
