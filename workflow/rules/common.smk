@@ -1,5 +1,6 @@
 # Shared set-up: validate every input before any job runs, and name the workflow's outputs.
 import re
+from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
@@ -7,6 +8,7 @@ from infrepro.io import InputError
 from infrepro.experiment import load_experiment
 
 RESULTS = "results"
+SCRIPTS = Path(workflow.basedir) / "scripts"
 
 try:
     # Jobs that Snakemake runs as its own processes (each SLURM job, for one) re-read this file;
@@ -31,3 +33,15 @@ def final_outputs():
         f"{RESULTS}/tables/glrt.csv",
         f"{RESULTS}/report.html",
     ]
+
+
+def run_job(script, input, output, params, wildcards, threads, resources, log, rule):
+    """Run scripts/<script> inside Snakemake's process, for a `run:` rule (infrepro.scripting)."""
+    from snakemake.iocontainers import Snakemake
+
+    from infrepro.scripting import run_in_process
+
+    smk = Snakemake(
+        input, output, params, wildcards, threads, resources, log, config, rule, None, str(SCRIPTS)
+    )
+    run_in_process(SCRIPTS / script, smk)
