@@ -5,15 +5,21 @@ process), ends with ``if __name__ == "__main__": run_rule_script(main, snakemake
 job is cheap next to a Python start-up (scoring one run, the tiny bookkeeping rules) can instead
 run the same script inside Snakemake's own process from a one-line `run:` directive, with
 `run_in_process`: the packages it imports are then loaded once per workflow run, not once per job.
+A rule whose jobs need a CPU of their own (the analyses: numpy and pandas hold the GIL) runs them,
+with `run_in_worker`, in long-lived worker processes (one per core) that keep their imports
+from job to job.
 """
 
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import runpy
 import sys
 import threading
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +55,7 @@ class _ThisThread(logging.Filter):
 
 
 _ROOT_LOCK = threading.Lock()
+_IMPORT_LOCK = threading.Lock()  # one script's imports at a time: no two threads import a package
 _ROOT_USERS = 0
 _ROOT_LEVEL = logging.WARNING
 
@@ -62,7 +69,8 @@ def run_in_process(script: str | Path, smk: Any) -> None:
     An exception is logged with its traceback and re-raised, as in `run_rule_script`.
     """
     global _ROOT_USERS, _ROOT_LEVEL
-    main = runpy.run_path(str(script), run_name="infrepro_rule_script")["main"]
+    with _IMPORT_LOCK:
+        main = runpy.run_path(str(script), run_name="infrepro_rule_script")["main"]
     root = logging.getLogger()
     handler: logging.Handler | None = None
     if len(smk.log):
@@ -89,3 +97,39 @@ def run_in_process(script: str | Path, smk: Any) -> None:
             _ROOT_USERS -= 1
             if _ROOT_USERS == 0:
                 root.setLevel(_ROOT_LEVEL)
+
+
+_POOL: ProcessPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _run_script_in_worker(script: str, smk: Any) -> None:
+    """In a worker process: run the script's ``main(smk)`` as a script job would."""
+    main = runpy.run_path(script, run_name="infrepro_rule_script")["main"]
+    run_rule_script(main, smk)
+
+
+def run_in_worker(script: str | Path, smk: Any, workers: int) -> None:
+    """Run a rule script's ``main(smk)`` in one of `workers` long-lived Python processes.
+
+    The workers are started (with multiprocessing's "spawn", not a fork of this threaded
+    process) on the first call and serve every later job of this Snakemake run, so each worker
+    imports pandas, scipy and the analyses once instead of once per job. Each job logs to its
+    rule's log file as a script job does (`run_rule_script`); its exception is re-raised here. A
+    pool whose worker died (killed, out of memory) fails the job that was running and is replaced
+    for later jobs.
+    """
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ProcessPoolExecutor(
+                max_workers=max(1, int(workers)), mp_context=multiprocessing.get_context("spawn")
+            )
+        pool = _POOL
+    try:
+        pool.submit(_run_script_in_worker, str(script), smk).result()
+    except BrokenProcessPool:
+        with _POOL_LOCK:
+            if _POOL is pool:
+                _POOL = None
+        raise

@@ -16,6 +16,7 @@ import importlib
 import importlib.machinery
 import importlib.util
 import sys
+import threading
 import types
 from collections.abc import Sequence
 
@@ -32,6 +33,9 @@ ROUGE_BACKEND: str = "numba" if JIT_ENABLED else "rouge-score"
 _MEMO_LIMIT = 1_000_000
 
 
+_PORTER_LOCK = threading.Lock()
+
+
 def porter_stemmer_class() -> type:
     """nltk's `PorterStemmer` class, loaded without running nltk's package `__init__`.
 
@@ -41,8 +45,14 @@ def porter_stemmer_class() -> type:
     `nltk.redos`, `nltk.termsec`) are loaded from the installed nltk under placeholder `nltk` and
     `nltk.stem` packages; afterwards every `nltk` entry this added to `sys.modules` is removed
     again, so a later `import nltk` (rouge-score's reference scorer) loads the real package.
-    The class is nltk's own code, so the stems are the same.
+    The class is nltk's own code, so the stems are the same. A lock keeps two scoring threads
+    (run: jobs in one process) from seeing each other's placeholder packages.
     """
+    with _PORTER_LOCK:
+        return _load_porter_stemmer_class()
+
+
+def _load_porter_stemmer_class() -> type:
     if "nltk" in sys.modules:
         from nltk.stem import porter
 

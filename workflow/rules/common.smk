@@ -35,13 +35,20 @@ def final_outputs():
     ]
 
 
-def run_job(script, input, output, params, wildcards, threads, resources, log, rule):
-    """Run scripts/<script> inside Snakemake's process, for a `run:` rule (infrepro.scripting)."""
+def run_job(
+    script, input, output, params, wildcards, threads, resources, log, rule, worker=False
+):
+    """Run scripts/<script> for a `run:` rule (infrepro.scripting): on a thread of Snakemake's
+    process, or with `worker` in one of its long-lived worker processes. A job that Snakemake runs
+    in a process of its own (a cluster job, or run: jobs without force-use-threads) runs in it."""
     from snakemake.iocontainers import Snakemake
 
-    from infrepro.scripting import run_in_process
+    from infrepro.scripting import run_in_process, run_in_worker
 
     smk = Snakemake(
         input, output, params, wildcards, threads, resources, log, config, rule, None, str(SCRIPTS)
     )
-    run_in_process(SCRIPTS / script, smk)
+    if worker and workflow.is_main_process:
+        run_in_worker(SCRIPTS / script, smk, workflow.cores)
+    else:
+        run_in_process(SCRIPTS / script, smk)
