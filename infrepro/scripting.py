@@ -1,10 +1,26 @@
-"""Support for the thin Snakemake rule scripts: log to the rule's log file, fail loudly."""
+"""Support for the thin Snakemake rule scripts: log to the rule's log file, fail loudly.
+
+A rule script defines `main(smk)` and, when Snakemake runs it as a script job (its own Python
+process), ends with ``if __name__ == "__main__": run_rule_script(main, snakemake)``. A rule whose
+job is cheap next to a Python start-up (scoring one run, the tiny bookkeeping rules) can instead
+run the same script inside Snakemake's own process from a one-line `run:` directive, with
+`run_in_process`: the packages it imports are then loaded once per workflow run, not once per job.
+A rule whose jobs need a CPU of their own (the analyses: numpy and pandas hold the GIL) runs them,
+with `run_in_worker`, in long-lived worker processes (one per core) that keep their imports
+from job to job.
+"""
 
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import runpy
 import sys
+import threading
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Any
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -24,4 +40,96 @@ def run_rule_script(main: Callable[[Any], None], smk: Any) -> None:
         main(smk)
     except Exception:
         logging.getLogger("infrepro").exception("rule %s failed", smk.rule)
+        raise
+
+
+class _ThisThread(logging.Filter):
+    """Pass only the records of the thread that created the filter (one job of a run: rule)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ident = threading.get_ident()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.thread == self.ident
+
+
+_ROOT_LOCK = threading.Lock()
+_IMPORT_LOCK = threading.Lock()  # one script's imports at a time: no two threads import a package
+_ROOT_USERS = 0
+_ROOT_LEVEL = logging.WARNING
+
+
+def run_in_process(script: str | Path, smk: Any) -> None:
+    """Run a rule script's ``main(smk)`` in this process (a `run:` directive's thread).
+
+    Snakemake runs `run:` jobs on threads of its own process (with `force-use-threads`, set in
+    profiles/default); the records this job logs (its thread's) go to the rule's log file only, so
+    two jobs running side by side keep separate logs and Snakemake's own logging is untouched.
+    An exception is logged with its traceback and re-raised, as in `run_rule_script`.
+    """
+    global _ROOT_USERS, _ROOT_LEVEL
+    with _IMPORT_LOCK:
+        main = runpy.run_path(str(script), run_name="infrepro_rule_script")["main"]
+    root = logging.getLogger()
+    handler: logging.Handler | None = None
+    if len(smk.log):
+        handler = logging.FileHandler(str(smk.log[0]), mode="w", encoding="utf-8")
+        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        handler.addFilter(_ThisThread())
+    with _ROOT_LOCK:
+        if _ROOT_USERS == 0:
+            _ROOT_LEVEL = root.level
+            root.setLevel(logging.INFO)
+        _ROOT_USERS += 1
+        if handler is not None:
+            root.addHandler(handler)
+    try:
+        main(smk)
+    except Exception:
+        logging.getLogger("infrepro").exception("rule %s failed", smk.rule)
+        raise
+    finally:
+        with _ROOT_LOCK:
+            if handler is not None:
+                root.removeHandler(handler)
+                handler.close()
+            _ROOT_USERS -= 1
+            if _ROOT_USERS == 0:
+                root.setLevel(_ROOT_LEVEL)
+
+
+_POOL: ProcessPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _run_script_in_worker(script: str, smk: Any) -> None:
+    """In a worker process: run the script's ``main(smk)`` as a script job would."""
+    main = runpy.run_path(script, run_name="infrepro_rule_script")["main"]
+    run_rule_script(main, smk)
+
+
+def run_in_worker(script: str | Path, smk: Any, workers: int) -> None:
+    """Run a rule script's ``main(smk)`` in one of `workers` long-lived Python processes.
+
+    The workers are started (with multiprocessing's "spawn", not a fork of this threaded
+    process) on the first call and serve every later job of this Snakemake run, so each worker
+    imports pandas, scipy and the analyses once instead of once per job. Each job logs to its
+    rule's log file as a script job does (`run_rule_script`); its exception is re-raised here. A
+    pool whose worker died (killed, out of memory) fails the job that was running and is replaced
+    for later jobs.
+    """
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ProcessPoolExecutor(
+                max_workers=max(1, int(workers)), mp_context=multiprocessing.get_context("spawn")
+            )
+        pool = _POOL
+    try:
+        pool.submit(_run_script_in_worker, str(script), smk).result()
+    except BrokenProcessPool:
+        with _POOL_LOCK:
+            if _POOL is pool:
+                _POOL = None
         raise

@@ -31,4 +31,5 @@ def main(smk) -> None:
         write_csv(tables[name], smk.output[name])
 
 
-run_rule_script(main, snakemake)  # noqa: F821
+if __name__ == "__main__":
+    run_rule_script(main, snakemake)  # noqa: F821

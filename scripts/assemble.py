@@ -18,4 +18,5 @@ def main(smk) -> None:
     write_parquet(table, smk.output.evaluation)
 
 
-run_rule_script(main, snakemake)  # noqa: F821
+if __name__ == "__main__":
+    run_rule_script(main, snakemake)  # noqa: F821

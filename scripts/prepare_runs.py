@@ -9,4 +9,5 @@ def main(smk) -> None:
     write_parquet(runs.drop(columns=["hypotheses"]), smk.output.runs)
 
 
-run_rule_script(main, snakemake)  # noqa: F821
+if __name__ == "__main__":
+    run_rule_script(main, snakemake)  # noqa: F821

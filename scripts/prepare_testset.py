@@ -8,4 +8,5 @@ def main(smk) -> None:
     write_parquet(read_testset(smk.input.testset), smk.output.testset)
 
 
-run_rule_script(main, snakemake)  # noqa: F821
+if __name__ == "__main__":
+    run_rule_script(main, snakemake)  # noqa: F821

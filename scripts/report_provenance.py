@@ -10,4 +10,5 @@ def main(smk) -> None:
     write_csv(software_table([tuple(row) for row in smk.params.versions]), smk.output.software)
 
 
-run_rule_script(main, snakemake)  # noqa: F821
+if __name__ == "__main__":
+    run_rule_script(main, snakemake)  # noqa: F821

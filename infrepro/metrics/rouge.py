@@ -12,6 +12,12 @@ Multiple references follow `RougeScorer.score_multi`: the highest F-measure per 
 
 from __future__ import annotations
 
+import importlib
+import importlib.machinery
+import importlib.util
+import sys
+import threading
+import types
 from collections.abc import Sequence
 
 import numpy as np
@@ -27,6 +33,49 @@ ROUGE_BACKEND: str = "numba" if JIT_ENABLED else "rouge-score"
 _MEMO_LIMIT = 1_000_000
 
 
+_PORTER_LOCK = threading.Lock()
+
+
+def porter_stemmer_class() -> type:
+    """nltk's `PorterStemmer` class, loaded without running nltk's package `__init__`.
+
+    `import nltk` (run first by `from nltk.stem import porter`) imports most of nltk and, through
+    its collocation measures, scipy.stats: over a second per scoring job, for one class. When
+    nltk is not imported yet, `nltk/stem/porter.py` and the modules it imports (`nltk.stem.api`,
+    `nltk.redos`, `nltk.termsec`) are loaded from the installed nltk under placeholder `nltk` and
+    `nltk.stem` packages; afterwards every `nltk` entry this added to `sys.modules` is removed
+    again, so a later `import nltk` (rouge-score's reference scorer) loads the real package.
+    The class is nltk's own code, so the stems are the same. A lock keeps two scoring threads
+    (run: jobs in one process) from seeing each other's placeholder packages.
+    """
+    with _PORTER_LOCK:
+        return _load_porter_stemmer_class()
+
+
+def _load_porter_stemmer_class() -> type:
+    if "nltk" in sys.modules:
+        from nltk.stem import porter
+
+        return porter.PorterStemmer
+    spec = importlib.util.find_spec("nltk")
+    if spec is None or not spec.submodule_search_locations:  # pragma: no cover - nltk is required
+        raise ImportError("nltk is required for ROUGE's Porter stemmer")
+    roots = list(spec.submodule_search_locations)
+    before = set(sys.modules)
+    for name, paths in (("nltk", roots), ("nltk.stem", [f"{root}/stem" for root in roots])):
+        package = types.ModuleType(name)
+        package.__path__ = paths
+        package.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        package.__spec__.submodule_search_locations = paths
+        sys.modules[name] = package
+    try:
+        return importlib.import_module("nltk.stem.porter").PorterStemmer
+    finally:
+        for name in set(sys.modules) - before:
+            if name == "nltk" or name.startswith("nltk."):
+                del sys.modules[name]
+
+
 class RougeTokenizer:
     """`rouge_score.tokenize.tokenize(text, PorterStemmer())` with a memo per raw token.
 
@@ -38,9 +87,7 @@ class RougeTokenizer:
     """
 
     def __init__(self) -> None:
-        from nltk.stem import porter  # importing nltk takes seconds: only when ROUGE is used
-
-        self._stemmer = porter.PorterStemmer()
+        self._stemmer = porter_stemmer_class()()
         self._memo: dict[str, str] = {}
 
     def _piece(self, piece: str) -> str:

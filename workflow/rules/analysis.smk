@@ -52,8 +52,12 @@ for _analysis in ANALYSES:
             # from the rows of the evaluation table (infrepro/resources.py), at submission
             mem_mb=analysis_resources(_analysis)[0],
             runtime=analysis_resources(_analysis)[1],
-        script:
-            "../../scripts/analysis.py"
+        run:
+            run_job(
+                "analysis.py",
+                *(input, output, params, wildcards, threads, resources, log, rule),
+                worker=True,
+            )
 
 
 rule collect_tables:
@@ -72,5 +76,5 @@ rule collect_tables:
     resources:
         mem_mb=collect_mem_mb,
         runtime=collect_runtime,
-    script:
-        "../../scripts/collect_tables.py"
+    run:
+        run_job("collect_tables.py", input, output, params, wildcards, threads, resources, log, rule)

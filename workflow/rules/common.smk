@@ -1,5 +1,6 @@
 # Shared set-up: validate every input before any job runs, and name the workflow's outputs.
 import re
+from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
@@ -7,6 +8,7 @@ from infrepro.io import InputError
 from infrepro.experiment import load_experiment
 
 RESULTS = "results"
+SCRIPTS = Path(workflow.basedir) / "scripts"
 
 try:
     # Jobs that Snakemake runs as its own processes (each SLURM job, for one) re-read this file;
@@ -31,3 +33,23 @@ def final_outputs():
         f"{RESULTS}/tables/glrt.csv",
         f"{RESULTS}/report.html",
     ]
+
+
+def run_job(
+    script, input, output, params, wildcards, threads, resources, log, rule, worker=False
+):
+    """Run scripts/<script> for a job of a `run:` directive (see infrepro.scripting), on a thread
+    of Snakemake's process, or with `worker` in one of its long-lived worker processes. A job that
+    Snakemake runs in a process of its own (a cluster job; a job of a `run:` directive without
+    force-use-threads) runs in that process."""
+    from snakemake.iocontainers import Snakemake
+
+    from infrepro.scripting import run_in_process, run_in_worker
+
+    smk = Snakemake(
+        input, output, params, wildcards, threads, resources, log, config, rule, None, str(SCRIPTS)
+    )
+    if worker and workflow.is_main_process:
+        run_in_worker(SCRIPTS / script, smk, workflow.cores)
+    else:
+        run_in_process(SCRIPTS / script, smk)

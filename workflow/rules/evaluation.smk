@@ -21,8 +21,8 @@ if RAW_MODE:
             # from the rows of the per-run score tables (infrepro/resources.py)
             mem_mb=assemble_mem_mb,
             runtime=assemble_runtime,
-        script:
-            "../../scripts/assemble.py"
+        run:
+            run_job("assemble.py", input, output, params, wildcards, threads, resources, log, rule)
 
 else:
 

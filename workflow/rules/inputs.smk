@@ -12,8 +12,8 @@ rule prepare_testset:
     resources:
         mem_mb=2000,
         runtime=10,
-    script:
-        "../../scripts/prepare_testset.py"
+    run:
+        run_job("prepare_testset.py", input, output, params, wildcards, threads, resources, log, rule)
 
 
 rule prepare_runs:
@@ -27,5 +27,5 @@ rule prepare_runs:
     resources:
         mem_mb=1000,
         runtime=10,
-    script:
-        "../../scripts/prepare_runs.py"
+    run:
+        run_job("prepare_runs.py", input, output, params, wildcards, threads, resources, log, rule)

@@ -17,5 +17,5 @@ rule properties:
     resources:
         mem_mb=2000,
         runtime=30,
-    script:
-        "../../scripts/properties.py"
+    run:
+        run_job("properties.py", input, output, params, wildcards, threads, resources, log, rule)

@@ -52,8 +52,8 @@ rule report_provenance:
     resources:
         mem_mb=1000,
         runtime=10,
-    script:
-        "../../scripts/report_provenance.py"
+    run:
+        run_job("report_provenance.py", input, output, params, wildcards, threads, resources, log, rule)
 
 
 rule report:

@@ -1,4 +1,6 @@
-# Score one run: one job per run, so new runs are scored without touching old ones.
+# Score one run: one job per run, so new runs are scored without touching old ones. The job runs
+# in Snakemake's own process (a run: directive; infrepro.scripting.run_in_process): scoring one
+# run takes a fraction of a second, loading pandas, numba and the compiled kernels two seconds.
 
 
 rule score_run:
@@ -18,5 +20,5 @@ rule score_run:
         runtime=60,
     group:
         "scoring"
-    script:
-        "../../scripts/score_run.py"
+    run:
+        run_job("score_run.py", input, output, params, wildcards, threads, resources, log, rule)
