@@ -1,5 +1,9 @@
 """Per-job wall time and peak memory of a Snakemake run, by polling /proc (Linux only).
 
+Worker processes (``multiprocessing`` spawn children that run many ``run:`` jobs, see
+``infrepro/scripting.py``) are recorded under the label ``workers``: their peak bounds every job
+they ran. Job times then come from Snakemake's log (``joblog.py``).
+
 Snakemake runs every ``script:`` job as a child ``python .snakemake/scripts/tmpXXXX.<name>.py``
 process. A background thread scans the descendants of the Snakemake process every
 ``interval`` seconds and records, per job process, when it was first and last seen and its
@@ -63,12 +67,15 @@ class ProcessMonitor:
         for pid in _descendants(self.root_pid):
             cmdline = _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").decode(errors="replace")
             match = _SCRIPT.search(cmdline)
-            if match is None or not cmdline.lstrip().split(" ")[0].endswith(("python", "python3")):
+            worker = "multiprocessing.spawn" in cmdline  # a long-lived worker: many jobs
+            if (match is None and not worker) or not cmdline.lstrip().split(" ")[0].endswith(
+                ("python", "python3")
+            ):
                 continue
             peak = _vm_hwm(pid)
             record = self.jobs.get(pid)
             if record is None:
-                label = self._label(match.group(0))
+                label = "workers" if worker else self._label(match.group(0))
                 record = self.jobs[pid] = JobRecord(pid, label, now, now)
             record.end = now
             record.peak_kib = max(record.peak_kib, peak)

@@ -13,9 +13,13 @@ rule properties:
         options=PROPERTY_OPTIONS,
     log:
         "logs/properties.log",
-    threads: 1  # textstat is single-threaded; the job runs beside the scoring jobs
+    threads: 1  # textstat is single-threaded; the job runs beside the scoring jobs (in a worker)
     resources:
         mem_mb=2000,
         runtime=30,
     run:
-        run_job("properties.py", input, output, params, wildcards, threads, resources, log, rule)
+        run_job(
+            "properties.py",
+            *(input, output, params, wildcards, threads, resources, log, rule),
+            worker=True,
+        )

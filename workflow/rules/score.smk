@@ -1,6 +1,8 @@
 # Score one run: one job per run, so new runs are scored without touching old ones. The job runs
-# in Snakemake's own process (a run: directive; infrepro.scripting.run_in_process): scoring one
-# run takes a fraction of a second, loading pandas, numba and the compiled kernels two seconds.
+# in one of the workflow's long-lived worker processes (a run: directive; infrepro.scripting
+# .run_in_worker): scoring the example's run takes a fraction of a second, loading pandas, numba
+# and the compiled kernels two seconds; a worker loads them once, and at paper scale the jobs'
+# Python work (tokenization) still runs on every core, not on one interpreter's lock.
 
 
 rule score_run:
@@ -21,4 +23,8 @@ rule score_run:
     group:
         "scoring"
     run:
-        run_job("score_run.py", input, output, params, wildcards, threads, resources, log, rule)
+        run_job(
+            "score_run.py",
+            *(input, output, params, wildcards, threads, resources, log, rule),
+            worker=True,
+        )
