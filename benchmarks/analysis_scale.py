@@ -43,6 +43,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
+# the BLAS thread variables Snakemake sets to a job's threads (every job here: one thread)
+from infrepro.scripting import THREAD_VARIABLES
+
 REPO = Path(__file__).resolve().parents[1]
 ANALYSES = ["comparison", "conditional", "variance", "metaparam", "classical"]
 JOBS = ["assemble", "analysis", "collect_tables"]
@@ -59,14 +62,6 @@ DESIGNS = {
     10: (4, 45, 5, 5),
 }
 SEED = 14
-BLAS_THREAD_VARIABLES = (  # what Snakemake sets to a job's threads (snakemake/shell.py)
-    "OMP_NUM_THREADS",
-    "GOTO_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "VECLIB_MAXIMUM_THREADS",
-    "NUMEXPR_NUM_THREADS",
-)
 
 
 # --------------------------------------------------------------------------- data
@@ -251,7 +246,9 @@ def run_job_here(root: Path, job: str, analysis: str) -> None:
         "analysis": "analysis.py",
         "collect_tables": "collect_tables.py",
     }[job]
-    runpy.run_path(str(REPO / "scripts" / script), init_globals={"snakemake": smk})
+    runpy.run_path(
+        str(REPO / "scripts" / script), init_globals={"snakemake": smk}, run_name="__main__"
+    )
 
 
 def measure(root: Path, job: str, analysis: str = "", timeout: float = 0) -> dict[str, float]:
@@ -269,7 +266,7 @@ def measure(root: Path, job: str, analysis: str = "", timeout: float = 0) -> dic
         str(root),
     ]
     # one BLAS thread, as Snakemake runs a rule with `threads: 1` (it sets these variables)
-    threads = {v: "1" for v in BLAS_THREAD_VARIABLES}
+    threads = {v: "1" for v in THREAD_VARIABLES}
     env = {**os.environ, **threads, "PYTHONPATH": str(REPO)}
     stderr_path = root / "logs" / f"{job}{'_' + analysis if analysis else ''}.stderr"
     stderr_path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import runpy
 import sys
 import threading
@@ -101,6 +102,26 @@ def run_in_process(script: str | Path, smk: Any) -> None:
 
 _POOL: ProcessPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
+# What Snakemake sets to a script job's `threads` (snakemake/shell.py). Every rule that runs in a
+# worker declares one thread; its numba kernels take their thread count from the job itself.
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "GOTO_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
+
+
+def _one_blas_thread() -> None:
+    """Worker initializer, before numpy is imported: BLAS on one thread, as in a script job.
+
+    Two workers with a multi-threaded BLAS each would oversubscribe the cores, and a BLAS thread
+    count other than a script job's changes the last digits of some tables.
+    """
+    for name in THREAD_VARIABLES:
+        os.environ[name] = "1"
 
 
 def _run_script_in_worker(script: str, smk: Any) -> None:
@@ -123,7 +144,9 @@ def run_in_worker(script: str | Path, smk: Any, workers: int) -> None:
     with _POOL_LOCK:
         if _POOL is None:
             _POOL = ProcessPoolExecutor(
-                max_workers=max(1, int(workers)), mp_context=multiprocessing.get_context("spawn")
+                max_workers=max(1, int(workers)),
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_one_blas_thread,
             )
         pool = _POOL
     try:

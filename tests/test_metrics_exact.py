@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rouge_score.rouge_scorer import RougeScorer
 from sacrebleu.metrics import TER
+from sacrebleu.metrics.lib_ter import translation_edit_rate
 
 from infrepro.metrics import score_segments
 
@@ -247,3 +248,41 @@ def test_degenerate_inputs_bit_identical(hyp: str, refs: list[str]) -> None:
     oracle = rouge_oracle([hyp], [refs])
     for t in ROUGE:
         assert fast[t].iloc[0] == oracle[t][0]
+
+
+def _shuffled_blocks(rng: np.random.Generator, ref: np.ndarray, n: int, vocab: int) -> np.ndarray:
+    """A hypothesis of n words: blocks of `ref` moved around, some words replaced."""
+    h = ref.copy()
+    for _ in range(rng.integers(1, 6)):
+        a, b = sorted(rng.integers(0, len(h) + 1, 2))
+        rest = np.concatenate([h[:a], h[b:]])
+        c = min(int(rng.integers(0, len(h) + 1)), len(rest))
+        h = np.concatenate([rest[:c], h[a:b], rest[c:]])
+    h = np.concatenate([h, rng.integers(0, vocab, max(0, n - len(h)))])[:n]
+    return np.where(rng.random(n) < 0.15, rng.integers(0, vocab, n), h)
+
+
+@pytest.mark.parametrize("kind", ["around 64 words", "long hypothesis", "long reference"])
+def test_ter_kernel_many_shifts_and_beam_edges(kind: str) -> None:
+    """The kernel's exact shortcuts (Myers' filter for references of <= 64 words, suffix rows,
+    bounds) against sacrebleu's edit search, where they are most exercised: many candidate
+    shifts of repeated words, references either side of 64 words, and very unequal lengths
+    (the widened beam)."""
+    from infrepro.metrics.ter_kernel import ter_edits
+
+    rng = np.random.default_rng(2026)
+    for _ in range(25):
+        vocab = int(rng.integers(2, 25))
+        if kind == "around 64 words":
+            n, m = int(rng.integers(50, 80)), int(rng.integers(58, 72))
+        elif kind == "long hypothesis":
+            n, m = int(rng.integers(40, 120)), int(rng.integers(1, 10))
+        else:
+            n, m = int(rng.integers(1, 10)), int(rng.integers(40, 120))
+        ref = rng.integers(0, vocab, m).astype(np.int64)
+        if kind == "long reference":
+            hyp = rng.integers(0, vocab, n).astype(np.int64)
+        else:
+            hyp = _shuffled_blocks(rng, ref, n, vocab).astype(np.int64)
+        expected = translation_edit_rate([str(x) for x in hyp], [str(x) for x in ref])[0]
+        assert ter_edits(hyp, ref) == expected, (list(hyp), list(ref))

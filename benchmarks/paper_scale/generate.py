@@ -271,6 +271,7 @@ def write_config(workdir: Path) -> Path:
         "metrics: [ter, rouge1, rouge2, rougeL]\n"
         "properties: [length, readability, word_rarity, word_rarity_sum]\n"
         "property_options:\n  n_bins: 3\n"
+        "analyses:\n  dev_score_better: lower\n"
         "scoring:\n  implementation: fast\n  threads: 1\n"
         "report:\n  date: '2024-01-01'\n",
         encoding="utf-8",
