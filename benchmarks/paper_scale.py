@@ -95,6 +95,7 @@ def run_workflow(workdir: Path, cores: int, name: str) -> dict[str, object]:
             "wall": float(j["end"]) - float(j["start"]),
         }
         for j in parse_jobs(log)
+        if j["rule"] != "all"
     ]
     return {
         "wall": wall,
@@ -133,7 +134,7 @@ def print_stage_table(title: str, result: dict[str, object]) -> None:
         peak = row["peak_mib"]
         print(
             f"| {row['stage']} | {row['jobs']} | {row['span_s']:.0f} | {row['sum_s']:.0f} | "
-            f"{row['max_job_s']:.0f} | {'in a worker' if peak is None else f'{peak:.0f}'} |"
+            f"{row['max_job_s']:.0f} | {'(shared process)' if peak is None else f'{peak:.0f}'} |"
         )
     peaks = result["peaks_mib"]
     if "workers" in peaks:

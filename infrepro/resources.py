@@ -52,15 +52,16 @@ class Cost:
 
 
 # Fitted to benchmarks/results/analysis_scale.md: lines on or above every measured point at
-# 1x, 3x and 10x the paper (peak MiB; wall seconds on a loaded 2-core machine). metaparam's
+# 1x, 3x and 10x the paper (peak MiB, remeasured after the FitCache of issue 14, which keeps one
+# property's model matrices alive; wall seconds on a loaded 2-core machine, from before it). metaparam's
 # memory grows with runs too (its fixed effects are the levels of the dominant facet, e.g. the
 # seeds, times each property's bins): the 10x point has 2.5x the paper's runs.
 ANALYSIS_COST = {
-    "comparison": Cost(300, 345, 5, 9),
-    "conditional": Cost(600, 240, 10, 26),
-    "variance": Cost(400, 200, 5, 2),
-    "metaparam": Cost(300, 780, 30, 100),
-    "classical": Cost(280, 180, 5, 1),
+    "comparison": Cost(300, 510, 5, 9),
+    "conditional": Cost(350, 580, 10, 26),
+    "variance": Cost(400, 220, 5, 2),
+    "metaparam": Cost(300, 900, 30, 100),
+    "classical": Cost(300, 200, 5, 1),
 }
 ASSEMBLE_COST = Cost(300, 245, 5, 4)
 # collect_tables reads the CSV parts of the analyses: rows of the evaluation table do not

@@ -18,6 +18,7 @@ import os
 import runpy
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -114,14 +115,26 @@ THREAD_VARIABLES = (
 )
 
 
-def _one_blas_thread() -> None:
-    """Worker initializer, before numpy is imported: BLAS on one thread, as in a script job.
+def _worker_init() -> None:
+    """Worker initializer, before numpy is imported: BLAS on one thread, as in a script job, and
+    a watch on the parent.
 
     Two workers with a multi-threaded BLAS each would oversubscribe the cores, and a BLAS thread
-    count other than a script job's changes the last digits of some tables.
+    count other than a script job's changes the last digits of some tables. A worker whose
+    Snakemake process died without closing the pool (SIGKILL, the out-of-memory killer) exits
+    within a second instead of staying behind with its memory.
     """
     for name in THREAD_VARIABLES:
         os.environ[name] = "1"
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="infrepro-parent-watch", daemon=True).start()
 
 
 def _run_script_in_worker(script: str, smk: Any) -> None:
@@ -146,7 +159,7 @@ def run_in_worker(script: str | Path, smk: Any, workers: int) -> None:
             _POOL = ProcessPoolExecutor(
                 max_workers=max(1, int(workers)),
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=_one_blas_thread,
+                initializer=_worker_init,
             )
         pool = _POOL
     try:

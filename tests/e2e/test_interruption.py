@@ -77,6 +77,18 @@ def kill_first_job(root: Path, kind: str, timeout: float = 600) -> int:
     return process.returncode
 
 
+def processes_working_in(root: Path) -> list[int]:
+    """Processes whose working directory is `root` (the workflow's worker processes are)."""
+    found = []
+    for cwd in Path("/proc").glob("[0-9]*/cwd"):
+        try:
+            if cwd.resolve() == root.resolve():
+                found.append(int(cwd.parent.name))
+        except OSError:
+            continue
+    return found
+
+
 def mini(root: Path) -> MiniExperiment:
     """The smallest experiment with scoring and analysis jobs to kill: one metric, one property."""
     return make_mini_experiment(root, n_segments=10, metrics=("ter",), properties=("length",))
@@ -98,6 +110,11 @@ def test_killed_job_then_rerun_equals_uninterrupted(
     returncode = kill_first_job(experiment.root, kind)
     assert returncode != 0
     if kind == "score_run":  # Snakemake itself was killed: its lock is left behind
+        # and its worker processes, orphaned, exit on their own (within a second)
+        deadline = time.monotonic() + 10
+        while processes_working_in(experiment.root) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert processes_working_in(experiment.root) == []
         assert run_snakemake(experiment.root, "--unlock").returncode == 0
     leftovers = [p for p in (experiment.root / "results").rglob("*.tmp")]
     assert leftovers == [] or all(p.name.startswith(".") for p in leftovers)
