@@ -53,9 +53,9 @@ class Cost:
 
 # Fitted to benchmarks/results/analysis_scale.md: lines on or above every measured point at
 # 1x, 3x and 10x the paper (peak MiB, remeasured after the FitCache of issue 14, which keeps one
-# property's model matrices alive; wall seconds on a loaded 2-core machine, from before it). metaparam's
-# memory grows with runs too (its fixed effects are the levels of the dominant facet, e.g. the
-# seeds, times each property's bins): the 10x point has 2.5x the paper's runs.
+# property's model matrices alive; wall seconds on a loaded 2-core machine, from before it).
+# metaparam's memory grows with runs too (its fixed effects are the levels of the dominant
+# facet, e.g. the seeds, times each property's bins): the 10x point has 2.5x the paper's runs.
 ANALYSIS_COST = {
     "comparison": Cost(300, 510, 5, 9),
     "conditional": Cost(350, 580, 10, 26),
