@@ -12,6 +12,7 @@ from job to job.
 
 from __future__ import annotations
 
+import functools
 import logging
 import multiprocessing
 import os
@@ -38,11 +39,24 @@ def run_rule_script(main: Callable[[Any], None], smk: Any) -> None:
     if len(smk.log):
         handlers.append(logging.FileHandler(str(smk.log[0]), mode="w", encoding="utf-8"))
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, handlers=handlers, force=True)
+    _call_main(main, smk)
+
+
+def _call_main(main: Callable[[Any], None], smk: Any) -> None:
+    """``main(smk)``; an exception is logged with its traceback, then re-raised."""
     try:
         main(smk)
     except Exception:
         logging.getLogger("infrepro").exception("rule %s failed", smk.rule)
         raise
+
+
+@functools.cache
+def _load_main(script: str) -> Callable[[Any], None]:
+    """A rule script's ``main``, loaded once per process (every later job of the rule reuses it;
+    its ``__main__`` guard keeps the script job's entry point from running)."""
+    with _IMPORT_LOCK:
+        return runpy.run_path(script, run_name="infrepro_rule_script")["main"]
 
 
 class _ThisThread(logging.Filter):
@@ -71,8 +85,7 @@ def run_in_process(script: str | Path, smk: Any) -> None:
     An exception is logged with its traceback and re-raised, as in `run_rule_script`.
     """
     global _ROOT_USERS, _ROOT_LEVEL
-    with _IMPORT_LOCK:
-        main = runpy.run_path(str(script), run_name="infrepro_rule_script")["main"]
+    main = _load_main(str(script))
     root = logging.getLogger()
     handler: logging.Handler | None = None
     if len(smk.log):
@@ -87,10 +100,7 @@ def run_in_process(script: str | Path, smk: Any) -> None:
         if handler is not None:
             root.addHandler(handler)
     try:
-        main(smk)
-    except Exception:
-        logging.getLogger("infrepro").exception("rule %s failed", smk.rule)
-        raise
+        _call_main(main, smk)
     finally:
         with _ROOT_LOCK:
             if handler is not None:
@@ -139,8 +149,7 @@ def _worker_init() -> None:
 
 def _run_script_in_worker(script: str, smk: Any) -> None:
     """In a worker process: run the script's ``main(smk)`` as a script job would."""
-    main = runpy.run_path(script, run_name="infrepro_rule_script")["main"]
-    run_rule_script(main, smk)
+    run_rule_script(_load_main(script), smk)
 
 
 def run_in_worker(script: str | Path, smk: Any, workers: int) -> None:
