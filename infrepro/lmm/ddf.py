@@ -163,6 +163,11 @@ class DdfCore:
         default_factory=dict, repr=False
     )
 
+    def clear_cache(self) -> None:
+        """Forget the cached Satterthwaite and Kenward-Roger parts (benchmarks time them cold)."""
+        self._satt = None
+        self._kr.clear()
+
     @property
     def X(self) -> np.ndarray:
         """The fixed-effect model matrix (n x p), when the fit kept it."""
