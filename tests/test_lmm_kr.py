@@ -14,7 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from infrepro.analyses.smalltests import ddf_method
 from infrepro.lmm import KENWARD_ROGER, fit
+from infrepro.lmm.ddf import DENSE_KR_MAX_COLUMNS
 from infrepro.lmm.errors import LmmError
 
 
@@ -98,7 +100,8 @@ def test_zero_variance_estimate_and_grouped_blocks() -> None:
 
 
 def test_large_fits_use_the_structured_kr_without_model_matrices() -> None:
-    """Above DENSE_KR_MAX_COLUMNS the fit keeps no X and Z and KR still runs (structured)."""
+    """Above DENSE_KR_MAX_COLUMNS the fit keeps no X and Z, the analyses still choose KR, and
+    it runs (structured)."""
     rng = np.random.default_rng(7)
     n_seg, runs = 1300, [("A", 0), ("A", 1), ("A", 2), ("B", 3), ("B", 4), ("B", 5)]
     d = pd.DataFrame(
@@ -111,7 +114,8 @@ def test_large_fits_use_the_structured_kr_without_model_matrices() -> None:
         + rng.normal(0, 0.05, len(d))
     )
     result = fit(f"score ~ system + (1|segment_id) + {DUMMIES}", d, reml=True)
-    assert result.ddf_core.design is None and result.kr_feasible()
+    assert result.ddf_core.q > DENSE_KR_MAX_COLUMNS
+    assert result.ddf_core.design is None and ddf_method(result) == KENWARD_ROGER
     test = result.contest({"systemB": 1.0}, KENWARD_ROGER)
     assert test.method == KENWARD_ROGER and 1.0 < test.dendf < 10.0
 

@@ -100,14 +100,27 @@ def _powers(bp: BlockProducts, tb: np.ndarray) -> list[np.ndarray]:
 
 @dataclass
 class _Parts:
-    """N_k pieces and J at one theta (see the module docstring)."""
+    """N_k pieces and J at one theta (see the module docstring). N_k,BR' = a_k C_BR' with
+    a_k = I - C_BB g_k per block, applied through the one contiguous C_BR (``cbr_r``)."""
 
     g: list[np.ndarray]  # g_1..g_3
+    a: list[np.ndarray]  # a_1, a_2 (nb, m, m)
     nbb: list[np.ndarray]  # N_1, N_2 block-diagonal parts (nb, m, m)
-    ubr: list[np.ndarray]  # N_1, N_2 B x R' parts (q_B, qr + p)
+    ux: list[np.ndarray]  # N_1, N_2 B x X parts (q_B, p)
     nrr: list[np.ndarray]  # N_1, N_2, N_3 R' x R' parts
     jr: np.ndarray  # J on the R' columns (zero on X)
-    u1r: np.ndarray  # N_1,BR on the rest columns only (contiguous)
+    cbr_r: np.ndarray  # C_BR (q_B, qr), contiguous
+
+    def u(self, k: int, y: np.ndarray) -> np.ndarray:
+        """N_k,BR y (y: qr x c)."""
+        nb, m, _ = self.a[k].shape
+        return _bmm(self.a[k], (self.cbr_r @ y).reshape(nb, m, -1)).reshape(nb * m, -1)
+
+    def ut(self, k: int, v: np.ndarray) -> np.ndarray:
+        """N_k,BR' v (v: q_B x c)."""
+        nb, m, _ = self.a[k].shape
+        at = np.swapaxes(self.a[k], 1, 2)
+        return self.cbr_r.T @ _bmm(at, v.reshape(nb, m, -1)).reshape(nb * m, -1)
 
 
 def _parts(bp: BlockProducts, theta: np.ndarray) -> _Parts:
@@ -117,21 +130,23 @@ def _parts(bp: BlockProducts, theta: np.ndarray) -> _Parts:
     qr = bp.qr
     tb = np.append(theta, 0.0)[bp.slot_term]
     g = _powers(bp, tb)
-    cbr = bp.cbr
-    nbb, ubr, nrr = [], [], []
+    nbb, a, ux, nrr = [], [], [], []
+    eye = np.eye(m)
     for k, gk in enumerate(g):
         nrr.append(bp.crr - bp.contract(gk))
         if k < 2:
             cg = _bmm(bp.cbb, gk)
             nbb.append(bp.cbb - _bmm(cg, bp.cbb))
-            ubr.append((cbr - _bmm(cg, cbr)).reshape(nb * m, w))
+            a.append(eye - cg)
+            ux.append(_bmm(a[k], bp.cbr[:, :, qr:]).reshape(nb * m, w - qr))
     tf = theta[bp.rest_term]
     jr = np.zeros((w, w))
     if qr:
         s = tf[:, None] * nrr[0][:qr, :qr] * tf[None, :] + np.eye(qr)
         sinv = sla.cho_solve(sla.cho_factor(s, lower=True), np.eye(qr))
         jr[:qr, :qr] = tf[:, None] * sinv * tf[None, :]
-    return _Parts(g, nbb, ubr, nrr, jr, np.ascontiguousarray(ubr[0][:, :qr]))
+    cbr_r = np.ascontiguousarray(bp.cbr[:, :, :qr].reshape(nb * m, qr))
+    return _Parts(g, a, nbb, ux, nrr, jr, cbr_r)
 
 
 @dataclass
@@ -150,22 +165,20 @@ def _moments(bp: BlockProducts, pt: _Parts, n: int) -> _Moments:
     """M_1, M_2 on R' (and their B x X rows), X'V^-3 X and tr V^-2."""
     qr = bp.qr
     n1, n2, n3 = pt.nrr
-    u1, u2 = pt.ubr
     j = pt.jr
     m1_rr = n1 - n1 @ j @ n1
     m2_rr = n2 - n2 @ j @ n1 - n1 @ j @ n2 + n1 @ j @ n2 @ j @ n1
     x = slice(qr, None)
-    u1r, u2r = pt.u1r, u2[:, :qr]
     jr = j[:qr]
-    m1_bx = u1[:, x] - u1r @ (jr @ n1[:, x])
-    m2_bx = (
-        u2[:, x] - u2r @ (jr @ n1[:, x]) - u1r @ (jr @ n2[:, x]) + u1r @ (jr @ n2 @ j @ n1[:, x])
-    )
+    y1 = jr @ n1[:, x]
+    p = y1.shape[1]
+    u1y = pt.u(0, np.hstack([y1, jr @ n2 @ j @ n1[:, x] - jr @ n2[:, x]]))
+    m1_bx = pt.ux[0] - u1y[:, :p]
+    m2_bx = pt.ux[1] - pt.u(1, y1) + u1y[:, p:]
     zv1x = np.vstack([m1_bx, m1_rr[:qr, x]])
     zv2x = np.vstack([m2_bx, m2_rr[:qr, x]])
-    zx = np.vstack([bp.cbr.reshape(-1, bp.cbr.shape[2])[:, x], bp.crr[:qr, x]])
-    xv3x = m2_rr[x, x] - zv2x.T @ _apply_k(bp, pt, zx)
-    nb, m, _ = bp.cbb.shape
+    zx = np.vstack([bp.cbr[:, :, x].reshape(-1, p), bp.crr[:qr, x]])
+    xv3x = m2_rr[x, x] - zv2x.T @ _apply_k(pt, zx)
     tr_g2c = float(np.sum(pt.g[1] * np.swapaxes(bp.cbb, 1, 2)))
     jj = j[:qr, :qr]
     tr_v2 = n - tr_g2c - 2.0 * float(np.sum(jj * n3[:qr, :qr].T))
@@ -173,38 +186,34 @@ def _moments(bp: BlockProducts, pt: _Parts, n: int) -> _Moments:
     return _Moments(m1_rr, m2_rr, zv1x, zv2x, xv3x, tr_v2)
 
 
-def _apply_k(bp: BlockProducts, pt: _Parts, r: np.ndarray) -> np.ndarray:
+def _apply_k(pt: _Parts, r: np.ndarray) -> np.ndarray:
     """K r for K = Lambda A^-1 Lambda = [[d, 0], [0, 0]] + Y J Y', Y = [-d C_BR; I]."""
-    nb, m, _ = bp.cbb.shape
-    qr = bp.qr
     d = pt.g[0]
-    cbr = bp.cbr[:, :, :qr].reshape(nb * m, qr)
-    rb = r[: nb * m]
-    drb = _bmm(d, rb.reshape(nb, m, -1)).reshape(nb * m, -1)
-    yr = r[nb * m :] - cbr.T @ drb
-    jy = pt.jr[:qr, :qr] @ yr
-    ddc = _bmm(d, bp.cbr[:, :, :qr]).reshape(nb * m, qr)
-    return np.vstack([drb - ddc @ jy, jy])
+    nb, m, _ = d.shape
+    qr = pt.cbr_r.shape[1]
+    drb = _bmm(d, r[: nb * m].reshape(nb, m, -1)).reshape(nb * m, -1)
+    jy = pt.jr[:qr, :qr] @ (r[nb * m :] - pt.cbr_r.T @ drb)
+    return np.vstack([drb - _bmm(d, (pt.cbr_r @ jy).reshape(nb, m, -1)).reshape(nb * m, -1), jy])
 
 
-def _apply_m1(bp: BlockProducts, pt: _Parts, v: np.ndarray, in_block: bool) -> np.ndarray:
-    """M_1 v = Z'V^-1 Z v (v: q x k, B rows then R rows; nonzero only in the block rows when
-    ``in_block``, else only in the rest rows)."""
-    nb, m, _ = bp.cbb.shape
-    qr = bp.qr
+def _apply_m1(pt: _Parts, v: np.ndarray, in_block: bool) -> np.ndarray:
+    """M_1 v = Z'V^-1 Z v = N_1 v - N_1,.R J N_1,R. v (v: q x c, B rows then R rows; nonzero
+    only in the block rows when ``in_block``, else only in the rest rows)."""
+    nb, m, _ = pt.nbb[0].shape
+    qr = pt.cbr_r.shape[1]
     qb = nb * m
-    u1 = pt.u1r
     n1rr = pt.nrr[0][:qr, :qr]
+    j = pt.jr[:qr, :qr]
     if in_block:
         vb = v[:qb]
-        nvb = _bmm(pt.nbb[0], vb.reshape(nb, m, -1)).reshape(qb, -1)
-        nvr = u1.T @ vb
-    else:
-        vr = v[qb:]
-        nvb = u1 @ vr
-        nvr = n1rr @ vr
-    jn = pt.jr[:qr, :qr] @ nvr
-    return np.vstack([nvb - u1 @ jn, nvr - n1rr @ jn])
+        nvr = pt.ut(0, vb)
+        jn = j @ nvr
+        nvb = _bmm(pt.nbb[0], vb.reshape(nb, m, -1)).reshape(qb, -1) - pt.u(0, jn)
+        return np.vstack([nvb, nvr - n1rr @ jn])
+    vr = v[qb:]
+    nvr = n1rr @ vr
+    jn = j @ nvr
+    return np.vstack([pt.u(0, vr - jn), nvr - n1rr @ jn])
 
 
 def _block_traces(bp: BlockProducts, pt: _Parts, blocks: list[int]) -> dict:
@@ -212,9 +221,7 @@ def _block_traces(bp: BlockProducts, pt: _Parts, blocks: list[int]) -> dict:
     their traces against the rest terms (G_a = U_a'U, U = N_1,BR = (I - C_BB g_1) C_BR),
     each a contraction sum_b C_b' M_b C_b (BlockProducts.contract)."""
     qr = bp.qr
-    eye = np.eye(bp.cbb.shape[1])
-    a1 = eye - _bmm(bp.cbb, pt.g[0])  # U_b = a1_b C_b
-    a2 = eye - _bmm(bp.cbb, pt.g[1])
+    a1, a2 = pt.a  # U_b = a1_b C_b
     a1t = np.swapaxes(a1, 1, 2)
     j = pt.jr[:qr, :qr]
     jn2j = j @ pt.nrr[1][:qr, :qr] @ j
@@ -282,12 +289,21 @@ def kr_pieces(
     k = len(rows)
     P = [-(u[r].T @ u[r]) / s2**2 for r in rows] + [-mo.m2_rr[qr:, qr:] / s2**2]
     Q: dict[tuple[int, int], np.ndarray] = {}
+    p = u.shape[1]
+    for in_block in (True, False):  # M_1 (E_s U) for every term s of a part, in one pass
+        terms = [
+            s for s, rs in enumerate(rows) if len(rs) and (rs[0] < bp.slot_term.size) == in_block
+        ]
+        if not terms:
+            continue
+        v = np.zeros((u.shape[0], p * len(terms)))
+        for i, s in enumerate(terms):
+            v[rows[s], i * p : (i + 1) * p] = u[rows[s]]
+        mv = _apply_m1(pt, v, in_block)
+        for i, s in enumerate(terms):
+            for r in range(s + 1):
+                Q[r, s] = u[rows[r]].T @ mv[rows[r], i * p : (i + 1) * p] / s2**3
     for s, rs in enumerate(rows):
-        v = np.zeros_like(u)
-        v[rs] = u[rs]
-        mv = _apply_m1(bp, pt, v, bool(len(rs)) and rs[0] < len(bp.slot_term.reshape(-1)))
-        for r in range(s + 1):
-            Q[r, s] = u[rows[r]].T @ mv[rows[r]] / s2**3
         Q[s, k] = u[rs].T @ mo.zv2x[rs] / s2**3
     Q[k, k] = mo.xv3x / s2**3
     ktr = kr_traces(bp, pt, mo, rows) / s2**2
