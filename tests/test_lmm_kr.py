@@ -118,6 +118,9 @@ def test_large_fits_use_the_structured_kr_without_model_matrices() -> None:
     assert result.ddf_core.design is None and ddf_method(result) == KENWARD_ROGER
     test = result.contest({"systemB": 1.0}, KENWARD_ROGER)
     assert test.method == KENWARD_ROGER and 1.0 < test.dendf < 10.0
+    kept = fit(f"score ~ system + (1|segment_id) + {DUMMIES}", d, reml=True, keep_design=True)
+    dense, structured = kept.ddf_core.kr_parts("dense"), kept.ddf_core.kr_parts("structured")
+    assert _rel(dense[0], structured[0]) < 1e-8 and _rel(dense[2], structured[2]) < 1e-8
 
 
 def test_ml_fits_have_no_kenward_roger() -> None:
