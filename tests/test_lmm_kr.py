@@ -128,3 +128,12 @@ def test_ml_fits_have_no_kenward_roger() -> None:
     assert not result.kr_feasible()
     with pytest.raises(LmmError, match="REML"):
         result.contest({"systemB": 1.0}, KENWARD_ROGER)
+
+
+def test_beyond_the_memory_cap_the_analyses_name_satterthwaite(monkeypatch) -> None:
+    from infrepro.lmm import SATTERTHWAITE, ddf
+
+    monkeypatch.setattr(ddf, "KR_MAX_ENTRIES", 100)
+    result = fit(f"score ~ system + (1|segment_id) + {DUMMIES}", _design(0.0, 3), reml=True)
+    assert not result.kr_feasible() and ddf_method(result) == SATTERTHWAITE
+    assert result.contest({"systemB": 1.0}, SATTERTHWAITE).dendf > 0

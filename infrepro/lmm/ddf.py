@@ -39,12 +39,17 @@ import scipy.sparse as sp
 from .blas import single_threaded_blas
 from .errors import LmmError
 from .kr import BlockProducts, kr_pieces
+from .layout import Layout
 
 SATTERTHWAITE = "Satterthwaite"
 KENWARD_ROGER = "Kenward-Roger"
 # up to this many random-effect columns KR goes through the dense q x q reference (the fit keeps
 # X and Z); above, through the structured computation on the cross-products (kr.py)
 DENSE_KR_MAX_COLUMNS = 1200
+# the structured KR holds the B x R' cross-products densely (q_B x (rest columns + p) floats):
+# above this (e.g. more than ~4,300 run columns at 11,490 segments) a fit has no KR and its
+# tests use Satterthwaite, which says so in every row's method
+KR_MAX_ENTRIES = 50_000_000
 _ZERO_TOL = float(np.sqrt(np.finfo(float).eps / 7e-7))  # numDeriv's zero.tol
 
 
@@ -64,6 +69,11 @@ class ContrastTest:
     dendf: float
     p_value: float
     log10_p: float
+
+
+def kr_fits(layout: Layout, p: int) -> bool:
+    """Whether the structured KR's dense B x R' block stays within KR_MAX_ENTRIES."""
+    return layout.n_blocks * layout.m * (layout.n_rest + p) <= KR_MAX_ENTRIES
 
 
 # --------------------------------------------------------------------------- numDeriv ports
@@ -235,7 +245,10 @@ class DdfCore:
             ktr, P, Q = self._kr_pieces_dense()
         elif how == "structured":
             if self.products is None:
-                raise LmmError("this fit carries no cross-products for Kenward-Roger")
+                raise LmmError(
+                    "Kenward-Roger is not available for this fit (ML, or its rest block exceeds "
+                    f"{KR_MAX_ENTRIES} entries)"
+                )
             ktr, P, Q = kr_pieces(self.products(), self.theta, self.sigma, self.n)
         else:
             raise LmmError(f"unknown Kenward-Roger computation {how!r}")

@@ -298,7 +298,7 @@ def fit(
     terms = prep.terms
     ddf_core = DdfCore(
         pieces=dev.pieces,
-        products=dev.block_products if reml else None,
+        products=dev.block_products if reml and ddf.kr_fits(dev.layout, p) else None,
         n=n,
         p=p,
         q=off,

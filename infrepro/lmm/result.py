@@ -155,8 +155,8 @@ class LmmResult:
         raise LmmError(f"{':'.join(variables)} is not a fixed term of {self.formula!r}")
 
     def kr_feasible(self) -> bool:
-        """Whether Kenward-Roger is defined for this fit: a REML fit with its model core
-        (ML fits have no KR; they are tested by Satterthwaite)."""
+        """Whether Kenward-Roger is available: a REML fit whose structured KR fits in memory
+        (ddf.KR_MAX_ENTRIES); ML fits have no KR and are tested by Satterthwaite."""
         core = self.ddf_core
         return core is not None and self.reml and core.products is not None
 

@@ -181,7 +181,7 @@ NOTES = (
         "Degrees of freedom",
         "Run-aware t and F tests use Kenward-Roger's denominator df and scaled statistic at "
         "every size (computed exactly from the model's cross-products, in time linear in the "
-        "number of segments), Satterthwaite's df only where Kenward-Roger is undefined; the "
+        "number of segments), Satterthwaite's df only where Kenward-Roger is not available; the "
         "method column of tests.csv and slopes.csv (p_method in contrasts.csv) names the one "
         "each row used.",
     ),
