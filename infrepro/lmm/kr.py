@@ -29,8 +29,11 @@ complement S_R = I + Lambda_R N_1,RR Lambda_R and J = Lambda_R S_R^-1 Lambda_R
 
 and X'V^-3 X = X'V^-2 X - (Z'V^-2 X)' K Z'X with K = Lambda A^-1 Lambda = [[d, 0], [0, 0]] +
 Y J Y', Y = [-d C_BR; I]. The B x B blocks of M_1 (block-diagonal minus rank qR) enter only
-through traces: ||E - U J U'||^2 = ||E||^2 - 2 tr(J U'E U) + tr(J U'U J U'U). The cost is
-O(q_B (q_R + p)^2), linear in the number of segments, instead of O(q^3).
+through traces: ||E - U J U'||^2 = ||E||^2 - 2 tr(J U'E U) + tr(J U'U J U'U). Every
+q_R x q_R Gram matrix is a sum over blocks sum_b C_b' M_b C_b with M_b a function of the block's
+Z_B'Z_B alone, so blocks with the same pattern (all segments of a balanced design) are summed
+once (BlockProducts.contract). The cost is O(q_B (q_R + p) p + q_R^3), plus O(q_B (q_R + p)^2)
+when the blocks are not grouped: linear in the number of segments, instead of O(q^3).
 """
 
 from __future__ import annotations
