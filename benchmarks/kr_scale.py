@@ -1,6 +1,7 @@
 """Benchmark: Kenward-Roger vs Satterthwaite at the paper's scale (issue 23), side by side.
 
-Usage: ``python benchmarks/kr_scale.py [--scale 1.0] [--out benchmarks/results/kr_scale.md]``
+Usage: ``python benchmarks/kr_scale.py [--scale 1.0] [--out benchmarks/results/kr_scale.md]``;
+``--scaling``: the dense q x q reference vs the structured KR at growing numbers of segments.
 
 The design of ``paper_scale/generate.py`` (11,490 segments x 48 runs = 551,520 rows at full
 scale: baseline 18 seeds, competitor 3 lambda x 2 noise x 5 seeds) with scores drawn from its
@@ -179,12 +180,45 @@ def run(scale: float) -> list[dict[str, object]]:
     return rows
 
 
+def scaling(sizes: tuple[int, ...] = (300, 600, 1176, 11490)) -> None:
+    """Print kr_parts' time, dense reference vs structured, for the headline model with
+    12 + 12 balanced runs at growing numbers of segments (dense only up to q = 1,200)."""
+    from infrepro.lmm.blas import single_threaded_blas
+
+    rng = np.random.default_rng(0)
+    formula = headline_formula("score", ["A", "B"], pooled=False)
+    for n_seg in sizes:
+        seg, run = np.repeat(np.arange(n_seg), 24), np.tile(np.arange(24), n_seg)
+        d = pd.DataFrame(
+            {
+                "segment_id": [f"s{i:05d}" for i in seg],
+                "run_id": [f"r{i:02d}" for i in run],
+                "system": np.where(run < 12, "A", "B"),
+            }
+        )
+        d["score"] = rng.normal(0, 0.2, n_seg)[seg] + rng.normal(0, 0.01, 24)[run]
+        d["score"] += rng.normal(0, 0.05, len(d))
+        result = fit(formula, d, reml=True, keep_design=n_seg < 2000)
+        line = [f"{n_seg} segments, {len(d)} rows, q = {result.ddf_core.q}"]
+        for how in (["dense"] if n_seg < 2000 else []) + ["structured"]:
+            result.ddf_core.clear_cache()
+            with single_threaded_blas():
+                start = time.perf_counter()
+                result.ddf_core.kr_parts(how)
+                line.append(f"{how} {time.perf_counter() - start:.3f} s")
+        print(" | ".join(line), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--scaling", action="store_true", help="dense vs structured KR only")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if args.scaling:
+        scaling()
+        return
     load = os.getloadavg()
     start = time.perf_counter()
     table = pd.DataFrame(run(args.scale))
