@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 import pandas as pd
 import yaml
 
-from infrepro.lmm.ddf import KR_MAX_COLUMNS
 from infrepro.vocabulary import (
     comparison_formulas,
     effect_scale_formula,
@@ -180,10 +179,11 @@ def families() -> list[Family]:
 NOTES = (
     (
         "Degrees of freedom",
-        "Run-aware t and F tests use Kenward-Roger's denominator df and scaled statistic when "
-        f"the fit has at most {KR_MAX_COLUMNS} random-effect columns, Satterthwaite's df "
-        "otherwise; the method column of tests.csv and slopes.csv (p_method in contrasts.csv) "
-        "names the one each row used.",
+        "Run-aware t and F tests use Kenward-Roger's denominator df and scaled statistic at "
+        "every size (computed exactly from the model's cross-products, in time linear in the "
+        "number of segments), Satterthwaite's df only where Kenward-Roger is not available; the "
+        "method column of tests.csv and slopes.csv (p_method in contrasts.csv) names the one "
+        "each row used.",
     ),
     (
         "Multiplicity (Holm)",
