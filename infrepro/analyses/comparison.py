@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from infrepro.io.errors import plural
+from infrepro.io.scores import incomplete_runs
 from infrepro.lmm import LmmResult
 from infrepro.vocabulary import (
     RUN,
@@ -47,8 +49,22 @@ class _Rows:
     contrasts: list[dict[str, object]] = field(default_factory=list)
 
 
+def note_incomplete_runs(data: MetricData, log: FitLog) -> None:
+    """List every incomplete run (admitted by ``incomplete_runs: admit``) in the diagnostics."""
+    total = data.evaluation[SEGMENT].nunique()
+    for run, missing in incomplete_runs(data.evaluation).items():
+        log.note(
+            "incomplete runs",
+            run,
+            f"run {run} is incomplete: it lacks {plural(missing, 'segment')} of {total}; "
+            "it is not a candidate for best run",
+        )
+
+
 def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
-    """GLRTs, run-aware tests, estimated means and contrasts of the system comparisons."""
+    """GLRTs, run-aware tests, estimated means and contrasts of the system comparisons (every
+    incomplete run noted first)."""
+    note_incomplete_runs(data, log)
     glrt_rows: list[dict[str, object]] = []
     out = _Rows()
     systems = data.systems

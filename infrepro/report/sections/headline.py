@@ -3,14 +3,13 @@ the run-aware test, the facet-aware and the paper's tests beside it, reliability
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from infrepro.vocabulary import BIN_SUFFIX, bin_column
 
-from ..formatting import fixed, is_missing, p_text, points
+from ..formatting import fixed, is_missing, is_significant, p_text, points
 from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
 from ..labels import (
@@ -155,7 +154,7 @@ def comparison_table(
                 Cell(
                     p_text(p),
                     log10_p,
-                    css="p-sig" if log10_p < math.log10(settings.alpha) else "p-ns",
+                    css="p-sig" if is_significant(log10_p, settings.alpha) else "p-ns",
                 ),
             ]
         )
@@ -257,7 +256,7 @@ def input_note(
     model = test_label(
         "run-aware", statistic_name(strongest["numdf"]), strongest["method"], strongest["dendf"]
     )
-    if float(strongest["log10_p_holm"]) >= math.log10(settings.alpha):
+    if not is_significant(strongest["log10_p_holm"], settings.alpha):
         return (
             f"Inputs: no data property changes the difference significantly (smallest "
             f"interaction p = {strongest['p_holm']}, {label}; {model}, Holm over the "

@@ -4,7 +4,6 @@ slope and within-bin tables with run-aware rows first."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
@@ -12,7 +11,7 @@ import pandas as pd
 from infrepro.plots import categorical_interaction, numeric_interaction
 from infrepro.vocabulary import is_bin_column, unbinned
 
-from ..formatting import fixed, integer, is_missing, points, significant
+from ..formatting import fixed, integer, is_missing, is_significant, points, significant
 from ..htmltable import Cell, Column, Table, frame_table, rows_table, text
 from ..inputs import ReportSettings
 from ..labels import (
@@ -307,7 +306,7 @@ def _bin_row(
         value = means.get((metric, subset, prop, str(row.bin), group))
         return Cell(points(value), None if value is None else float(value))
 
-    significant_ = row.log10_p_holm < math.log10(alpha)
+    significant_ = is_significant(row.log10_p_holm, alpha)
     cells = [Cell(metric_label(metric))]
     if with_subset:
         cells.append(Cell(subset))

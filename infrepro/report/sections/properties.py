@@ -4,7 +4,6 @@ paper's conditional GLRTs, slopes and within-bin comparisons (thesis Table 2.4).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -13,7 +12,7 @@ from infrepro.plots import system_style
 from infrepro.vocabulary import bin_column
 
 from ..figure import Figure, make_figure
-from ..formatting import significant
+from ..formatting import is_significant, significant
 from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
 from ..labels import metric_label, property_label, statistic_name, test_label
@@ -69,7 +68,6 @@ def overview(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Table
         )
         for m in settings.metrics
     ]
-    threshold = math.log10(settings.alpha)
     rows = []
     for prop in settings.properties:
         for variant in (prop, bin_column(prop)):
@@ -95,7 +93,7 @@ def overview(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Table
                     Cell(
                         str(test["p_holm"]),
                         log10_p,
-                        "p-sig" if log10_p < threshold else "p-ns",
+                        "p-sig" if is_significant(log10_p, settings.alpha) else "p-ns",
                         f"{label}; joint {joint}; paper's interaction {paper}",
                     )
                 )
