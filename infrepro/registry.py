@@ -170,6 +170,7 @@ ALL_RUNS = "all_runs"
 ALL_RUNS_RUN_AWARE = "all_runs_run_aware"
 HEADLINE = "all_runs_per_system"  # the run-aware comparison the verdict rests on
 FACET_AWARE = "all_runs_facet_aware"
+HEADLINE_BOOTSTRAP = HEADLINE + "_bootstrap"  # its LR test's parametric bootstrap check
 EFFECT_SCALE = "effect_scale"
 RUN_AWARE_SUFFIX = "_runaware"  # conditional -> conditional_runaware (its run-aware fit)
 JOINT_SUFFIX = "_joint"  # the test of factor and interaction
@@ -246,6 +247,12 @@ MODELS: dict[str, ModelSpec] = {
             RUN_AWARE,
             "all runs, facet-aware (sensitivity)",
             f"{_VOCABULARY}:facet_aware_formula",
+        ),
+        ModelSpec(
+            HEADLINE_BOOTSTRAP,
+            RUN_AWARE,
+            "all runs per system bootstrap",
+            f"{_VOCABULARY}:headline_formula",
         ),
         ModelSpec(EFFECT_SCALE, RUN_AWARE, "effect scale", f"{_VOCABULARY}:effect_scale_formula"),
         *_property_models(

@@ -18,6 +18,14 @@ import pandas as pd
 from infrepro.io.errors import plural
 from infrepro.io.scores import incomplete_runs
 from infrepro.lmm import LmmResult
+from infrepro.registry import (
+    ALL_RUNS,
+    ALL_RUNS_RUN_AWARE,
+    BEST_VS_BEST,
+    FACET_AWARE,
+    HEADLINE,
+    HEADLINE_BOOTSTRAP,
+)
 from infrepro.vocabulary import (
     RUN,
     SEGMENT,
@@ -34,10 +42,6 @@ from .fitlog import FitLog
 from .glrt import GlrtOutcome, holm_within, run_glrt
 from .pvalues import format_p
 from .smalltests import contest, method_label, test_row
-
-HEADLINE = "all_runs_per_system"
-FACET_AWARE = "all_runs_facet_aware"
-PAPER_ANALYSES = ("best_vs_best", "all_runs", "all_runs_run_aware")
 
 
 @dataclass
@@ -77,10 +81,10 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
     optimistic = bool(best["optimistic"].iloc[0])
     note = f"best run per system by {selection}" + ("; optimistic selection" if optimistic else "")
     settings = [
-        ("best_vs_best", data.rows_of(runs=list(best[RUN])), False, note),
-        ("all_runs", data.evaluation, False, "paper model: conditional on these trained runs"),
+        (BEST_VS_BEST, data.rows_of(runs=list(best[RUN])), False, note),
+        (ALL_RUNS, data.evaluation, False, "paper model: conditional on these trained runs"),
         (
-            "all_runs_run_aware",
+            ALL_RUNS_RUN_AWARE,
             data.evaluation,
             True,
             "paper model + (1|run_id): one run variance shared by all systems (ML, chi-square)",
@@ -290,7 +294,7 @@ def _bootstrap_row(
     log10_p = float(np.log10(result.p_value))
     return {
         "metric": log.metric,
-        "analysis": HEADLINE + "_bootstrap",
+        "analysis": HEADLINE_BOOTSTRAP,
         "subset": subset,
         "property": "",
         "facet": "",

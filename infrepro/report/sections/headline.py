@@ -7,6 +7,16 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.registry import (
+    ALL_RUNS,
+    BEST_VS_BEST,
+    CONDITIONAL,
+    EFFECT_SCALE,
+    FACET_AWARE,
+    HEADLINE,
+    interaction_only,
+    run_aware,
+)
 from infrepro.vocabulary import BIN_SUFFIX, bin_column
 
 from ..formatting import fixed, is_missing, is_significant, p_text, points
@@ -23,15 +33,13 @@ from ..labels import (
 from ..query import first, ordered, pair, select
 from ..verdict import Outcome, Verdict, classify, paper_note, sensitivity, sentence
 
-HEADLINE = "all_runs_per_system"
-FACET_AWARE = "all_runs_facet_aware"
 # analysis, table label; the run-aware rows' p and df come from tests.csv, the others' from
 # glrt.csv (via contrasts.csv)
 COMPARISONS = (
-    ("best_vs_best", "best vs best (starting point)"),
+    (BEST_VS_BEST, "best vs best (starting point)"),
     (HEADLINE, "all runs, run-aware (verdict)"),
     (FACET_AWARE, "all runs, facet-aware (sensitivity)"),
-    ("all_runs", "all runs, paper's model"),
+    (ALL_RUNS, "all runs, paper's model"),
 )
 RUN_AWARE = {HEADLINE: "run-aware", FACET_AWARE: "facet-aware"}
 EFFECT_SD = "sqrt(segment + run + residual variance)"
@@ -172,7 +180,7 @@ def effect_note(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> st
         contrast = first(tables["contrasts"], metric=metric, subset=subset)
     if contrast is None or is_missing(contrast.get("effect_sd")):
         return ""
-    fit = first(tables["diagnostics"], metric=metric, analysis="effect_scale")
+    fit = first(tables["diagnostics"], metric=metric, analysis=EFFECT_SCALE)
     model = f", the SD of {fit['model']} (REML)" if fit is not None else ""
     return (
         f"Effect sizes: d = difference / {EFFECT_SD} = Δ / {points(contrast['effect_sd'])} "
@@ -246,7 +254,9 @@ def input_note(
 ) -> str:
     """The property with the strongest run-aware system x property interaction (Holm p over
     the metric's property tests) and the run-aware gap per bin."""
-    tests = select(tables["tests"], metric=metric, analysis="conditional_runaware_interaction")
+    tests = select(
+        tables["tests"], metric=metric, analysis=interaction_only(run_aware(CONDITIONAL))
+    )
     tests = tests[~tests["property"].str.endswith(BIN_SUFFIX)] if not tests.empty else tests
     if tests.empty:
         return ""
@@ -269,7 +279,7 @@ def input_note(
     cells = select(
         tables["contrasts"],
         metric=metric,
-        analysis="conditional_runaware",
+        analysis=run_aware(CONDITIONAL),
         level1=settings.baseline,
         level2=competitor,
     )

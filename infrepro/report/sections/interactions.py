@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from infrepro.plots import categorical_interaction, numeric_interaction
+from infrepro.registry import RUN_AWARE_SUFFIX, run_aware
 from infrepro.vocabulary import is_bin_column, unbinned
 
 from ..formatting import fixed, integer, is_missing, is_significant, points, significant
@@ -26,7 +27,6 @@ from ..pcolumns import p_columns
 from ..query import first, ordered, select
 
 Z95 = 1.959963984540054
-RUN_AWARE = "_runaware"  # suffix of the run-aware analyses (infrepro.analyses.conditional)
 
 
 def _in_points(frame: pd.DataFrame) -> pd.DataFrame:
@@ -42,7 +42,7 @@ def p_of(
 ) -> str:
     """``p = 0.0054 (run-aware F, KR df 22.2, Holm)`` from tests.csv for run-aware analyses,
     ``p = 2.6e-08 (paper's model, ML GLRT)`` from glrt.csv otherwise."""
-    if RUN_AWARE in analysis:
+    if RUN_AWARE_SUFFIX in analysis:
         row = first(tables["tests"], metric=metric, analysis=analysis, subset=subset, property=prop)
         if row is None:
             return "not fitted"
@@ -204,7 +204,7 @@ def slopes_table(
     """Per-group slopes of numeric properties, in points per unit of the property: the
     run-aware fit's (t, small-sample df) first, then the paper's (Wald z)."""
     slopes = tables["slopes"]
-    order = (analysis + RUN_AWARE, analysis)
+    order = (run_aware(analysis), analysis)
     rows = slopes[slopes["analysis"].isin(order)].copy() if not slopes.empty else slopes
     rows = rows[rows["property"].isin(props)] if not rows.empty else rows
     if not rows.empty:
@@ -268,7 +268,7 @@ def within_bins_table(
         Column("p_holm", "p (Holm)"),
     ]
     out: list[list[Cell]] = []
-    for name in (analysis + RUN_AWARE, analysis):
+    for name in (run_aware(analysis), analysis):
         contrasts = select(tables["contrasts"], analysis=name)
         if contrasts.empty:
             continue
@@ -285,7 +285,7 @@ def within_bins_table(
                     for b in ordered(sorted(set(rows["bin"])), bins.get(base, [])):
                         for row in select(rows, bin=b).itertuples(index=False):
                             out.append(
-                                [Cell("run-aware" if RUN_AWARE in name else "paper's model")]
+                                [Cell("run-aware" if RUN_AWARE_SUFFIX in name else "paper's model")]
                                 + _bin_row(
                                     means, row, metric, subset, prop, with_subset, settings.alpha
                                 )

@@ -8,14 +8,16 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from infrepro.registry import ALL_RUNS, ALL_RUNS_RUN_AWARE, BEST_VS_BEST, FACET_AWARE, HEADLINE
+
 from ..formatting import fixed, integer, points
 from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import analysis_label, metric_label
 from ..pcolumns import p_columns
 
-RUN_AWARE = ("all_runs_per_system", "all_runs_facet_aware")
-COMPARISONS = (*RUN_AWARE, "best_vs_best", "all_runs", "all_runs_run_aware")
+RUN_AWARE = (HEADLINE, FACET_AWARE)
+COMPARISONS = (*RUN_AWARE, BEST_VS_BEST, ALL_RUNS, ALL_RUNS_RUN_AWARE)
 
 
 @dataclass
