@@ -18,6 +18,7 @@ from infrepro.catalog import KNOWN_METRICS
 from infrepro.io.errors import InputError, plural
 from infrepro.io.hypotheses import read_hypotheses
 from infrepro.io.options import check_analysis_options, check_property_options, check_report_options
+from infrepro.io.properties import property_values
 from infrepro.io.runs import facet_columns, read_runs_sheet
 from infrepro.io.scores import ScoresColumns, incomplete_runs, read_scores_table
 from infrepro.io.testset import read_testset
@@ -81,6 +82,7 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
                 f"unknown property '{prop}': neither built in ({', '.join(BUILTIN_PROPERTIES)}) "
                 f"nor a column of the test set {testset_path}",
             )
+    _check_user_properties(config, testset, properties, testset_path)
     facets = facet_columns(runs)
     _check_names(facets, metrics, properties, runs_path)
     systems = _check_baseline(config["baseline"], runs[SYSTEM], runs_path)
@@ -113,7 +115,7 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
 
 def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
     columns = ScoresColumns.from_config(config["columns"])
-    table = read_scores_table(config["scores"], columns)
+    table = read_scores_table(config["scores"], columns, categorical=_categorical(config))
     runs = (
         table[["run_id", "system", *columns.facets]]
         .drop_duplicates("run_id")
@@ -159,6 +161,24 @@ def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
         runs=runs,
         inputs=[str(config["scores"])],
     )
+
+
+def _categorical(config: Mapping[str, Any]) -> list[str]:
+    return list((config.get("property_options") or {}).get("categorical") or [])
+
+
+def _check_user_properties(
+    config: Mapping[str, Any], testset: pd.DataFrame, properties: list[str], path: Path
+) -> None:
+    """Refuse a non-finite or huge value of a numeric test-set property before any job runs
+    (the properties job types the column the same way: infrepro.io.properties)."""
+    categorical = set(_categorical(config))
+    segments = list(testset[SEGMENT])
+    for prop in properties:
+        if prop not in BUILTIN_PROPERTIES:
+            property_values(
+                testset[prop], prop in categorical, path=path, column=prop, segments=segments
+            )
 
 
 def _check_options(

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
+from .properties import property_values
 from .text import require_file
 
 MAX_SCORE_MAGNITUDE = 1e12  # far beyond any metric; squares and sums stay exact enough
@@ -91,7 +92,10 @@ def read_scores_table(
         out[facet] = _text(raw[facet])
     out["segment_id"] = _text(raw[columns.segment])
     for prop in columns.properties:
-        out[prop] = _text(raw[prop]) if prop in categorical else _maybe_numeric(raw[prop])
+        lines = range(2, len(raw) + 2)  # line 1 is the header
+        out[prop] = property_values(
+            raw[prop], prop in categorical, path=path, column=prop, lines=lines
+        ).to_numpy()
     for metric in columns.metrics:
         out[metric] = _numeric(raw[metric], path, metric)
     if columns.dev_score:
@@ -145,13 +149,6 @@ def incomplete_runs(table: pd.DataFrame) -> dict[str, int]:
     total = table["segment_id"].nunique()
     counts = table.groupby("run_id", sort=False)["segment_id"].nunique()
     return {str(run): int(total - n) for run, n in counts.items() if n < total}
-
-
-def _maybe_numeric(series: pd.Series) -> pd.Series:
-    values = pd.to_numeric(series, errors="coerce")
-    if values.notna().all():
-        return values.astype("float64")
-    return _text(series)
 
 
 def _check_design(frame: pd.DataFrame, path: str | Path, columns: ScoresColumns) -> None:
