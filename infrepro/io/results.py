@@ -38,7 +38,12 @@ def typed(name: str, frame: pd.DataFrame, path: str | Path = "<table>") -> pd.Da
     return out
 
 
+def read_text_table(path: str | Path) -> pd.DataFrame:
+    """A table with every cell as written (text; an empty cell is ''): for passing tables on
+    unchanged, as collect_tables does."""
+    return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+
+
 def read_result_table(name: str, path: str | Path) -> pd.DataFrame:
     """One table as its declaration types it (see the module docstring)."""
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
-    return typed(name, frame, path)
+    return typed(name, read_text_table(path), path)
