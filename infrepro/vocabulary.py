@@ -18,6 +18,8 @@ HYPOTHESES = "hypotheses"
 DEV_SCORE = "dev_score"
 SOURCE = "source"
 REFERENCE = "reference"
+VARIANCE_COLUMN = "variance"  # of variance_components and importance
+CLASSICAL_TABLE = "classical"  # the classical tests' table
 BIN_SUFFIX = "_bin"  # the binned version of a numeric property: ``length`` -> ``length_bin``
 RESERVED = (RUN, SYSTEM, HYPOTHESES, DEV_SCORE, SEGMENT)
 
@@ -124,7 +126,7 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
         "metric system facet variance:float percent:float rank:int dominant:bool",
     ),
     table(
-        "classical",
+        CLASSICAL_TABLE,
         "metric test subset level1 level2 statistic:float estimate:float p_value "
         "log10_p:float n:int samples:int seed note",
     ),

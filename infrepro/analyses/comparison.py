@@ -22,12 +22,14 @@ from infrepro.registry import (
     ALL_RUNS,
     ALL_RUNS_RUN_AWARE,
     BEST_VS_BEST,
+    COMPARISON,
     FACET_AWARE,
     HEADLINE,
     HEADLINE_BOOTSTRAP,
 )
 from infrepro.vocabulary import (
     RUN,
+    RUN_TERM,
     SEGMENT,
     SYSTEM,
     comparison_formulas,
@@ -73,7 +75,7 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
     out = _Rows()
     systems = data.systems
     if len(systems) < 2:
-        log.skip("comparison", "", "", "only one system: nothing to compare")
+        log.skip(COMPARISON, "", "", "only one system: nothing to compare")
         return {"glrt": pd.DataFrame(), "tests": pd.DataFrame()}
     scale = effect_scale(data, log)
     best = best_runs(data)
@@ -87,7 +89,7 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
             ALL_RUNS_RUN_AWARE,
             data.evaluation,
             True,
-            "paper model + (1|run_id): one run variance shared by all systems (ML, chi-square)",
+            f"paper model + {RUN_TERM}: one run variance shared by all systems (ML, chi-square)",
         ),
     ]
     for analysis, rows, run_aware, text in settings:
@@ -217,9 +219,9 @@ def _one_test(
     if fitted is None:
         return
     names = list(fitted.fixed_effects.index)
-    others = [s for s in members[1:] if f"system{s}" in names]
+    others = [s for s in members[1:] if f"{SYSTEM}{s}" in names]
     if len(members) > 2:
-        L = fitted.contrast_matrix([{f"system{s}": 1.0} for s in others])
+        L = fitted.contrast_matrix([{f"{SYSTEM}{s}": 1.0} for s in others])
         test = contest(log, fitted, L, analysis=analysis, subset=subset, prop="")
         if test is not None:
             out.tests.append(
@@ -237,7 +239,7 @@ def _one_test(
         out.means += _means(data, fitted, analysis, subset, rows)
         return
     second = members[1]
-    L = fitted.contrast_matrix({f"system{second}": -1.0})  # first - second
+    L = fitted.contrast_matrix({f"{SYSTEM}{second}": -1.0})  # first - second
     test = contest(log, fitted, L, analysis=analysis, subset=subset, prop="")
     if test is None:
         return

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from infrepro.lmm import LmmResult
-from infrepro.registry import INTERACTION_SUFFIX, JOINT_SUFFIX, RUN_AWARE_SUFFIX
+from infrepro.registry import CONDITIONAL, INTERACTION_SUFFIX, JOINT_SUFFIX, RUN_AWARE_SUFFIX
 from infrepro.vocabulary import (
     RUN,
     RUN_TERM,
@@ -51,13 +51,13 @@ def conditional_analyses(data: MetricData, log: FitLog) -> dict[str, pd.DataFram
     """All conditional tests of one metric over every property (all runs)."""
     tables = _Tables(data.binned_columns)
     if len(data.systems) < 2:
-        log.skip("conditional", "", "", "only one system: nothing to compare")
+        log.skip(CONDITIONAL, "", "", "only one system: nothing to compare")
         return tables.frames()
     tables.scale = effect_scale(data, log)
     for variant, rows, dropped in property_rows(data, data.evaluation):
         if dropped:
             log.skip(
-                "conditional",
+                CONDITIONAL,
                 "all runs",
                 variant,
                 f"{dropped} rows without a value of {variant} left out of its models",
@@ -69,7 +69,7 @@ def conditional_analyses(data: MetricData, log: FitLog) -> dict[str, pd.DataFram
             rows,
             factor=SYSTEM,
             prop=variant,
-            analysis="conditional",
+            analysis=CONDITIONAL,
             subset="all runs",
             reference=data.baseline,
         )

@@ -23,7 +23,7 @@ from infrepro.io.runs import facet_columns, read_runs_sheet
 from infrepro.io.scores import ScoresColumns, incomplete_runs, read_scores_table
 from infrepro.io.testset import read_testset
 from infrepro.io.text import require_file
-from infrepro.vocabulary import BIN_SUFFIX, DEV_SCORE, RESERVED, SEGMENT, SYSTEM
+from infrepro.vocabulary import BIN_SUFFIX, DEV_SCORE, RESERVED, RUN, SEGMENT, SYSTEM
 
 BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
 
@@ -46,11 +46,11 @@ class Experiment:
     @property
     def run_ids(self) -> list[str]:
         """Run ids in runs-sheet order."""
-        return list(self.runs["run_id"])
+        return list(self.runs[RUN])
 
     def hypotheses_path(self, run_id: str) -> str:
         """The hypotheses file of one run."""
-        return str(self.runs.loc[self.runs["run_id"] == run_id, "hypotheses"].iloc[0])
+        return str(self.runs.loc[self.runs[RUN] == run_id, "hypotheses"].iloc[0])
 
 
 def load_experiment(config: Mapping[str, Any], *, check_hypotheses: bool = True) -> Experiment:
@@ -116,14 +116,10 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
 def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
     columns = ScoresColumns.from_config(config["columns"])
     table = read_scores_table(config["scores"], columns, categorical=_categorical(config))
-    runs = (
-        table[["run_id", "system", *columns.facets]]
-        .drop_duplicates("run_id")
-        .reset_index(drop=True)
-    )
+    runs = table[[RUN, SYSTEM, *columns.facets]].drop_duplicates(RUN).reset_index(drop=True)
     if columns.dev_score:
-        runs["dev_score"] = table.drop_duplicates("run_id")["dev_score"].to_numpy()
-    systems = _check_baseline(config["baseline"], runs["system"], config["scores"])
+        runs["dev_score"] = table.drop_duplicates(RUN)["dev_score"].to_numpy()
+    systems = _check_baseline(config["baseline"], runs[SYSTEM], config["scores"])
     lacking = incomplete_runs(table)
     if lacking and config["incomplete_runs"] == "reject":
         shown = ", ".join(
@@ -133,7 +129,7 @@ def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
         raise InputError(
             config["scores"],
             f"{plural(len(lacking), 'run is', 'runs are')} incomplete "
-            f"(of {table['segment_id'].nunique()} segments): {shown}{more}; "
+            f"(of {table[SEGMENT].nunique()} segments): {shown}{more}; "
             "complete them, or set incomplete_runs: admit to analyse them anyway",
         )
     metrics = list(columns.metrics)
@@ -222,7 +218,7 @@ def _check_baseline(baseline: str, systems: pd.Series, path: str | Path) -> list
         raise InputError(
             path,
             f"baseline '{baseline}' names no system; systems found: {', '.join(names)}",
-            column="system",
+            column=SYSTEM,
         )
     return [str(baseline)] + [n for n in names if n != str(baseline)]
 

@@ -9,6 +9,7 @@ import pandas as pd
 
 from infrepro.plots import qq_panels
 from infrepro.registry import ALL_RUNS, BEST_VS_BEST, HEADLINE, VARIANCE
+from infrepro.vocabulary import CLASSICAL_TABLE
 
 from ..figure import Figure, make_figure
 from ..formatting import fixed, integer, points, significant
@@ -135,7 +136,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Diagnost
             csv=settings.link("diagnostics"),
         )
     section.qq = qq_figures(tables, settings)
-    classical = tables["classical"]
+    classical = tables[CLASSICAL_TABLE]
     if not classical.empty:
         section.classical = frame_table(
             classical,
@@ -156,6 +157,6 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Diagnost
                 Column("seed", "seed", text, numeric=False),
                 Column("note", "note", text, numeric=False, cls="wrap"),
             ],
-            csv=settings.link("classical"),
+            csv=settings.link(CLASSICAL_TABLE),
         )
     return section

@@ -10,6 +10,7 @@ import pandas as pd
 from infrepro.registry import (
     ALL_RUNS,
     BEST_VS_BEST,
+    COMPARISON,
     CONDITIONAL,
     EFFECT_SCALE,
     FACET_AWARE,
@@ -24,6 +25,7 @@ from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
 from ..labels import (
     PAPER_TEST,
+    analysis_label,
     better_label,
     metric_label,
     property_label,
@@ -121,7 +123,7 @@ def comparison_table(
     paper's all-runs GLRT: model, means, difference, d, p."""
     subset = pair(settings.baseline, competitor)
     headers = [
-        Column("comparison", "comparison", numeric=False),
+        Column(COMPARISON, analysis_label(COMPARISON), numeric=False),
         Column("test", "model and test", numeric=False, title="hover for the model formula"),
         Column("baseline", f"{settings.baseline}", title="model mean, points"),
         Column("competitor", f"{competitor}", title="model mean, points"),

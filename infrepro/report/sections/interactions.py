@@ -10,7 +10,7 @@ import pandas as pd
 
 from infrepro.plots import categorical_interaction, numeric_interaction
 from infrepro.registry import RUN_AWARE_SUFFIX, run_aware
-from infrepro.vocabulary import is_bin_column, unbinned
+from infrepro.vocabulary import SYSTEM, is_bin_column, unbinned
 
 from ..formatting import fixed, integer, is_missing, is_significant, points, significant
 from ..htmltable import Cell, Column, Table, frame_table, rows_table, text
@@ -149,7 +149,7 @@ def glrt_table(
     rows = _property_tests(tables["glrt"], settings, analyses, props)
     columns = [
         Column("metric", "metric", metric_label, numeric=False),
-        *([Column("subset", "system", text, numeric=False)] if with_subset else []),
+        *([Column("subset", SYSTEM, text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("analysis", "test", analysis_label, numeric=False),
         Column("h1", "H1", text, numeric=False, cls="code"),
@@ -179,7 +179,7 @@ def tests_table(
         ]
     columns = [
         Column("metric", "metric", metric_label, numeric=False),
-        *([Column("subset", "system", text, numeric=False)] if with_subset else []),
+        *([Column("subset", SYSTEM, text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("analysis", "test", analysis_label, numeric=False),
         Column("stat", "t or F", text, sort_key="statistic", title="t when num df = 1, else F"),
@@ -198,7 +198,7 @@ def slopes_table(
     analysis: str,
     props: Sequence[str],
     *,
-    group_label: str = "system",
+    group_label: str = SYSTEM,
     with_subset: bool = False,
 ) -> Table:
     """Per-group slopes of numeric properties, in points per unit of the property: the
@@ -213,7 +213,7 @@ def slopes_table(
     columns = [
         Column("analysis", "model", analysis_label, numeric=False),
         Column("metric", "metric", metric_label, numeric=False),
-        *([Column("subset", "system", text, numeric=False)] if with_subset else []),
+        *([Column("subset", SYSTEM, text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("group", group_label, text, numeric=False),
         Column(
@@ -253,7 +253,7 @@ def within_bins_table(
     headers = [
         Column("model", "model", numeric=False),
         Column("metric", "metric", numeric=False),
-        *([Column("subset", "system", numeric=False)] if with_subset else []),
+        *([Column("subset", SYSTEM, numeric=False)] if with_subset else []),
         Column("property", "property", numeric=False),
         Column("bin", "bin", numeric=False),
         Column("level1", "1", numeric=False),

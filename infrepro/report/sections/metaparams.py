@@ -9,7 +9,7 @@ import pandas as pd
 
 from infrepro.plots import level_styles
 from infrepro.registry import METAPARAM, RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
-from infrepro.vocabulary import bin_column
+from infrepro.vocabulary import SYSTEM, VARIANCE_COLUMN, bin_column
 
 from ..figure import Figure, make_figure
 from ..formatting import fixed, integer, scientific
@@ -159,10 +159,10 @@ def build(
             importance,
             [
                 Column("metric", "metric", metric_label, numeric=False),
-                Column("system", "system", text, numeric=False),
+                Column(SYSTEM, SYSTEM, text, numeric=False),
                 Column("rank", "rank", integer),
                 Column("facet", "meta-parameter", text, numeric=False),
-                Column("variance", "variance", scientific),
+                Column(VARIANCE_COLUMN, VARIANCE_COLUMN, scientific),
                 Column("percent", "percent of variance", lambda v: fixed(v, 1)),
                 Column("dominant", "dominant", lambda v: "yes" if v is True else "", numeric=False),
             ],

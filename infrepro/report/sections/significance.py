@@ -8,7 +8,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from infrepro.registry import ALL_RUNS, ALL_RUNS_RUN_AWARE, BEST_VS_BEST, FACET_AWARE, HEADLINE
+from infrepro.registry import (
+    ALL_RUNS,
+    ALL_RUNS_RUN_AWARE,
+    BEST_VS_BEST,
+    COMPARISON,
+    FACET_AWARE,
+    HEADLINE,
+)
+from infrepro.vocabulary import SYSTEM
 
 from ..formatting import fixed, integer, points
 from ..htmltable import Column, Table, frame_table, text
@@ -44,7 +52,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
         _comparisons(tables["tests"], settings),
         [
             Column("metric", "metric", metric_label, numeric=False),
-            Column("analysis", "comparison", analysis_label, numeric=False),
+            Column("analysis", analysis_label(COMPARISON), analysis_label, numeric=False),
             Column("subset", "systems", text, numeric=False),
             Column("estimate", "Δ (1 − 2)", lambda v: points(v, sign=True), title="points"),
             Column("se", "SE", points),
@@ -62,7 +70,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
         _comparisons(tables["glrt"], settings),
         [
             Column("metric", "metric", metric_label, numeric=False),
-            Column("analysis", "comparison", analysis_label, numeric=False),
+            Column("analysis", analysis_label(COMPARISON), analysis_label, numeric=False),
             Column("subset", "systems", text, numeric=False),
             Column("h1", "H1", text, numeric=False, cls="code"),
             Column("h0", "H0", text, numeric=False, cls="code"),
@@ -80,7 +88,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
         _comparisons(tables["contrasts"], settings),
         [
             Column("metric", "metric", metric_label, numeric=False),
-            Column("analysis", "comparison", analysis_label, numeric=False),
+            Column("analysis", analysis_label(COMPARISON), analysis_label, numeric=False),
             Column("level1", "system 1", text, numeric=False),
             Column("level2", "system 2", text, numeric=False),
             Column(
@@ -107,8 +115,8 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
         _comparisons(tables["means"], settings),
         [
             Column("metric", "metric", metric_label, numeric=False),
-            Column("analysis", "comparison", analysis_label, numeric=False),
-            Column("group", "system", text, numeric=False),
+            Column("analysis", analysis_label(COMPARISON), analysis_label, numeric=False),
+            Column("group", SYSTEM, text, numeric=False),
             Column("estimate", "model mean", points, title="estimated marginal mean, points"),
             Column("se", "SE", points),
             Column("n_obs", "rows", integer),
