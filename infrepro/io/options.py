@@ -11,6 +11,8 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from infrepro.vocabulary import SEGMENT
+
 from .errors import InputError, plural
 
 MAX_CONFIG_VALUES = 100_000  # far above any real config; a YAML alias bomb expands far beyond
@@ -140,11 +142,11 @@ def check_analysis_options(
                 )
     for term in options.get("vca_interactions", []) or []:
         parts = str(term).replace("/", ":").split(":")
-        allowed = ["segment_id", *facets]
+        allowed = [SEGMENT, *facets]
         unknown = [p for p in parts if p not in allowed]
         if len(parts) < 2 or unknown:
             problem = (
-                f"'{unknown[0]}' is neither segment_id nor a facet"
+                f"'{unknown[0]}' is neither {SEGMENT} nor a facet"
                 if unknown
                 else "a term joins two or more names with ':'"
             )
