@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from infrepro import schema, vocabulary
+from infrepro import registry, schema, vocabulary
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = REPO_ROOT / "docs" / "reference.md"
@@ -122,12 +122,12 @@ def test_every_option_is_documented_with_the_schemas_type_default_and_bounds(
 def test_every_analysis_is_documented_with_its_tables_and_options(reference: str) -> None:
     rows = table_rows(section(reference, "Analyses"))
     documented = {code_name(row[0]): row for row in rows}
-    assert list(documented) == list(vocabulary.ANALYSES)
+    assert list(documented) == list(registry.ANALYSES)
     for name, row in documented.items():
         tables = re.findall(r"`([a-z_]+)`", row[2])
         options = re.findall(r"`([a-z_]+)`", row[3])
-        assert tables == list(vocabulary.ANALYSIS_TABLES[name]), name
-        assert options == list(vocabulary.ANALYSIS_READS[name]), name
+        assert tables == list(registry.ANALYSES[name].tables), name
+        assert options == list(registry.ANALYSES[name].reads), name
 
 
 def documented_tables(reference: str) -> dict[str, list[str]]:

@@ -4,8 +4,6 @@ types from it (strings stay strings, an empty numeric cell is NaN), never from p
 from __future__ import annotations
 
 import math
-import re
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -145,24 +143,3 @@ def test_significance_is_one_rule_and_a_missing_p_is_never_significant(
     log10_p: object, expected: bool
 ) -> None:
     assert is_significant(log10_p, 0.05) is expected
-
-
-def documented_tables() -> dict[str, list[str]]:
-    """``| `glrt.csv` | `metric`, `analysis` (...), ... |`` rows of README.md (and of
-    docs/reference.md when it exists): each table's backquoted names, in order."""
-    root = Path(__file__).resolve().parents[2]
-    found: dict[str, list[str]] = {}
-    for doc in (root / "README.md", root / "docs" / "reference.md"):
-        if doc.is_file():
-            for name, cell in re.findall(r"^\| `(\w+)\.csv` \|(.*)\|\s*$", doc.read_text(), re.M):
-                found[name] = re.findall(r"`([^`]+)`", cell)
-    return found
-
-
-def test_the_documented_output_tables_are_the_declarations() -> None:
-    documented = documented_tables()
-    assert set(TABLES) | {"property_bins"} <= set(documented)
-    for name, names in documented.items():
-        declared = TABLE_SPECS[name].names
-        shown = list(dict.fromkeys(n for n in names if n in declared))
-        assert shown == list(declared), name
