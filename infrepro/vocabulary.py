@@ -51,10 +51,18 @@ ANALYSIS_TABLES: dict[str, tuple[str, ...]] = {
 ANALYSIS_READS: dict[str, tuple[str, ...]] = {
     "comparison": ("dev_score_better", "bootstrap_lrt", "bootstrap", "facets"),
     "conditional": (),
-    "variance": ("facets", "vca_interactions", "dstudy_max_n"),
-    "metaparam": ("facets",),
+    "variance": ("facets", "vca_interactions", "dstudy_max_n", "retraining_facets"),
+    "metaparam": ("facets", "metaparam_facets"),
     "classical": ("dev_score_better", "bootstrap", "randomization"),
 }
+
+# The two VCA models of docs/method.md §4.3, named in the ``vca`` column of the variance tables:
+# with the run term (phi, D-study, SDs and importance come from it) and the thesis' main-effects
+# model (eq. 3.13, the reproduction of the thesis' tables).
+VCA_COLUMN = "vca"
+VCA_RUN_AWARE = "run-aware"
+VCA_MAIN_EFFECTS = "main effects (thesis eq. 3.13)"
+VCA_MODELS = (VCA_RUN_AWARE, VCA_MAIN_EFFECTS)
 
 TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
     "glrt": (
@@ -105,6 +113,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
         "metric",
         "analysis",
         "subset",
+        "facet",
         "property",
         "bin",
         "group",
@@ -118,6 +127,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
         "metric",
         "analysis",
         "subset",
+        "facet",
         "property",
         "bin",
         "level1",
@@ -138,6 +148,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
         "metric",
         "analysis",
         "subset",
+        "facet",
         "property",
         "group",
         "slope",
@@ -152,6 +163,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
         "metric",
         "analysis",
         "subset",
+        "facet",
         "property",
         "group",
         "x",
@@ -163,6 +175,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
     "variance_components": (
         "metric",
         "system",
+        VCA_COLUMN,
         "component",
         "variance",
         "percent",
@@ -177,6 +190,9 @@ TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
         "runs_for_phi_08",
         "n_facets",
         "retrain_sd_points",
+        "metaparam_sd_points",
+        "retrain_components",
+        VCA_COLUMN,
         "model",
     ),
     "dstudy": (
@@ -252,6 +268,9 @@ TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
     ),
 }
 TABLES = tuple(TABLE_COLUMNS)
+# Columns an analysis may leave out of its rows, and the value they then hold (the system
+# comparison has no facet; the metaparam analysis names the tested facet).
+COLUMN_DEFAULTS: dict[str, object] = {"facet": ""}
 # what the report reads: the analyses' tables, the property bins and the provenance tables
 REPORT_TABLES = (*TABLES, "property_bins", "inputs", "software")
 # The numeric columns of each table (the report reads tables as text and converts only these).
@@ -290,6 +309,7 @@ NUMERIC: dict[str, tuple[str, ...]] = {
         "runs_for_phi_08",
         "n_facets",
         "retrain_sd_points",
+        "metaparam_sd_points",
     ),
     "dstudy": ("n_per_facet", "runs_averaged", "phi"),
     "importance": ("variance", "percent", "rank"),
@@ -346,11 +366,12 @@ def dummy_term(factor: str, level: str, group: str) -> str:
     return f"(0 + dummy({factor}, {_string(level)})|{group})"
 
 
-def run_terms(systems_with_runs: Sequence[str], pooled: bool) -> str:
-    """A run variance per system, or one shared ``(1|run_id)`` when ``pooled``."""
+def run_terms(systems_with_runs: Sequence[str], pooled: bool, factor: str = SYSTEM) -> str:
+    """A run variance per level of ``factor`` (per system), or one shared ``(1|run_id)`` when
+    ``pooled``."""
     if pooled:
         return RUN_TERM
-    return " + ".join(dummy_term("system", s, "run_id") for s in systems_with_runs)
+    return " + ".join(dummy_term(factor, s, RUN) for s in systems_with_runs)
 
 
 def headline_formula(metric: str, systems: Sequence[str], pooled: bool) -> str:
@@ -375,17 +396,27 @@ def centred(prop: str) -> str:
 def runaware_property_formula(
     metric: str, factor: str, prop: str, numeric: bool, run_part: str
 ) -> str:
-    """The run-aware conditional model: runs get their own slope on a numeric property,
-    ``(1 + d_c || run_id)`` with d_c = d - mean(d) (uncorrelated intercepts and slopes are not
+    """The run-aware conditional model: run intercepts (``run_part``: per level of the factor,
+    ``run_terms``, or one shared) plus, for a numeric property, the runs' own slopes
+    ``(0 + d_c | run_id)`` with d_c = d - mean(d) (uncorrelated intercepts and slopes are not
     invariant to shifting d; centred, the interaction test is Student's t on the runs' slopes,
-    docs/method.md §4b.3); for a categorical one, run intercepts (``run_part``) plus a run
-    effect per level (``(1|run_id:d)``), the categorical analogue of a random slope. The fixed
-    part keeps d as it is."""
+    docs/method.md §4b.3); for a categorical one, a run effect per level (``(1|run_id:d)``),
+    the categorical analogue of a random slope. The fixed part keeps d as it is."""
     if numeric:
-        runs = f"(1 + {centred(prop)} || run_id)"
+        runs = f"{run_part} + (0 + {centred(prop)} | {RUN})"
     else:
-        runs = f"{run_part} + (1|run_id:{prop})"
+        runs = f"{run_part} + (1|{RUN}:{prop})"
     return f"{metric} ~ {factor} * {prop} + {SEGMENT_TERM} + {runs}"
+
+
+def vca_formula(
+    metric: str, facets: Sequence[str], extra_terms: Sequence[str] = (), run_term: bool = False
+) -> str:
+    """The VCA model (docs/method.md §4.3): ``metric ~ 1 + (1|segment_id) + (1|f1) + ...``, the
+    optional interaction terms, and with ``run_term`` the run term ``(1|run_id)`` (the
+    highest-order crossing of the facets); without it, the thesis' eq. 3.13."""
+    terms = [SEGMENT, *facets, *extra_terms, *([RUN] if run_term else [])]
+    return f"{metric} ~ 1 + " + " + ".join(f"(1|{t})" for t in terms)
 
 
 def effect_scale_formula(metric: str) -> str:

@@ -360,7 +360,7 @@ def test_headline_numbers_come_from_the_tables(report: Path, example_run: Path) 
         assert f"p = {row.p_holm}." in headline  # the verdict's test, in the sentence
         assert f"KR df {row.dendf:.3g}" in headline
     reliability = pd.read_csv(tables / "reliability.csv")
-    for row in reliability.itertuples():
+    for row in reliability[reliability["vca"] == "run-aware"].itertuples():
         text = f"{row.system} {row.phi:.2f} ({row.label}; mean score SD across retraining"
         assert text in headline
 
