@@ -1107,7 +1107,9 @@ def vca_recovery_lines(records: list[dict[str, object]]) -> list[str]:
             truth = np.array([p[0] for p in pairs])
             est = np.array([p[1][:2] for p in pairs])
             t_mean, e_mean = truth.mean(axis=0), est.mean(axis=0)
-            rel = [f"{e / t - 1:+.3f}" if t > 0 else "NA" for e, t in zip(e_mean, t_mean)]
+            rel = [
+                f"{e / t - 1:+.3f}" if t > 0 else "NA" for e, t in zip(e_mean, t_mean, strict=True)
+            ]
             ok = "yes" if abs(e_mean[0] / t_mean[0] - 1) <= 0.10 else "**no**"
             lines.append(
                 f"| {system} | {model} | {t_mean[0]:.3f} | {e_mean[0]:.3f} | {rel[0]} | {ok} "
