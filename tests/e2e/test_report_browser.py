@@ -336,7 +336,7 @@ def test_every_section_is_filled_and_links_its_tables(report: Path) -> None:
         assert "Not computed for this experiment" not in part, name
     counts = {name: section(html, name).count('class="plot"') for name in SECTIONS}
     assert counts["scores"] == 3 and counts["properties"] == 9 and counts["reliability"] == 6
-    assert counts["metaparams"] == 18 and counts["diagnostics"] == 3
+    assert counts["metaparams"] == 36 and counts["diagnostics"] == 3
     links = set(re.findall(r'href="([^"#]+)"', html))
     assert {f"tables/{t}.csv" for t in ("glrt", "contrasts", "variance_components")} <= links
     assert all((report.parent / link).is_file() for link in links), links
