@@ -139,6 +139,7 @@ def test_run_aware_length_interaction_is_moderate(example_run: Path) -> None:
     # with the runs' own slopes, system x length is p ~ 0.0036 (df 22), not the paper's 2.6e-8
     row = run_aware_test(example_run, "conditional_runaware_interaction", prop="length")
     assert 0.001 < 10 ** row["log10_p"] < 0.01
-    assert "(1 + length_c || run_id)" in row["model"]  # run slopes on length centred
+    assert "(0 + length_c | run_id)" in row["model"]  # run slopes on length centred
+    assert 'dummy(system, "competitor")|run_id' in row["model"]  # run variance per system
     paper = glrt(example_run, "conditional_interaction", prop="length")
     assert paper["log10_p"] < row["log10_p"] - 3
