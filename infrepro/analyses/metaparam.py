@@ -58,8 +58,8 @@ def tested_facets(data: MetricData, system: str) -> list[str]:
 def facet_variants(
     data: MetricData, system: str, facet: str
 ) -> Iterator[tuple[str, pd.DataFrame, str]]:
-    """A system's rows with a value of ``facet``, per property variant: (variant, rows, the
-    facet's reference level, its first sorted level)."""
+    """A system's rows with a value of ``facet``, per property variant: (variant, rows,
+    reference level), the reference being the facet's first level in sorted order."""
     rows = data.evaluation[data.evaluation[SYSTEM] == system].dropna(subset=[facet])
     reference = sorted(distinct_strings(rows[facet]))[0]
     for variant, variant_rows, _ in property_rows(data, rows):
