@@ -64,8 +64,12 @@ from infrepro.simulate import (  # noqa: E402
     a_vs_a,
     simulate,
 )
+from infrepro.vocabulary import (  # noqa: E402
+    VCA_COLUMN,
+    VCA_RUN_AWARE,
+    property_formulas,  # noqa: E402
+)
 from infrepro.vocabulary import comparison_formulas as formulas  # noqa: E402
-from infrepro.vocabulary import property_formulas  # noqa: E402
 
 R_SCRIPT = Path(__file__).resolve().parent / "validity_lme4.R"
 LAMBDA_SD = 0.04
@@ -154,13 +158,15 @@ def recovery_once(sim: Simulation, out: Estimates) -> None:
     log = FitLog(data.metric)
     vca = variance_components(data, log)
     components = vca["variance_components"]
+    components = components[components[VCA_COLUMN] == VCA_RUN_AWARE]
     for system in data.systems:
         true = truth.components(system)
         rows = components[components["system"] == system].set_index("component")["variance"]
         for name, value in true.items():
             if name in rows:
                 out.add(f"var {name} ({system})", float(rows[name]), float(value))
-    for row in vca["reliability"].itertuples(index=False):
+    reliability = vca["reliability"]
+    for row in reliability[reliability[VCA_COLUMN] == VCA_RUN_AWARE].itertuples(index=False):
         out.add(f"phi ({row.system})", float(row.phi), truth.phi[row.system])
     contrasts = compare_systems(data, log)["contrasts"]
     target = truth.difference("baseline", "competitor")

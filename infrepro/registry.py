@@ -119,14 +119,14 @@ ANALYSES: dict[str, AnalysisSpec] = {
             VARIANCE,
             "infrepro.analyses.variance:variance_components",
             ("variance_components", "reliability", "dstudy", *LOG_TABLES),
-            ("facets", "vca_interactions", "dstudy_max_n"),
+            ("facets", "vca_interactions", "dstudy_max_n", "retraining_facets"),
             Cost(400, 220, 5, 2),
         ),
         AnalysisSpec(
             METAPARAM,
             "infrepro.analyses.metaparam:metaparameter_interactions",
             (*MODEL_TABLES, "slopes", "predictions", "importance", *LOG_TABLES),
-            ("facets",),
+            ("facets", "metaparam_facets"),
             Cost(300, 900, 30, 100),
             # it ranks each system's facets by the variance components (the dominant facet)
             needs=(Need(VARIANCE, "variance_components", "components", ("component",)),),

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from infrepro.analyses.data import MetricData
+from infrepro.analyses.variance import Spread, spread_sds
 from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, VARIANCE_COLUMN
 
 RESIDUAL = "Residual"
@@ -170,8 +171,10 @@ class Truth:
       segments); differences of it are what the paper's all-runs comparison estimates.
     - ``variance_components``: per system, the population components of the VCA model
       ``metric ~ 1 + (1|segment_id) + (1|f) + ...`` (random facets; fixed facets as the
-      variance of their level effects, ddof=1), the run offsets as the interaction of all the
-      system's facets (``run_id`` when it has none) and the residual. With property slopes, the
+      variance of their level effects, ddof=1), the run offsets as the run term ``run_id``
+      (the highest-order crossing of the system's facets; added to the facet when the system
+      has a single facet, whose levels are then the runs) and the residual. With property
+      slopes, the
       segment component includes slope^2 * property_sd^2, and slope variation across runs
       (fixed facet slopes and random run slopes, ``slope_sd^2``) is counted in the residual.
     - ``phi``: segment / total of those components (docs/method.md §4.4).
@@ -197,6 +200,12 @@ class Truth:
         table = self.variance_components
         rows = table[table[SYSTEM] == system]
         return pd.Series(rows[VARIANCE_COLUMN].to_numpy(), index=rows["component"].to_list())
+
+    def spread(self, system: str, n_segments: int, retraining: Sequence[str] = ("seed",)) -> Spread:
+        """The true SDs of a run's mean over ``n_segments`` segments, in points, split as the
+        run-aware VCA splits them (docs/method.md §4.4): retraining the same recipe (the run
+        term, the residual / N and the ``retraining`` facets) and choosing the setting."""
+        return spread_sds(self.components(system), n_segments, retraining)
 
 
 @dataclass(frozen=True)
@@ -415,11 +424,10 @@ def _true_components(
         else:
             rows.append((facet.name, float(np.var(values, ddof=1)) if len(values) > 1 else 0.0))
     if system.run_sd > 0:
-        name = ":".join(f.name for f in facets) if len(facets) > 1 else RUN
         if len(facets) == 1:  # a single facet's levels are the runs: the offsets add to it
             rows[-1] = (rows[-1][0], rows[-1][1] + system.run_sd**2)
-        else:
-            rows.append((name, system.run_sd**2))
+        else:  # the run term, the highest-order crossing of the facets
+            rows.append((RUN, system.run_sd**2))
     residual = design.residual_sd**2 + (float(np.var(slope)) + system.slope_sd**2) * p_var
     rows.append((RESIDUAL, residual))
     return [{SYSTEM: system.name, "component": c, VARIANCE_COLUMN: float(v)} for c, v in rows]

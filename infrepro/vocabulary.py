@@ -84,6 +84,14 @@ def table(name: str, declaration: str, extra: bool = False) -> TableSpec:
 
 _P = "p_value p_holm log10_p:float log10_p_holm:float"  # a p, Holm's p and their log10
 _KEY = "metric analysis subset property"
+_FKEY = "metric analysis subset facet property"  # with the facet the metaparam analysis tests
+# The two VCA models of docs/method.md §4.3, named in the ``vca`` column of the variance tables:
+# with the run term (phi, D-study, SDs and importance come from it) and the thesis' main-effects
+# model (eq. 3.13, the reproduction of the thesis' tables).
+VCA_COLUMN = "vca"
+VCA_RUN_AWARE = "run-aware"
+VCA_MAIN_EFFECTS = "main effects (thesis eq. 3.13)"
+VCA_MODELS = (VCA_RUN_AWARE, VCA_MAIN_EFFECTS)
 # The tables the analyses write (results/analyses/<metric>/<analysis>/<table>.csv, concatenated
 # into results/tables/<table>.csv).
 ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
@@ -97,28 +105,29 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
         f"{_KEY} facet hypothesis model method estimate:float se:float statistic:float "
         f"numdf:float dendf:float n_obs:int n_segments:int n_runs:int {_P} note",
     ),
-    table("means", f"{_KEY} bin group kind x:float estimate:float se:float n_obs:int"),
+    table("means", f"{_FKEY} bin group kind x:float estimate:float se:float n_obs:int"),
     table(
         "contrasts",
-        f"{_KEY} bin level1 level2 estimate:float se:float {_P} p_method df:float "
+        f"{_FKEY} bin level1 level2 estimate:float se:float {_P} p_method df:float "
         "effect_size:float effect_sd:float effect_label",
     ),
     table(
         "slopes",
-        f"{_KEY} group slope:float se:float statistic:float df:float method p_value log10_p:float",
+        f"{_FKEY} group slope:float se:float statistic:float df:float method p_value log10_p:float",
     ),
     table(
         "predictions",
-        f"{_KEY} group x:float estimate:float se:float lower:float upper:float",
+        f"{_FKEY} group x:float estimate:float se:float lower:float upper:float",
     ),
     table(
         "variance_components",
-        "metric system component variance:float percent:float n_levels:int",
+        f"metric system {VCA_COLUMN} component variance:float percent:float n_levels:int",
     ),
     table(
         "reliability",
         "metric system phi:float label n_per_facet_for_phi_08:int runs_for_phi_08:int "
-        "n_facets:int retrain_sd_points:float model",
+        f"n_facets:int retrain_sd_points:float metaparam_sd_points:float retrain_components "
+        f"{VCA_COLUMN} model",
     ),
     table("dstudy", "metric system n_per_facet:int runs_averaged:int phi:float"),
     table(
@@ -158,6 +167,9 @@ TABLE_SPECS: dict[str, TableSpec] = {
     spec.name: spec for spec in (*ANALYSIS_TABLE_SPECS, *PROVENANCE_TABLE_SPECS)
 }
 TABLES = tuple(spec.name for spec in ANALYSIS_TABLE_SPECS)
+# Columns an analysis may leave out of its rows, and the value they then hold (the system
+# comparison has no facet; the metaparam analysis names the tested facet).
+COLUMN_DEFAULTS: dict[str, object] = {"facet": ""}
 # what the report reads: the analyses' tables, the property bins and the provenance tables
 REPORT_TABLES = tuple(TABLE_SPECS)
 # Derived views: the columns of each analysis table in order (None: experiment-dependent), its
@@ -215,11 +227,12 @@ def dummy_term(factor: str, level: str, group: str) -> str:
     return f"(0 + dummy({factor}, {_string(level)})|{group})"
 
 
-def run_terms(systems_with_runs: Sequence[str], pooled: bool) -> str:
-    """A run variance per system, or one shared ``(1|run_id)`` when ``pooled``."""
+def run_terms(systems_with_runs: Sequence[str], pooled: bool, factor: str = SYSTEM) -> str:
+    """A run variance per level of ``factor`` (per system), or one shared ``(1|run_id)`` when
+    ``pooled``."""
     if pooled:
         return RUN_TERM
-    return " + ".join(dummy_term("system", s, "run_id") for s in systems_with_runs)
+    return " + ".join(dummy_term(factor, s, RUN) for s in systems_with_runs)
 
 
 def headline_formula(metric: str, systems: Sequence[str], pooled: bool) -> str:
@@ -244,17 +257,27 @@ def centred(prop: str) -> str:
 def runaware_property_formula(
     metric: str, factor: str, prop: str, numeric: bool, run_part: str
 ) -> str:
-    """The run-aware conditional model: runs get their own slope on a numeric property,
-    ``(1 + d_c || run_id)`` with d_c = d - mean(d) (uncorrelated intercepts and slopes are not
+    """The run-aware conditional model: run intercepts (``run_part``: per level of the factor,
+    ``run_terms``, or one shared) plus, for a numeric property, the runs' own slopes
+    ``(0 + d_c | run_id)`` with d_c = d - mean(d) (uncorrelated intercepts and slopes are not
     invariant to shifting d; centred, the interaction test is Student's t on the runs' slopes,
-    docs/method.md §4b.3); for a categorical one, run intercepts (``run_part``) plus a run
-    effect per level (``(1|run_id:d)``), the categorical analogue of a random slope. The fixed
-    part keeps d as it is."""
+    docs/method.md §4b.3); for a categorical one, a run effect per level (``(1|run_id:d)``),
+    the categorical analogue of a random slope. The fixed part keeps d as it is."""
     if numeric:
-        runs = f"(1 + {centred(prop)} || run_id)"
+        runs = f"{run_part} + (0 + {centred(prop)} | {RUN})"
     else:
-        runs = f"{run_part} + (1|run_id:{prop})"
+        runs = f"{run_part} + (1|{RUN}:{prop})"
     return f"{metric} ~ {factor} * {prop} + {SEGMENT_TERM} + {runs}"
+
+
+def vca_formula(
+    metric: str, facets: Sequence[str], extra_terms: Sequence[str] = (), run_term: bool = False
+) -> str:
+    """The VCA model (docs/method.md §4.3): ``metric ~ 1 + (1|segment_id) + (1|f1) + ...``, the
+    optional interaction terms, and with ``run_term`` the run term ``(1|run_id)`` (the
+    highest-order crossing of the facets); without it, the thesis' eq. 3.13."""
+    terms = [SEGMENT, *facets, *extra_terms, *([RUN] if run_term else [])]
+    return f"{metric} ~ 1 + " + " + ".join(f"(1|{t})" for t in terms)
 
 
 def effect_scale_formula(metric: str) -> str:

@@ -303,6 +303,7 @@ def figure_tables() -> dict[str, pd.DataFrame]:
             {
                 "metric": "ter",
                 "system": s,
+                "vca": "run-aware",
                 "component": c,
                 "variance": v,
                 "percent": p,

@@ -5,9 +5,9 @@ For each property d, two model families side by side:
 - the paper's (ML GLRTs, no run terms; conditional on these trained runs): the joint test
   (system main effect and interaction) and the interaction-only test;
 - the run-aware one the report concludes from: a REML fit of ``score ~ system * d + (1|s) +
-  (1 + d_c || run_id)`` (runs with their own slopes on d centred at its mean, d_c;
-  per-system run intercepts for a categorical d), its joint and interaction F tests and every
-  post-hoc number with Kenward-Roger or Satterthwaite df.
+  <run intercepts per system> + (0 + d_c | run_id)`` (runs with their own slopes on d centred
+  at its mean, d_c; ``(1|run_id:d)`` for a categorical d), its joint and interaction F tests and
+  every post-hoc number with Kenward-Roger or Satterthwaite df.
 Post-hoc: per-level slopes and prediction bands for numeric d; model cell means and within-level
 pairwise comparisons (Holm-adjusted) for binned or categorical d. Numeric and categorical
 properties form each metric's Holm family of property tests; binned versions are descriptive.
@@ -187,7 +187,7 @@ def factor_analysis(
             tables.glrt.append(outcome.row)
     levels = _levels(rows, factor, reference)
     fits = [(analysis, joint.h1 if joint is not None else None)]
-    run_aware = _run_aware_fit(
+    run_aware = run_aware_fit(
         data, log, tables, rows, factor, prop, analysis, subset, reference, numeric
     )
     fits.append((analysis + RUN_AWARE_SUFFIX, run_aware))
@@ -214,7 +214,7 @@ def factor_analysis(
             post.cells(tables, _ordered_bins(rows, prop, data.bin_order.get(prop, [])))
 
 
-def _run_aware_fit(
+def run_aware_fit(
     data: MetricData,
     log: FitLog,
     tables: _Tables,
@@ -231,12 +231,9 @@ def _run_aware_fit(
     if distinct_count(rows, RUN) <= distinct_count(rows, factor):
         log.skip(name, subset, prop, f"every level of {factor} has a single run: no run variance")
         return None
-    runs_per_system = rows.groupby(SYSTEM, sort=False)[RUN].nunique()
-    if factor == SYSTEM and bool((runs_per_system >= 2).all()):
-        run_part = run_terms(list(runs_per_system.index), pooled=False)
-    else:
-        run_part = RUN_TERM
-    formula = runaware_property_formula(data.metric, factor, prop, numeric, run_part)
+    formula = runaware_property_formula(
+        data.metric, factor, prop, numeric, run_intercepts(rows, factor)
+    )
     fitted = log.fit(
         formula,
         rows,
@@ -272,6 +269,15 @@ def _run_aware_fit(
                 )
             )
     return fitted
+
+
+def run_intercepts(rows: pd.DataFrame, factor: str) -> str:
+    """A run variance per level of ``factor`` (per system, per level of a facet) when every
+    level has at least two runs, else one shared ``(1|run_id)`` (docs/method.md §4b.3)."""
+    runs_per_level = rows.groupby(factor, sort=False, observed=True)[RUN].nunique()
+    if bool((runs_per_level >= 2).all()):
+        return run_terms([str(level) for level in runs_per_level.index], False, factor)
+    return RUN_TERM
 
 
 def _levels(rows: pd.DataFrame, factor: str, reference: str) -> list[str]:
@@ -337,6 +343,7 @@ class _PostHoc:
             "metric": self.metric,
             "analysis": self.analysis,
             "subset": self.subset,
+            "facet": self.factor if self.factor != SYSTEM else "",
             "property": self.prop,
         }
 

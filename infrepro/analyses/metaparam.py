@@ -1,17 +1,21 @@
 """Meta-parameter importance and meta-parameter x data property interactions.
 
-The facet with the largest variance share of a system (from its VCA) becomes a fixed effect,
-crossed with each property: the paper's ``score ~ f * d + (1|s)`` vs ``score ~ f + d + (1|s)``
-GLRTs and the run-aware ``score ~ f * d + (1|s) + (1 + d_c || run_id)`` (d_c: d centred) F tests
-(docs/method.md §4.5, §4b).
+Importance (descriptive): each system's facets ranked by their share in the run-aware VCA. It
+selects nothing: the tested facets are the ones the user names (``analyses.metaparam_facets``)
+or, by default, every facet of the system, each crossed with each property, with Holm over the
+system's facets x properties: the paper's ``score ~ f * d + (1|s)`` vs ``score ~ f + d + (1|s)``
+GLRTs and the run-aware ``score ~ f * d + (1|s) + <run intercepts per level of f> +
+(0 + d_c | run_id)`` (d_c: d centred) F tests (docs/method.md §4.5, §4b.3).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pandas as pd
 
 from infrepro.registry import METAPARAM
-from infrepro.vocabulary import SYSTEM, VARIANCE_COLUMN, columns
+from infrepro.vocabulary import SYSTEM, VARIANCE_COLUMN, VCA_COLUMN, VCA_RUN_AWARE, columns
 
 from .conditional import _Tables, factor_analysis, property_rows
 from .data import MetricData, distinct_strings
@@ -20,7 +24,10 @@ from .fitlog import FitLog
 
 
 def facet_importance(data: MetricData, components: pd.DataFrame) -> pd.DataFrame:
-    """Facets of each system ranked by their variance share (segment and residual excluded)."""
+    """Facets of each system ranked by their variance share in the run-aware VCA (segment, run
+    and residual excluded); descriptive: the tests do not depend on it."""
+    if VCA_COLUMN in components:
+        components = components[components[VCA_COLUMN] == VCA_RUN_AWARE]
     rows: list[dict[str, object]] = []
     for system in data.systems:
         facets = data.facets_of(system)
@@ -41,33 +48,49 @@ def facet_importance(data: MetricData, components: pd.DataFrame) -> pd.DataFrame
     return pd.DataFrame(rows, columns=columns("importance"))
 
 
+def tested_facets(data: MetricData, system: str) -> list[str]:
+    """The facets tested for a system: those named in ``analyses.metaparam_facets`` that vary
+    among its runs, or every facet that does (never chosen by their shares on these data)."""
+    varied = data.facets_of(system)
+    named = list(data.options["metaparam_facets"])
+    return [f for f in named if f in varied] if named else varied
+
+
+def facet_variants(
+    data: MetricData, system: str, facet: str
+) -> Iterator[tuple[str, pd.DataFrame, str]]:
+    """A system's rows with a value of ``facet``, per property variant: (variant, rows,
+    reference level), the reference being the facet's first level in sorted order."""
+    rows = data.evaluation[data.evaluation[SYSTEM] == system].dropna(subset=[facet])
+    reference = sorted(distinct_strings(rows[facet]))[0]
+    for variant, variant_rows, _ in property_rows(data, rows):
+        yield variant, variant_rows, reference
+
+
 def metaparameter_interactions(
     data: MetricData, log: FitLog, components: pd.DataFrame
 ) -> dict[str, pd.DataFrame]:
-    """Importance ranking and, per system, its dominant facet crossed with every property."""
-    importance = facet_importance(data, components)
+    """Importance ranking and, per system, every tested facet crossed with every property."""
     tables = _Tables(data.binned_columns)
     tables.scale = effect_scale(data, log)
     for system in data.systems:
-        dominant = importance[(importance[SYSTEM] == system) & importance["dominant"]]
-        if dominant.empty:
-            log.skip(METAPARAM, system, "", f"{system} has no facet with two or more levels")
-            continue
-        facet = str(dominant["facet"].iloc[0])
-        rows = data.evaluation[data.evaluation[SYSTEM] == system].dropna(subset=[facet])
-        reference = sorted(distinct_strings(rows[facet]))[0]
-        for variant, variant_rows, _ in property_rows(data, rows):
-            factor_analysis(
-                data,
-                log,
-                tables,
-                variant_rows,
-                factor=facet,
-                prop=variant,
-                analysis=METAPARAM,
-                subset=system,
-                reference=reference,
-            )
+        facets = tested_facets(data, system)
+        if not facets:
+            reason = f"{system} has no facet with two or more levels to test"
+            log.skip(METAPARAM, system, "", reason)
+        for facet in facets:
+            for variant, variant_rows, reference in facet_variants(data, system, facet):
+                factor_analysis(
+                    data,
+                    log,
+                    tables,
+                    variant_rows,
+                    factor=facet,
+                    prop=variant,
+                    analysis=METAPARAM,
+                    subset=system,
+                    reference=reference,
+                )
     frames = tables.frames()
-    frames["importance"] = importance
+    frames["importance"] = facet_importance(data, components)
     return frames

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.schema import with_defaults
+
 _INTERNAL = re.compile(r"(?<![A-Za-z0-9])_v(\d+)_")
 _PLAIN = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]*")  # names a formula reads without backquotes
 
@@ -97,11 +99,16 @@ class Names:
         return out
 
     def internal_options(self, options: Mapping[str, object]) -> dict[str, object]:
-        """The analysis options with facet names (``facets``, ``vca_interactions``) renamed."""
+        """The analysis options with facet names (``facets``, ``vca_interactions``,
+        ``metaparam_facets``, ``retraining_facets``) renamed."""
+        options = with_defaults("analyses", options)  # defaults name facets too (seed)
         out = dict(options)
         facets = options.get("facets") or {}
         if isinstance(facets, Mapping):
             out["facets"] = {s: self.internal_list(f) for s, f in facets.items()}
+        for key in ("metaparam_facets", "retraining_facets"):
+            if key in options:
+                out[key] = self.internal_list(list(options[key] or []))
         terms = options.get("vca_interactions") or []
         out["vca_interactions"] = [
             re.sub(r"[^:/]+", lambda m: self.internal(m.group(0)), str(t)) for t in terms

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
-from infrepro.vocabulary import TABLE_SPECS, TABLES
+from infrepro.vocabulary import COLUMN_DEFAULTS, TABLE_SPECS, TABLES
 
 
 def conform(name: str, frame: pd.DataFrame | None) -> pd.DataFrame:
@@ -18,6 +18,8 @@ def conform(name: str, frame: pd.DataFrame | None) -> pd.DataFrame:
         return pd.DataFrame(columns=columns if columns is not None else ["metric"])
     if columns is None:
         return frame.reset_index(drop=True)
+    absent = [c for c in columns if c not in frame.columns and c in COLUMN_DEFAULTS]
+    frame = frame.assign(**{c: COLUMN_DEFAULTS[c] for c in absent})
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ValueError(f"table {name} lacks columns {missing}")

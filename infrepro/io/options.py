@@ -140,6 +140,13 @@ def check_analysis_options(
                     f"analyses.facets.{system} names facet '{name}', which the runs do not have "
                     f"(facets: {_listing(facets)})",
                 )
+    for name in options.get("metaparam_facets", []) or []:
+        if name not in facets:
+            raise InputError(
+                None,
+                f"analyses.metaparam_facets names facet '{name}', which the runs do not have "
+                f"(facets: {_listing(facets)})",
+            )
     for term in options.get("vca_interactions", []) or []:
         parts = str(term).replace("/", ":").split(":")
         allowed = [SEGMENT, *facets]

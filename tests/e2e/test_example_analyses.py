@@ -107,7 +107,8 @@ def test_planted_interactions_are_found(example_run: Path) -> None:
 
 def test_reliability_recovers_planted_phi(example_run: Path) -> None:
     reliability = table(example_run, "reliability")
-    ter = reliability[reliability["metric"] == "ter"].set_index("system")
+    ter = reliability[(reliability["metric"] == "ter") & (reliability["vca"] == "run-aware")]
+    ter = ter.set_index("system")
     for system in ("baseline", "competitor"):
         planted = PLANTED["variance_components"][system]["phi"]
         assert ter.loc[system, "phi"] == pytest.approx(planted, abs=0.05)
@@ -138,6 +139,7 @@ def test_run_aware_length_interaction_is_moderate(example_run: Path) -> None:
     # with the runs' own slopes, system x length is p ~ 0.0036 (df 22), not the paper's 2.6e-8
     row = run_aware_test(example_run, "conditional_runaware_interaction", prop="length")
     assert 0.001 < 10 ** row["log10_p"] < 0.01
-    assert "(1 + length_c || run_id)" in row["model"]  # run slopes on length centred
+    assert "(0 + length_c | run_id)" in row["model"]  # run slopes on length centred
+    assert 'dummy(system, "competitor")|run_id' in row["model"]  # run variance per system
     paper = glrt(example_run, "conditional_interaction", prop="length")
     assert paper["log10_p"] < row["log10_p"] - 3

@@ -111,6 +111,7 @@ def test_variance_components_read_back_keep_numeric_system_names(tmp_path) -> No
         {
             "metric": "m",
             "system": ["1", "1", "007", "007"],
+            "vca": "run-aware",
             "component": ["seed", "Residual", "seed", "Residual"],
             "variance": [0.2, 0.1, 0.3, 0.1],
             "percent": [66.7, 33.3, 75.0, 25.0],

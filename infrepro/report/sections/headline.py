@@ -18,7 +18,7 @@ from infrepro.registry import (
     interaction_only,
     run_aware,
 )
-from infrepro.vocabulary import BIN_SUFFIX, bin_column
+from infrepro.vocabulary import BIN_SUFFIX, VCA_RUN_AWARE, bin_column
 
 from ..formatting import fixed, is_missing, is_significant, p_text, points
 from ..htmltable import Cell, Column, Table, rows_table
@@ -209,14 +209,15 @@ def reliability_note(tables: dict[str, pd.DataFrame], metric: str, systems: list
     """``Reliability φ: baseline 0.77 (good), competitor 0.65 (moderate); φ ≥ 0.8 needs ...``"""
     parts, needs = [], []
     for system in systems:
-        row = first(tables["reliability"], metric=metric, system=system)
+        row = first(tables["reliability"], metric=metric, system=system, vca=VCA_RUN_AWARE)
         if row is None:
             continue
-        retrain = row.get("retrain_sd_points")
+        retrain, setting = row.get("retrain_sd_points"), row.get("metaparam_sd_points")
         sd = (
             ""
             if is_missing(retrain)
-            else f"; mean score SD across retraining {fixed(retrain)} points"
+            else f"; mean score SD across retraining with the same recipe {fixed(retrain)} "
+            f"points, across meta-parameter settings {fixed(setting)}"
         )
         parts.append(f"{system} {fixed(row['phi'])} ({row['label']}{sd})")
         if not is_missing(row["n_per_facet_for_phi_08"]):

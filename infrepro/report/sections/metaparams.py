@@ -1,5 +1,6 @@
-"""Meta-parameters: facets ranked by variance share, and the dominant facet of each system as a
-fixed effect crossed with every data property (paper Fig. 2: one line per facet level)."""
+"""Meta-parameters: facets ranked by variance share (descriptive), and every tested facet of each
+system (``analyses.metaparam_facets``, by default all) as a fixed effect crossed with every data
+property (paper Fig. 2: one line per facet level); one block per system and facet."""
 
 from __future__ import annotations
 
@@ -47,25 +48,27 @@ class Metaparams:
     systems: list[SystemBlock] = field(default_factory=list)
 
 
-def dominant_facet(tables: dict[str, pd.DataFrame], metric: str, system: str) -> str | None:
-    row = first(tables["glrt"], metric=metric, analysis=joint(METAPARAM), subset=system)
-    return None if row is None else str(row["facet"])
+POST_HOC = ("glrt", "tests", "predictions", "means", "slopes", "contrasts")
+
+
+def tested_facets(tables: dict[str, pd.DataFrame], system: str) -> list[str]:
+    """The facets the metaparam analysis tested for a system, in the order of its tables."""
+    rows = select(tables["glrt"], analysis=joint(METAPARAM), subset=system)
+    return list(dict.fromkeys(str(f) for f in rows["facet"])) if not rows.empty else []
 
 
 def _system_block(
     tables: dict[str, pd.DataFrame],
     settings: ReportSettings,
     system: str,
+    facet: str,
     bins: dict[str, list[str]],
-) -> SystemBlock | None:
-    facets = {m: dominant_facet(tables, m, system) for m in settings.metrics}
-    if not any(facets.values()):
-        return None
-    names = sorted({f for f in facets.values() if f})
-    block = SystemBlock(system, ", ".join(names))
+) -> SystemBlock:
+    """The plots and tables of one system's tested facet (the tables cut to that facet)."""
+    tables = {**tables, **{name: select(tables[name], facet=facet) for name in POST_HOC}}
+    block = SystemBlock(system, facet)
     for metric in settings.metrics:
-        facet = facets[metric]
-        if facet is None:
+        if first(tables["glrt"], metric=metric, analysis=joint(METAPARAM), subset=system) is None:
             continue
         for prop in settings.properties:
             groups = select(
@@ -114,7 +117,7 @@ def _system_block(
             block.figures.append(
                 make_figure(
                     svg,
-                    f"{title} per level of {facet} (its dominant meta-parameter; lines: "
+                    f"{title} per level of {facet} (a tested meta-parameter; lines: "
                     f"{model}); {facet} × {property_label(prop)} interaction {primary}; paper's "
                     f"interaction {paper}.",
                     key,
@@ -164,12 +167,17 @@ def build(
                 Column("facet", "meta-parameter", text, numeric=False),
                 Column(VARIANCE_COLUMN, VARIANCE_COLUMN, scientific),
                 Column("percent", "percent of variance", lambda v: fixed(v, 1)),
-                Column("dominant", "dominant", lambda v: "yes" if v is True else "", numeric=False),
+                Column(
+                    "dominant",
+                    "largest share",
+                    lambda v: "yes" if v is True else "",
+                    numeric=False,
+                    title="descriptive: the tests below do not depend on the ranking",
+                ),
             ],
             csv=settings.link("importance"),
         )
     for system in [*settings.competitors, settings.baseline]:
-        block = _system_block(tables, settings, system, bins)
-        if block is not None:
-            section.systems.append(block)
+        for facet in tested_facets(tables, system):
+            section.systems.append(_system_block(tables, settings, system, facet, bins))
     return section

@@ -61,6 +61,9 @@ class Family:
         return "H0" if "~" in self.h0 else "test"
 
 
+LEVELS = ("l1", "l2")  # two levels of a facet f, for the displayed metaparam formula
+
+
 def families() -> list[Family]:
     """Every model family, with formulas from :mod:`infrepro.analyses.models`."""
     paper_h1, paper_h0 = comparison_formulas(SCORE, run_aware=False)
@@ -97,7 +100,7 @@ def families() -> list[Family]:
         ),
         Family(
             "conditional, run-aware",
-            runaware_property_formula(SCORE, SYSTEM, "d", True, ""),
+            runaware_property_formula(SCORE, SYSTEM, "d", True, per_system),
             f_test.format(SYSTEM),
             "REML",
             "Does the system difference change with the data property d, beyond the runs' own "
@@ -108,10 +111,13 @@ def families() -> list[Family]:
         ),
         Family(
             "meta-parameter, run-aware",
-            runaware_property_formula(SCORE, "f", "d", True, ""),
+            runaware_property_formula(SCORE, "f", "d", True, run_terms(LEVELS, False, "f")),
             f_test.format("f"),
             "REML",
-            "Within one system: does the effect of its dominant meta-parameter f change with d?",
+            "Within one system: does the effect of a meta-parameter f change with d? Tested: the "
+            "facets named in analyses.metaparam_facets, else every facet of the system, with "
+            "Holm over its facets x properties (never the facet that happens to have the largest "
+            "variance share). Each level of f (here l1, l2) has its own run variance.",
             "Estimand: the effect of f's levels over the system's runs as exchangeable draws of "
             "training, each run with its own slope on d.",
         ),

@@ -1,5 +1,8 @@
-"""Reliability: variance components per system (paper Table 4), phi with Koo & Li's labels and
-the D-study curve with the 0.8 line (thesis Fig. 3.3)."""
+"""Reliability: variance components per system (paper Table 4), phi with Koo & Li's labels, the
+SDs across retraining (same recipe) and across meta-parameter settings, and the D-study curve
+with the 0.8 line (thesis Fig. 3.3). Bars, phi's headline numbers and the D-study come from the
+run-aware VCA; the thesis' main-effects model is listed beside it as the reproduction
+(docs/method.md §4.3, §4.4)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,15 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from infrepro.plots import component_colours, dstudy_curve, system_style, variance_bars
-from infrepro.vocabulary import SEGMENT, SYSTEM, VARIANCE_COLUMN
+from infrepro.vocabulary import (
+    RUN,
+    RUN_TERM,
+    SEGMENT,
+    SYSTEM,
+    VARIANCE_COLUMN,
+    VCA_COLUMN,
+    VCA_RUN_AWARE,
+)
 
 from ..figure import Figure, make_figure
 from ..formatting import fixed, integer, scientific
@@ -18,6 +29,15 @@ from ..labels import metric_label
 from ..query import select
 
 STORED_SCALE = "stored (fraction) scale"
+
+VCA_MODEL = Column(
+    VCA_COLUMN,
+    "VCA model",
+    text,
+    numeric=False,
+    title=f"run-aware: with the run term {RUN_TERM}, what φ, the D-study and the SDs come from; "
+    "main effects: the thesis' eq. 3.13, the reproduction of its tables",
+)
 
 
 @dataclass
@@ -44,7 +64,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliabil
         order = component_order(vc, settings.facets)
         colours = component_colours(order)
         for metric in settings.metrics:
-            shares = select(vc, metric=metric)
+            shares = select(vc, metric=metric, **{VCA_COLUMN: VCA_RUN_AWARE})
             if shares.empty:
                 continue
             title = f"{metric_label(metric)}: variance shares"
@@ -53,7 +73,8 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliabil
                     variance_bars(
                         shares, settings.systems, order, colours, title=title, key=f"vc-{metric}"
                     ),
-                    f"{title} per system (REML); the segment share is φ.",
+                    f"{title} per system (run-aware VCA, REML: facets and the run term "
+                    f"{RUN}); the segment share is φ.",
                     f"vc-{metric}",
                 )
             )
@@ -62,6 +83,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliabil
             [
                 Column("metric", "metric", metric_label, numeric=False),
                 Column(SYSTEM, SYSTEM, text, numeric=False),
+                VCA_MODEL,
                 Column("component", "component v", text, numeric=False),
                 Column(VARIANCE_COLUMN, "variance σ²ᵥ", scientific, title=STORED_SCALE),
                 Column("percent", "percent", lambda v: fixed(v, 1)),
@@ -76,6 +98,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliabil
             [
                 Column("metric", "metric", metric_label, numeric=False),
                 Column(SYSTEM, SYSTEM, text, numeric=False),
+                VCA_MODEL,
                 Column("phi", "φ", lambda v: fixed(v, 3)),
                 Column(
                     "label", "Koo & Li", text, numeric=False, css=lambda row: f"phi-{row['label']}"
@@ -84,10 +107,20 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliabil
                 Column("runs_for_phi_08", "runs for φ ≥ 0.8", integer),
                 Column(
                     "retrain_sd_points",
-                    "SD across retraining (points)",
+                    "SD across retraining, same recipe (points)",
                     lambda v: fixed(v, 2),
-                    title="SD of one retrained run's mean: facet variances + residual / segments",
+                    title="SD of the mean of one run trained again with the same meta-parameter "
+                    "setting: the retraining components (next columns but one) + residual / "
+                    "segments",
                 ),
+                Column(
+                    "metaparam_sd_points",
+                    "SD across settings (points)",
+                    lambda v: fixed(v, 2),
+                    title="SD of a run's mean across choices of the meta-parameter setting: "
+                    "the other facets' components",
+                ),
+                Column("retrain_components", "retraining components", text, numeric=False),
                 Column("model", "model (REML)", text, numeric=False, cls="code"),
             ],
             csv=settings.link("reliability"),
