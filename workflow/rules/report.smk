@@ -4,11 +4,10 @@ import os
 from pathlib import Path
 
 from infrepro.provenance import software_versions
+from infrepro.report.render import TEMPLATE_DIR, TEMPLATE_FILES
 from infrepro.vocabulary import REPORT_TABLES
 
 REPORT_OPTIONS = config["report"]
-REPORT_TEMPLATES = Path(workflow.basedir) / "workflow" / "report"
-REPORT_ASSETS = ["report.html.j2", "macros.html.j2", "report.css", "report.js"]
 
 # Relative to the working directory: the config files in use (once each), and the command that
 # reruns this experiment (with the config files given on the command line, if any).
@@ -59,7 +58,7 @@ rule report_provenance:
 rule report:
     input:
         **{name: f"{RESULTS}/tables/{name}.csv" for name in REPORT_TABLES},
-        templates=[str(REPORT_TEMPLATES / name) for name in REPORT_ASSETS],
+        templates=[str(TEMPLATE_DIR / name) for name in TEMPLATE_FILES],  # package data
     output:
         html=report(
             f"{RESULTS}/report.html",
