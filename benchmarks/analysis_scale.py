@@ -44,7 +44,7 @@ from types import SimpleNamespace
 import numpy as np
 
 # the BLAS thread variables Snakemake sets to a job's threads (every job here: one thread)
-from infrepro.scripting import THREAD_VARIABLES
+from infrepro.workflow.jobs import THREAD_VARIABLES
 
 REPO = Path(__file__).resolve().parents[1]
 ANALYSES = ["comparison", "conditional", "variance", "metaparam", "classical"]

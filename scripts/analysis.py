@@ -4,7 +4,7 @@ import pandas as pd
 
 from infrepro.analyses import load_metric_data, read_evaluation, run_analysis
 from infrepro.io import write_csv
-from infrepro.scripting import run_rule_script
+from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:

@@ -7,7 +7,7 @@ import pandas as pd
 
 from infrepro.analyses.tables import combine, conform
 from infrepro.io import write_csv
-from infrepro.scripting import run_rule_script
+from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:

@@ -2,7 +2,7 @@
 
 from infrepro.experiment import import_scores
 from infrepro.io import ScoresColumns, write_csv, write_parquet
-from infrepro.scripting import run_rule_script
+from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:

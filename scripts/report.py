@@ -9,7 +9,7 @@ from infrepro.report import (
     ReportSettings,
     render_report,
 )
-from infrepro.scripting import run_rule_script
+from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:

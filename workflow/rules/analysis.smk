@@ -1,7 +1,7 @@
 # The statistical analyses (docs/method.md §4, §4b): one job per metric and analysis, then tidy
 # tables. Each analysis has its own rule, declaring only the tables it writes and depending only
 # on the options it reads (vocabulary.ANALYSIS_TABLES, ANALYSIS_READS).
-from infrepro.resources import analysis_resources, collect_mem_mb, collect_runtime
+from infrepro.workflow.resources import analysis_resources, collect_mem_mb, collect_runtime
 from infrepro.vocabulary import ANALYSES, ANALYSIS_READS, ANALYSIS_TABLES, TABLES
 
 ANALYSIS_OPTIONS = config["analyses"]  # the schema sets every default
@@ -49,7 +49,7 @@ for _analysis in ANALYSES:
             f"logs/analysis/{{metric}}/{_analysis}.log",
         threads: 1
         resources:
-            # from the rows of the evaluation table (infrepro/resources.py), at submission
+            # from the rows of the evaluation table (infrepro/workflow/resources.py), at submission
             mem_mb=analysis_resources(_analysis)[0],
             runtime=analysis_resources(_analysis)[1],
         run:

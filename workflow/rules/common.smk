@@ -38,13 +38,13 @@ def final_outputs():
 def run_job(
     script, input, output, params, wildcards, threads, resources, log, rule, worker=False
 ):
-    """Run scripts/<script> for a job of a `run:` directive (see infrepro.scripting), on a thread
+    """Run scripts/<script> for a job of a `run:` directive (see infrepro.workflow.jobs), on a thread
     of Snakemake's process, or with `worker` in one of its long-lived worker processes. A job that
     Snakemake runs in a process of its own (a cluster job; a job of a `run:` directive without
     force-use-threads) runs in that process."""
     from snakemake.iocontainers import Snakemake
 
-    from infrepro.scripting import run_in_process, run_in_worker
+    from infrepro.workflow.jobs import run_in_process, run_in_worker
 
     smk = Snakemake(
         input, output, params, wildcards, threads, resources, log, config, rule, None, str(SCRIPTS)

@@ -1,5 +1,5 @@
 # The evaluation table: one row per (run, segment), read by every analysis.
-from infrepro.resources import assemble_mem_mb, assemble_runtime
+from infrepro.workflow.resources import assemble_mem_mb, assemble_runtime
 
 
 if RAW_MODE:
@@ -18,7 +18,7 @@ if RAW_MODE:
             "logs/assemble.log",
         threads: 1
         resources:
-            # from the rows of the per-run score tables (infrepro/resources.py)
+            # from the rows of the per-run score tables (infrepro/workflow/resources.py)
             mem_mb=assemble_mem_mb,
             runtime=assemble_runtime,
         run:

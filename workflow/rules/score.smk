@@ -1,5 +1,5 @@
 # Score one run: one job per run, so new runs are scored without touching old ones. The job runs
-# in one of the workflow's long-lived worker processes (a run: directive; infrepro.scripting
+# in one of the workflow's long-lived worker processes (a run: directive; infrepro.workflow.jobs
 # .run_in_worker): scoring the example's run takes a fraction of a second, loading pandas, numba
 # and the compiled kernels two seconds; a worker loads them once, and at paper scale the jobs'
 # Python work (tokenization) still runs on every core, not on one interpreter's lock.
