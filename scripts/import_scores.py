@@ -20,4 +20,5 @@ def main(smk) -> None:
     write_csv(bins, smk.output.bins)
 
 
-run_rule_script(main, snakemake)  # noqa: F821
+if __name__ == "__main__":
+    run_rule_script(main, snakemake)  # noqa: F821

@@ -21,6 +21,7 @@ for _analysis in ANALYSES:
             evaluation=f"{RESULTS}/evaluation.parquet",
             runs=f"{RESULTS}/inputs/runs.parquet",
             bins=f"{RESULTS}/tables/property_bins.csv",
+            script=rule_script("analysis.py"),
             # metaparam ranks facets by the variance job's components
             **(
                 {
@@ -53,11 +54,7 @@ for _analysis in ANALYSES:
             mem_mb=analysis_resources(_analysis)[0],
             runtime=analysis_resources(_analysis)[1],
         run:
-            run_job(
-                "analysis.py",
-                *(input, output, params, wildcards, threads, resources, log, rule),
-                worker=True,
-            )
+            run_script(locals(), worker=True)
 
 
 rule collect_tables:
@@ -68,6 +65,7 @@ rule collect_tables:
             for analysis in ANALYSES_TO_RUN
             for table in ANALYSIS_TABLES[analysis]
         ],
+        script=rule_script("collect_tables.py"),
     output:
         **{table: f"{RESULTS}/tables/{table}.csv" for table in TABLES},
     log:
@@ -77,4 +75,4 @@ rule collect_tables:
         mem_mb=collect_mem_mb,
         runtime=collect_runtime,
     run:
-        run_job("collect_tables.py", input, output, params, wildcards, threads, resources, log, rule)
+        run_script(locals())

@@ -9,6 +9,7 @@ if RAW_MODE:
             runs=f"{RESULTS}/inputs/runs.parquet",
             properties=f"{RESULTS}/properties.parquet",
             scores=expand(f"{RESULTS}/scores/{{run_id}}.parquet", run_id=EXPERIMENT.run_ids),
+            script=rule_script("assemble.py"),
         output:
             evaluation=f"{RESULTS}/evaluation.parquet",
         params:
@@ -22,13 +23,14 @@ if RAW_MODE:
             mem_mb=assemble_mem_mb,
             runtime=assemble_runtime,
         run:
-            run_job("assemble.py", input, output, params, wildcards, threads, resources, log, rule)
+            run_script(locals())
 
 else:
 
     rule import_scores:
         input:
             scores=config.get("scores", []),
+            script=rule_script("import_scores.py"),
         output:
             evaluation=f"{RESULTS}/evaluation.parquet",
             runs=f"{RESULTS}/inputs/runs.parquet",
@@ -42,5 +44,5 @@ else:
         resources:
             mem_mb=4000,
             runtime=30,
-        script:
-            "../../scripts/import_scores.py"
+        run:
+            run_script(locals(), worker=True)

@@ -32,6 +32,7 @@ RERUN_COMMAND = " ".join(
 rule report_provenance:
     input:
         inputs=list(dict.fromkeys([*EXPERIMENT.inputs, *CONFIG_FILES])),
+        script=rule_script("report_provenance.py"),
     output:
         inputs=report(
             f"{RESULTS}/tables/inputs.csv",
@@ -52,13 +53,14 @@ rule report_provenance:
         mem_mb=1000,
         runtime=10,
     run:
-        run_job("report_provenance.py", input, output, params, wildcards, threads, resources, log, rule)
+        run_script(locals())
 
 
 rule report:
     input:
         **{name: f"{RESULTS}/tables/{name}.csv" for name in REPORT_TABLES},
         templates=[str(TEMPLATE_DIR / name) for name in TEMPLATE_FILES],  # package data
+        script=rule_script("report.py"),
     output:
         html=report(
             f"{RESULTS}/report.html",
@@ -85,5 +87,5 @@ rule report:
     resources:
         mem_mb=2000,
         runtime=30,
-    script:
-        "../../scripts/report.py"
+    run:
+        run_script(locals(), worker=True)

@@ -9,6 +9,7 @@ rule score_run:
     input:
         hypotheses=hypotheses_of,
         testset=f"{RESULTS}/inputs/testset.parquet",
+        script=rule_script("score_run.py"),
     output:
         scores=f"{RESULTS}/scores/{{run_id}}.parquet",
     params:
@@ -23,8 +24,4 @@ rule score_run:
     group:
         "scoring"
     run:
-        run_job(
-            "score_run.py",
-            *(input, output, params, wildcards, threads, resources, log, rule),
-            worker=True,
-        )
+        run_script(locals(), worker=True)
