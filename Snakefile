@@ -6,6 +6,7 @@ from snakemake.exceptions import WorkflowError
 
 from infrepro.io import InputError
 from infrepro.io.options import check_config_size
+from infrepro.schema import SCHEMA
 
 min_version("9.0")
 
@@ -22,7 +23,7 @@ try:
     check_config_size(config)  # before the schema check, whose messages print the value
 except InputError as err:
     raise WorkflowError(f"infrepro: invalid input: {err}") from None
-validate(config, "workflow/schemas/config.schema.yaml")
+validate(config, str(SCHEMA))  # the package's schema: one file for the workflow and the API
 
 
 include: "workflow/rules/common.smk"

@@ -45,7 +45,7 @@ import numpy as np
 
 # the BLAS thread variables Snakemake sets to a job's threads (every job here: one thread)
 from infrepro.registry import ANALYSES
-from infrepro.scripting import THREAD_VARIABLES
+from infrepro.workflow.jobs import THREAD_VARIABLES
 
 REPO = Path(__file__).resolve().parents[1]
 JOBS = ["assemble", "analysis", "collect_tables"]

@@ -4,10 +4,10 @@ Seed 002 (Reimers & Gurevych, section 4) compares an approach A against itself: 
 same code and differ only in their random seeds, so every "significant" difference is a false
 positive and a valid test at alpha = 0.05 rejects in at most 5% of such experiments.
 
-Each simulated experiment (``infrepro.simulate.a_vs_a``) has ``--segments`` test segments and
-``--runs`` runs per system. Every run gets its own random offset (SD ``--run-sd``, default 0.011:
-the random-seed component of thesis Table 4.4, BART+R3F Rouge-1, beside segment SD 0.096 and
-residual SD 0.068). Both systems are identical. On all runs it applies the two GLRTs of
+Each simulated experiment (``infrepro.validation.simulate.a_vs_a``) has ``--segments`` test
+segments and ``--runs`` runs per system. Every run gets its own random offset (SD ``--run-sd``,
+default 0.011: the random-seed component of thesis Table 4.4, BART+R3F Rouge-1, beside segment SD
+0.096 and residual SD 0.068). Both systems are identical. On all runs it applies the two GLRTs of
 docs/method.md §4.1 exactly as ``compare_systems`` does (same ``formulas`` and ``run_glrt``; the
 best-vs-best comparison is left out here, it is in benchmarks/validity.py):
 
@@ -67,122 +67,44 @@ import math
 import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
-from scipy import stats
 from threadpoolctl import threadpool_limits
 
-from infrepro.analyses.classical import classical_tests
-from infrepro.analyses.comparison import _shared_facets
-from infrepro.analyses.conditional import run_intercepts
-from infrepro.analyses.data import MetricData
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.glrt import run_glrt
-from infrepro.analyses.smalltests import contest
-from infrepro.simulate import REAL_RUN_SD, Design, Facet, System, a_vs_a, simulate
-from infrepro.vocabulary import SYSTEM as SYSTEM_COLUMN
-from infrepro.vocabulary import (
-    centred,
-    facet_aware_formula,
-    headline_formula,
-    property_formulas,
-    runaware_property_formula,
+from infrepro.validation.calibration import (
+    ALPHA,
+    BAND,
+    BASE,
+    COMP,
+    LEVEL_BOUND,
+    NO_RESAMPLING,
+    POWER_MARGIN,
+    SEGMENTS,
+    TESTS,
+    WELCH,
+    Rates,
+    Scenario,
+    a_vs_a_rates,
+    clopper_pearson,
+    comparison_experiment,
+    interaction_experiment,
+    rate_cell,
+    result_rejects,
+    run_means_level,
+    scenarios,
+    welch_own_level,
+    welch_power,
 )
-from infrepro.vocabulary import comparison_formulas as formulas
+from infrepro.validation.run_variance import (
+    RUN_VARIANCE_SEED_BLOCK,
+    _family_rejects,
+    run_variance_designs,
+    run_variance_experiment,
+)
+from infrepro.validation.simulate import REAL_RUN_SD, simulate
 
-ALPHA = 0.05
-LEVEL_BOUND = 0.065
-VARIANTS = {"paper": False, "run_aware": True}
-WELCH = "Welch t (run means)"
-NO_RESAMPLING = {"bootstrap": {"samples": 1}, "randomization": {"samples": 1}}
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-@dataclass
-class Rates:
-    """Rejections of each test over the experiments that could be fitted."""
-
-    runs_per_system: int
-    n_segments: int
-    experiments: int
-    rejections: dict[str, int]
-    failed: int = 0
-
-    def rate(self, variant: str) -> float:
-        return self.rejections[variant] / self.experiments if self.experiments else math.nan
-
-
-def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact binomial confidence interval for k successes in n trials."""
-    if n == 0:
-        return math.nan, math.nan
-    tail = (1.0 - level) / 2.0
-    low = float(stats.beta.ppf(tail, k, n - k + 1)) if k > 0 else 0.0
-    high = float(stats.beta.ppf(1.0 - tail, k + 1, n - k)) if k < n else 1.0
-    return low, high
-
-
-def rate_cell(k: int, n: int) -> str:
-    """'0.052 [0.035, 0.074]': a rejection rate and its 95% interval."""
-    if n == 0:
-        return "NA"
-    low, high = clopper_pearson(k, n)
-    return f"{k / n:.3f} [{low:.3f}, {high:.3f}]"
-
-
-def run_means_level(total_runs: int, alpha: float = ALPHA) -> float:
-    """Level of the run-aware GLRT in a balanced design with ``total_runs`` runs (see above)."""
-    n = total_runs
-    if n <= 2:
-        return math.nan
-    critical = float(stats.chi2.isf(alpha, 1))
-    threshold = (n - 2) * math.expm1(critical / (n - 1))
-    return float(stats.f.sf(threshold, 1, n - 2))
-
-
-def rejects(row: dict[str, object], alpha: float = ALPHA) -> bool:
-    """Does a glrt row reject at ``alpha``? (log10 p, so tiny p-values never underflow)."""
-    return float(row["log10_p"]) < math.log10(alpha)  # type: ignore[arg-type]
-
-
-def a_vs_a_rates(
-    runs_per_system: int,
-    n_segments: int,
-    n_experiments: int,
-    seed: int,
-    run_sd: float = REAL_RUN_SD,
-    progress: bool = False,
-) -> Rates:
-    """Simulate ``n_experiments`` A-vs-A experiments and count the GLRTs' rejections."""
-    design = a_vs_a(n_segments=n_segments, runs_per_system=runs_per_system, run_sd=run_sd)
-    counts = dict.fromkeys([*VARIANTS, WELCH], 0)
-    done = failed = 0
-    for i in range(n_experiments):
-        sim = simulate(design, seed + i)
-        data = sim.metric_data(options=NO_RESAMPLING)  # only the Welch test is used
-        log = FitLog(data.metric)
-        rows = {}
-        for name, run_aware in VARIANTS.items():
-            h1, h0 = formulas(data.metric, run_aware)
-            outcome = run_glrt(
-                log, data.evaluation, h1, h0, analysis=name, reference_levels=data.reference_levels
-            )
-            if outcome is not None:
-                rows[name] = outcome.row
-        if len(rows) < len(VARIANTS):
-            failed += 1
-            continue
-        done += 1
-        for name, row in rows.items():
-            counts[name] += rejects(row)
-        classical = classical_tests(data, log)["classical"].set_index("test")
-        counts[WELCH] += float(classical.loc[WELCH, "log10_p"]) < math.log10(ALPHA)
-        if progress and (i + 1) % 50 == 0:
-            print(f"  runs/system {runs_per_system}: {i + 1}/{n_experiments}", file=sys.stderr)
-    return Rates(runs_per_system, n_segments, done, counts, failed)
 
 
 def markdown(results: list[Rates], alpha: float = ALPHA) -> str:
@@ -214,8 +136,8 @@ def main(argv: list[str] | None = None) -> None:
     if argv and argv[0] == "run-aware":
         run_aware_main(argv[1:])
         return
-    if argv and argv[0] == "issue23":
-        issue23_main(argv[1:])
+    if argv and argv[0] == "run-variance":
+        run_variance_main(argv[1:])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=500, help="experiments per design")
@@ -253,324 +175,6 @@ def main(argv: list[str] | None = None) -> None:
 # ============================================================================================
 # Run-aware tests (issue 13): level, false directional claims, interaction level and power.
 # ============================================================================================
-
-BAND = (0.035, 0.065)
-POWER_MARGIN = 0.05
-SEGMENTS = 200
-BASE, COMP = "A", "B"  # baseline and competitor (quote-free names: formulas quote them)
-
-# test key -> (label, analysis name in the workflow's tables, required to hold the band?)
-TESTS = {
-    "headline": ("headline: per-system run variance, REML, t (KR df)", "all_runs_per_system", True),
-    "facet_aware": (
-        "facet-aware: + per-system facet intercepts, t (KR df)",
-        "all_runs_facet_aware",
-        True,
-    ),
-    "shared_glrt": ("shared-run GLRT: + (1|run_id), ML, chi-square", "all_runs_run_aware", False),
-    "paper_glrt": ("paper GLRT: runs fixed, ML, chi-square", "all_runs", False),
-    "welch": ("Welch t on run means (control)", "classical: Welch t (run means)", False),
-    "runaware_interaction": (
-        "run-aware interaction: (1 + length || run_id), REML, F (KR df)",
-        "conditional_runaware_interaction",
-        True,
-    ),
-    "runaware_interaction_centred": (
-        "run-aware interaction, length centred: (1 + length_c || run_id), REML, F (KR df)",
-        "not in the analyses: candidate fix",
-        False,
-    ),
-    "paper_interaction": (
-        "paper interaction GLRT: no run terms, ML, chi-square",
-        "conditional_interaction",
-        False,
-    ),
-}
-
-
-def _two_systems(
-    levels: tuple[int, int],
-    run_sd: tuple[float, float],
-    *,
-    effect: float = 0.0,
-    slope_sd: float = 0.0,
-    property_slope: float = 0.0,
-    n_segments: int = SEGMENTS,
-) -> Design:
-    """Baseline A and competitor B with ``levels`` seeds each and their own run SDs."""
-    return Design(
-        systems=(
-            System(BASE, levels={"seed": levels[0]}, run_sd=run_sd[0], slope_sd=slope_sd),
-            System(
-                COMP, levels={"seed": levels[1]}, run_sd=run_sd[1], slope_sd=slope_sd, effect=effect
-            ),
-        ),
-        facets=(Facet("seed", max(levels), sd=0.0),),
-        n_segments=n_segments,
-        property_slope=property_slope,
-    )
-
-
-def shared_facet_design(
-    lambda_sd: float = 0.02, effect: float = 0.0, n_segments: int = SEGMENTS
-) -> Design:
-    """Design (c): baseline 18 seeds against a competitor grid of 3 lambda x 2 noise x 5 seeds.
-    The competitor's lambda levels get random offsets (SD ``lambda_sd``), drawn anew in every
-    experiment (facet levels as draws from their population); every run has its own offset
-    (SD 0.011) on top. Noise and seed levels have no effect of their own."""
-    return Design(
-        systems=(
-            System(BASE, facets=("seed",), levels={"seed": 18}, run_sd=REAL_RUN_SD),
-            System(COMP, effect=effect, run_sd=REAL_RUN_SD),
-        ),
-        facets=(Facet("lam", 3, sd=lambda_sd), Facet("noise", 2), Facet("seed", 5)),
-        n_segments=n_segments,
-    )
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One cell of the benchmark: a design, its tests and its seed range."""
-
-    key: str
-    title: str
-    design: Design
-    tests: tuple[str, ...]
-    seed: int
-    effect: float = 0.0
-
-    @property
-    def kind(self) -> str:
-        return (
-            "interaction"
-            if any(t.startswith("runaware_interaction") for t in self.tests)
-            else ("power" if self.effect else "level")
-        )
-
-
-COMPARISON_TESTS = ("headline", "shared_glrt", "paper_glrt", "welch")
-LEVEL_DESIGNS = {
-    "a": (
-        "(a) 6 vs 6 runs, run SD 0.011 each",
-        lambda e=0.0: _two_systems((6, 6), (REAL_RUN_SD, REAL_RUN_SD), effect=e),
-    ),
-    "b": (
-        "(b) 18 stable (run SD 0.002) vs 6 variable (run SD 0.02) runs",
-        lambda e=0.0: _two_systems((18, 6), (0.002, 0.02), effect=e),
-    ),
-    "c": (
-        "(c) 18 seeds vs 3 lambda x 2 noise x 5 seeds, lambda SD 0.02",
-        lambda e=0.0: shared_facet_design(effect=e),
-    ),
-    "d": (
-        "(d) 3 vs 3 runs, run SD 0.011 each",
-        lambda e=0.0: _two_systems((3, 3), (REAL_RUN_SD, REAL_RUN_SD), effect=e),
-    ),
-}
-# Competitor advantages (score points, stored scale) at which Welch's t on run means has power
-# of about 0.2, 0.5, 0.8 and 0.95 (noncentral t with Welch's df, see welch_power).
-POWER_EFFECTS = {
-    "a": (0.0085, 0.015, 0.0216, 0.0278),
-    "b": (0.0115, 0.0204, 0.0295, 0.0384),
-}
-INTERACTION_SLOPE_SD = 0.001  # per run and token; the residual SD is 0.068 per segment
-INTERACTION_TITLE = (
-    "(i) 6 vs 6 runs, run SD 0.011, runs' own length slopes SD 0.001, "
-    "common slope 0.002, no system x length interaction"
-)
-
-
-def scenarios(suites: list[str], seed: int) -> list[Scenario]:
-    """The benchmark's cells, in the order they run."""
-    out: list[Scenario] = []
-    if "level" in suites:
-        for i, (key, (title, make)) in enumerate(LEVEL_DESIGNS.items()):
-            tests = COMPARISON_TESTS + (("facet_aware",) if key == "c" else ())
-            out.append(Scenario(key, title, make(), tests, seed + 1_000_000 * (i + 1)))
-    if "interaction" in suites:
-        design = _two_systems(
-            (6, 6), (REAL_RUN_SD, REAL_RUN_SD), slope_sd=INTERACTION_SLOPE_SD, property_slope=0.002
-        )
-        out.append(
-            Scenario(
-                "i",
-                INTERACTION_TITLE,
-                design,
-                ("runaware_interaction", "paper_interaction"),
-                seed + 9_000_000,
-            )
-        )
-        out.append(  # runs without slopes of their own: both parametrisations are right here
-            Scenario(
-                "i0",
-                "(i0) as i, but the runs have no slopes of their own (slope SD 0)",
-                _two_systems((6, 6), (REAL_RUN_SD, REAL_RUN_SD), property_slope=0.002),
-                ("runaware_interaction", "paper_interaction", "runaware_interaction_centred"),
-                seed + 8_000_000,
-            )
-        )
-        out.append(  # the same experiments, the property centred: a candidate fix
-            Scenario(
-                "i-centred",
-                INTERACTION_TITLE + "; length centred at its segment mean in the run-aware model",
-                design,
-                ("runaware_interaction_centred",),
-                seed + 9_000_000,
-            )
-        )
-    if "power" in suites:
-        for key, effects in POWER_EFFECTS.items():
-            title, make = LEVEL_DESIGNS[key]
-            for j, effect in enumerate(effects):
-                out.append(
-                    Scenario(
-                        f"{key}+{effect:g}",
-                        title,
-                        make(effect),
-                        ("headline", "welch"),
-                        seed + 10_000_000 * (j + 2) + 1_000_000 * (key == "b"),
-                        effect,
-                    )
-                )
-    return out
-
-
-def welch_power(design: Design, effect: float, alpha: float = ALPHA) -> float:
-    """Power of Welch's t on run means (noncentral t at Welch's df): a run's mean has variance
-    run_sd^2 + residual_sd^2 / n_segments (segment effects are common to all runs)."""
-    var, n = [], []
-    for system in design.systems:
-        grid = math.prod(design.n_levels(system, f) for f in design.facets_of(system))
-        var.append(system.run_sd**2 + design.residual_sd**2 / design.n_segments)
-        n.append(grid)
-    a, b = var[0] / n[0], var[1] / n[1]
-    df = (a + b) ** 2 / (a**2 / (n[0] - 1) + b**2 / (n[1] - 1))
-    nc = effect / math.sqrt(a + b)
-    crit = float(stats.t.isf(alpha / 2, df))
-    return float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
-
-
-def welch_own_level(design: Design, alpha: float = ALPHA, n: int = 400_000) -> float:
-    """Level of Welch's t itself on normal run means with this design's run counts and run-mean
-    variances (run_sd^2 + residual_sd^2 / n_segments), by simulation (seeded)."""
-    rng = np.random.default_rng(20_240)
-    samples = []
-    for system in design.systems:
-        runs = math.prod(design.n_levels(system, f) for f in design.facets_of(system))
-        sd = math.sqrt(system.run_sd**2 + design.residual_sd**2 / design.n_segments)
-        samples.append(rng.normal(0.0, sd, (n, runs)))
-    result = stats.ttest_ind(samples[0], samples[1], axis=1, equal_var=False)
-    return float(np.mean(result.pvalue < alpha))
-
-
-def _test_result(
-    log10_p: float | None, estimate: float, df: float = math.nan, method: str = ""
-) -> dict[str, object]:
-    return {"log10_p": log10_p, "estimate": estimate, "df": df, "method": method}
-
-
-def _contest_row(log: FitLog, fitted, L, name: str) -> dict[str, object] | None:
-    test = contest(log, fitted, L, analysis=name, subset="", prop="")
-    if test is None:
-        return None
-    return _test_result(test.log10_p, test.estimate, test.dendf, test.method)
-
-
-def comparison_experiment(data: MetricData, tests: tuple[str, ...]) -> dict[str, object]:
-    """The system comparison's tests on one experiment, fitted exactly as compare_systems fits
-    them (same formulas, fitting and contest functions; the tables nobody reads here skipped)."""
-    log = FitLog(data.metric)
-    rows = data.evaluation
-    levels = {SYSTEM_COLUMN: BASE}
-    members = [BASE, COMP]
-    out: dict[str, object] = {}
-    models = {"headline": headline_formula(data.metric, members, pooled=False)}
-    if "facet_aware" in tests:
-        groups = {s: _shared_facets(data, rows, s) for s in members}
-        groups = {s: g for s, g in groups.items() if g}
-        models["facet_aware"] = facet_aware_formula(data.metric, members, groups)
-    for key, formula in models.items():
-        fitted = log.fit(formula, rows, reml=True, analysis=TESTS[key][1], reference_levels=levels)
-        if fitted is None:
-            out[key] = None
-            continue
-        L = fitted.contrast_matrix({f"system{COMP}": -1.0})  # A - B, as compare_systems
-        out[key] = _contest_row(log, fitted, L, TESTS[key][1])
-    for key, run_aware in (("shared_glrt", True), ("paper_glrt", False)):
-        if key not in tests:
-            continue
-        h1, h0 = formulas(data.metric, run_aware)
-        outcome = run_glrt(log, rows, h1, h0, analysis=TESTS[key][1], reference_levels=levels)
-        out[key] = (
-            None
-            if outcome is None
-            else _test_result(
-                float(outcome.row["log10_p"]), -float(outcome.h1.fixed_effects[f"system{COMP}"])
-            )
-        )
-    if "welch" in tests:
-        table = classical_tests(data, log)["classical"].set_index("test")
-        out["welch"] = _test_result(
-            float(table.loc[WELCH, "log10_p"]), float(table.loc[WELCH, "estimate"])
-        )
-    skipped = [r["reason"] for r in log.rows if r["status"] == "skipped"]
-    if skipped:
-        out["_skipped"] = skipped
-    return out
-
-
-def interaction_experiment(
-    data: MetricData, tests: tuple[str, ...] = ("runaware_interaction", "paper_interaction")
-) -> dict[str, object]:
-    """The conditional interaction tests (system x length) as conditional_analyses fits them:
-    the paper's GLRT (H1 vs H0 without the interaction) and the run-aware F test; and, as a
-    candidate fix, the run-aware F test with the property centred at its mean over segments."""
-    log = FitLog(data.metric)
-    rows, prop = data.evaluation, data.properties[0]
-    levels = {SYSTEM_COLUMN: BASE}
-    out: dict[str, object] = {}
-    if "paper_interaction" in tests:
-        models = property_formulas(data.metric, SYSTEM_COLUMN, prop)
-        outcome = run_glrt(
-            log,
-            rows,
-            models["h1"],
-            models["h0_interaction"],
-            analysis="conditional_interaction",
-            prop=prop,
-            reference_levels=levels,
-        )
-        out["paper_interaction"] = (
-            None if outcome is None else _test_result(float(outcome.row["log10_p"]), math.nan)
-        )
-    for key in ("runaware_interaction", "runaware_interaction_centred"):
-        if key not in tests:
-            continue
-        # the analyses' model (slopes on length centred, as conditional_analyses fits it); the
-        # cell "i" of calibration.md measured the earlier uncentred (1 + length || run_id)
-        variable = prop
-        table = rows.assign(**{centred(prop): rows[prop] - rows[prop].mean()})
-        formula = runaware_property_formula(
-            data.metric, SYSTEM_COLUMN, variable, True, run_intercepts(table, SYSTEM_COLUMN)
-        )
-        fitted = log.fit(
-            formula,
-            table,
-            reml=True,
-            analysis="conditional_runaware",
-            prop=variable,
-            reference_levels=levels,
-        )
-        if fitted is None:
-            out[key] = None
-            continue
-        inter = fitted.term_columns(SYSTEM_COLUMN, variable)
-        L = fitted.contrast_matrix([{c: 1.0} for c in inter])
-        out[key] = _contest_row(log, fitted, L, "conditional_runaware_interaction")
-    skipped = [r["reason"] for r in log.rows if r["status"] == "skipped"]
-    if skipped:
-        out["_skipped"] = skipped
-    return out
 
 
 def run_scenario(
@@ -614,16 +218,6 @@ def read_records(path: Path) -> tuple[list[dict[str, object]], list[dict[str, ob
                 record = json.loads(line)
                 (meta if "meta" in record else experiments).append(record)
     return experiments, meta
-
-
-def _rejects(result: object, alpha: float = ALPHA) -> bool:
-    return (
-        result is not None
-        and result["log10_p"] is not None
-        and (  # type: ignore[index]
-            float(result["log10_p"]) < math.log10(alpha)
-        )
-    )  # type: ignore[index]
 
 
 def _cell(k: int, n: int) -> tuple[str, str]:
@@ -689,7 +283,7 @@ def level_tables(experiments: list[dict[str, object]], scenario_list: list[Scena
             label, analysis, required = TESTS[test]
             required = required and not (sc.key == "c" and test == "headline")
             usable = _usable(records, test)
-            k, n = sum(_rejects(x) for x in usable), len(usable)
+            k, n = sum(result_rejects(x) for x in usable), len(usable)
             rate, ci = _cell(k, n)
             lines.append(
                 f"| {sc.key} | {label.replace('|', chr(92) + '|')} (`{analysis}`) "
@@ -702,8 +296,8 @@ def level_tables(experiments: list[dict[str, object]], scenario_list: list[Scena
                     "(fit or test failed; left out of the rate)"
                 )
             if test in ("headline", "facet_aware"):
-                up = sum(_rejects(x) and x["estimate"] < 0 for x in usable)
-                down = sum(_rejects(x) and x["estimate"] > 0 for x in usable)
+                up = sum(result_rejects(x) and x["estimate"] < 0 for x in usable)
+                down = sum(result_rejects(x) and x["estimate"] > 0 for x in usable)
                 rate, ci = _cell(up + down, n)
                 ok = "yes" if n and (up + down) / n <= 0.05 else "**no**"
                 claims.append(
@@ -729,7 +323,7 @@ def level_tables(experiments: list[dict[str, object]], scenario_list: list[Scena
             ]
             pairs = [(h, w) for h, w in pairs if h is not None and w is not None]
             if pairs:
-                same = sum(_rejects(h) == _rejects(w) for h, w in pairs)
+                same = sum(result_rejects(h) == result_rejects(w) for h, w in pairs)
                 close = sum(abs(h["log10_p"] - w["log10_p"]) < 1e-6 for h, w in pairs)
                 notes.append(
                     f"{sc.key}: headline and Welch reach the same decision in {same} of "
@@ -768,10 +362,10 @@ def power_table(experiments: list[dict[str, object]], scenario_list: list[Scenar
         n = len(pairs)
         if not n:
             continue
-        h = np.array([_rejects(a) for a, _ in pairs])
-        w = np.array([_rejects(b) for _, b in pairs])
-        right_h = sum(_rejects(a) and a["estimate"] < 0 for a, _ in pairs)
-        right_w = sum(_rejects(b) and b["estimate"] < 0 for _, b in pairs)
+        h = np.array([result_rejects(a) for a, _ in pairs])
+        w = np.array([result_rejects(b) for _, b in pairs])
+        right_h = sum(result_rejects(a) and a["estimate"] < 0 for a, _ in pairs)
+        right_w = sum(result_rejects(b) and b["estimate"] < 0 for _, b in pairs)
         diff = (h.sum() - w.sum()) / n
         b_, c_ = int(np.sum(h & ~w)), int(np.sum(~h & w))
         se = math.sqrt(max((b_ + c_) / n - diff**2, 0.0) / n)
@@ -806,7 +400,7 @@ def report(records: Path, seed: int) -> str:
     head = [
         "# Level and power of the run-aware tests (issue 13)",
         "",
-        "Simulated with `infrepro.simulate` (segment SD 0.096, residual SD 0.068, "
+        "Simulated with `infrepro.validation.simulate` (segment SD 0.096, residual SD 0.068, "
         f"{SEGMENTS} segments, thesis Table 4.4); every test fitted as the analyses fit it "
         "(benchmarks/calibration.py, `run-aware`). Rates at alpha = 0.05 with exact "
         "Clopper-Pearson 95% intervals. Experiment i of a cell uses seed (cell seed + i).",
@@ -885,131 +479,40 @@ def run_aware_main(argv: list[str]) -> None:
         with args.records.open("a") as sink:
             sink.write(json.dumps({"meta": meta}) + "\n")
     text = report(args.records, args.seed)
-    if ISSUE23_RECORDS.exists():  # keep issue 23's section (calibration.py issue23)
-        text = text.rstrip("\n") + "\n\n" + issue23_section(ISSUE23_RECORDS)
+    if RUN_VARIANCE_RECORDS.exists():  # keep the run-variance section (calibration.py run-variance)
+        text = text.rstrip("\n") + "\n\n" + run_variance_section(RUN_VARIANCE_RECORDS)
     args.out.write_text(text)
     print(text)
 
 
+if __name__ == "__main__":
+    main()
+
+
 # ============================================================================================
-# Issue 23: per-system run variance in the conditional test, pre-specified metaparam facets,
-# the run-aware VCA's retraining SD.
+# Run variance in every run-aware test and in the VCA: level of the conditional and metaparam
+# tests, recovery of the retraining SD.
 # ============================================================================================
 
-ISSUE23_RECORDS = RESULTS / "issue23_records.jsonl"
-ISSUE23_MARK = "<!-- issue 23: written by `calibration.py issue23`, kept by the report above -->"
-ISSUE23_SEED_BLOCK = {"cond-b": 1, "meta-null": 1, "vca-run": 2}  # seeds: --seed + 1e6 x block
-RETRAIN = "retrain_sd_points"
-METAPARAM_SD = "metaparam_sd_points"
+RUN_VARIANCE_RECORDS = RESULTS / "run_variance_records.jsonl"
+RUN_VARIANCE_MARK = (
+    "<!-- run variance: written by `calibration.py run-variance`, kept by the report above -->"
+)
 
 
-def issue23_designs() -> dict[str, tuple[str, Design]]:
-    """The cells of issue 23 (200 segments; the property is length, mean 20, SD 8)."""
-    return {
-        "cond-b": (
-            "conditional, 18 stable (run SD 0.002) vs 6 variable (run SD 0.02) runs, runs' own "
-            "length slopes SD 0.001, common slope 0.002, no system effect, no interaction",
-            _two_systems(
-                (18, 6), (0.002, 0.02), slope_sd=INTERACTION_SLOPE_SD, property_slope=0.002
-            ),
-        ),
-        "meta-null": (
-            "metaparam, one system, 3 lambda x 2 noise x 5 seeds without effects, run SD 0.011, "
-            "runs' own length slopes SD 0.001, common slope 0.002: a full null",
-            Design(
-                systems=(System(COMP, run_sd=REAL_RUN_SD, slope_sd=INTERACTION_SLOPE_SD),),
-                facets=(Facet("lam", 3), Facet("noise", 2), Facet("seed", 5)),
-                property_slope=0.002,
-            ),
-        ),
-        "vca-run": (
-            "VCA recovery, design (c): B = 3 lambda (SD 0.02) x 2 noise x 5 seeds, run SD 0.011 "
-            "(1.1 points), no shared seed or noise effect; A = 18 seeds, run SD 0.011",
-            shared_facet_design(),
-        ),
-    }
-
-
-def _tests_of(tests, analysis: str) -> list[dict[str, object]]:
-    rows = tests[tests["analysis"] == analysis]
-    return [
-        {
-            "facet": str(r["facet"]),
-            "log10_p": float(r["log10_p"]),
-            "log10_p_holm": float(r["log10_p_holm"]),
-            "df": float(r["dendf"]),
-            "method": str(r["method"]),
-        }
-        for _, r in rows.iterrows()
-    ]
-
-
-def runaware_property_tests(data: MetricData, analysis: str) -> pd.DataFrame:
-    """The run-aware joint and interaction tests of the conditional (``analysis`` =
-    "conditional") or metaparam analysis as the analyses compute them: the same rows
-    (``property_rows``, ``facet_variants``), tested facets (``tested_facets``), fit and tests
-    (``run_aware_fit``) and Holm families (``_Tables.frames``); the paper's GLRTs and the
-    post-hoc tables, which these tests do not use, are left out (they cost 5x the time)."""
-    from infrepro.analyses.conditional import _Tables, property_rows, run_aware_fit
-    from infrepro.analyses.metaparam import facet_variants, tested_facets
-
-    jobs = []
-    if analysis == "conditional":
-        for variant, rows, _ in property_rows(data, data.evaluation):
-            jobs.append((SYSTEM_COLUMN, "all runs", data.baseline, variant, rows))
-    else:
-        for system in data.systems:
-            for facet in tested_facets(data, system):
-                for variant, rows, reference in facet_variants(data, system, facet):
-                    jobs.append((facet, system, reference, variant, rows))
-    log, tables = FitLog(data.metric), _Tables(data.binned_columns)
-    for factor, subset, reference, variant, rows in jobs:
-        numeric = data.is_numeric(variant)
-        run_aware_fit(
-            data, log, tables, rows, factor, variant, analysis, subset, reference, numeric
-        )
-    return tables.frames()["tests"]
-
-
-def issue23_experiment(key: str, sim) -> dict[str, object]:
-    """One experiment through the analyses' own functions (run-aware tests as
-    ``runaware_property_tests``; ``variance_components``), their tables read back."""
-    from infrepro.analyses.variance import variance_components
-
-    data = sim.metric_data(options=NO_RESAMPLING)
-    if key in ("cond-b", "meta-null"):
-        analysis = "conditional" if key == "cond-b" else "metaparam"
-        tests = runaware_property_tests(data, analysis)
-        names = (f"{analysis}_runaware_joint", f"{analysis}_runaware_interaction")
-        return {name: _tests_of(tests, name) for name in names}
-    table = variance_components(data, FitLog(data.metric))["reliability"]
-    out: dict[str, object] = {}
-    for system in (BASE, COMP):
-        truth = sim.truth.spread(system, sim.design.n_segments)
-        out[system] = {
-            "truth": [truth.retrain, truth.metaparam],
-            **{
-                str(r["vca"]): [float(r[RETRAIN]), float(r[METAPARAM_SD]), float(r["phi"])]
-                for _, r in table[table["system"] == system].iterrows()
-            },
-            "phi": sim.truth.phi[system],
-        }
-    return out
-
-
-def issue23_run(keys: list[str], n: dict[str, int], seed: int, records: Path) -> None:
+def run_variance_run(keys: list[str], n: dict[str, int], seed: int, records: Path) -> None:
     experiments, _ = read_records(records)
     done = {(r["scenario"], r["seed"]) for r in experiments}
-    designs = issue23_designs()
+    designs = run_variance_designs()
     with records.open("a") as sink, threadpool_limits(limits=1):
         for key in keys:
             design = designs[key][1]
-            base = seed + 1_000_000 * ISSUE23_SEED_BLOCK[key]
+            base = seed + 1_000_000 * RUN_VARIANCE_SEED_BLOCK[key]
             for i in range(n[key]):
                 if (key, base + i) in done:
                     continue
                 start = time.perf_counter()
-                result = issue23_experiment(key, simulate(design, base + i))
+                result = run_variance_experiment(key, simulate(design, base + i))
                 record = {
                     "scenario": key,
                     "seed": base + i,
@@ -1020,26 +523,21 @@ def issue23_run(keys: list[str], n: dict[str, int], seed: int, records: Path) ->
                 sink.flush()
 
 
-def _family_rejects(rows: list[dict[str, object]], holm: bool = True) -> bool:
-    column = "log10_p_holm" if holm else "log10_p"
-    return any(float(r[column]) < math.log10(ALPHA) for r in rows)
-
-
-def issue23_section(records: Path) -> str:
+def run_variance_section(records: Path) -> str:
     """The measured levels and the VCA recovery (appended to calibration.md)."""
     experiments, meta = read_records(records)
     by_key = _by_scenario(experiments)
-    designs = issue23_designs()
+    designs = run_variance_designs()
     lines = [
-        ISSUE23_MARK,
+        RUN_VARIANCE_MARK,
         "",
-        "## Issue 23: run variance per system, pre-specified facets, run-aware VCA",
+        "## Run variance per system, pre-specified facets, run-aware VCA",
         "",
         "Every experiment goes through the analyses' own code: the run-aware tests through "
         "`runaware_property_tests` (the analyses' `property_rows`, `tested_facets`, "
         "`facet_variants`, `run_aware_fit` and Holm families; the paper's GLRTs and post-hoc "
         "tables left out), the VCA through `variance_components` (`benchmarks/calibration.py "
-        f"issue23`, records `{records.name}`, the two runs below concatenated). Designs (200 "
+        f"run-variance`, records `{records.name}`, the two runs below concatenated). Designs (200 "
         "segments):",
         "",
         *[f"- **{key}**: {title}" for key, (title, _) in designs.items()],
@@ -1137,25 +635,28 @@ def vca_recovery_lines(records: list[dict[str, object]]) -> list[str]:
     return lines
 
 
-def issue23_main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(prog="calibration.py issue23", description="issue 23 cells")
+def run_variance_main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(
+        prog="calibration.py run-variance",
+        description="run variance in the run-aware tests and the VCA",
+    )
     parser.add_argument("--designs", default="cond-b,meta-null,vca-run")
     parser.add_argument("--n", type=int, default=1000, help="null experiments per level cell")
     parser.add_argument("--n-vca", type=int, default=200)
     parser.add_argument("--seed", type=int, default=23_000)
-    parser.add_argument("--records", type=Path, default=ISSUE23_RECORDS)
+    parser.add_argument("--records", type=Path, default=RUN_VARIANCE_RECORDS)
     parser.add_argument("--out", type=Path, default=RESULTS / "calibration.md")
     parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args(argv)
-    keys = [k for k in issue23_designs() if k in args.designs.split(",")]
+    keys = [k for k in run_variance_designs() if k in args.designs.split(",")]
     if not args.report_only:
         meta = {
-            "command": "python benchmarks/calibration.py issue23 " + " ".join(argv),
+            "command": "python benchmarks/calibration.py run-variance " + " ".join(argv),
             "start": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
             "load_start": " / ".join(f"{x:.1f}" for x in os.getloadavg()),
         }
         n = {"cond-b": args.n, "meta-null": args.n, "vca-run": args.n_vca}
-        issue23_run(keys, n, args.seed, args.records)
+        run_variance_run(keys, n, args.seed, args.records)
         meta.update(
             end=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
             load_end=" / ".join(f"{x:.1f}" for x in os.getloadavg()),
@@ -1163,9 +664,9 @@ def issue23_main(argv: list[str]) -> None:
         with args.records.open("a") as sink:
             sink.write(json.dumps({"meta": meta}) + "\n")
     text = args.out.read_text() if args.out.exists() else ""
-    kept = text.split(ISSUE23_MARK)[0].rstrip("\n")
-    args.out.write_text(kept + "\n\n" + issue23_section(args.records))
-    print(issue23_section(args.records))
+    kept = text.split(RUN_VARIANCE_MARK)[0].rstrip("\n")
+    args.out.write_text(kept + "\n\n" + run_variance_section(args.records))
+    print(run_variance_section(args.records))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 """Statistical validity benchmark (issue 7): recovery, level, power, agreement with R lme4.
 
-Every experiment is simulated with ``infrepro.simulate`` (known truth) and analysed with the
-analyses' own functions (``variance_components``, ``compare_systems``, ``conditional_analyses``,
-``classical_tests``), as the workflow runs them. Scores are on the stored fraction scale with the
-variance of a real experiment (thesis Table 4.4, BART+R3F Rouge-1): segment SD 0.096, random
-seed SD 0.011, residual SD 0.068; lambda-like facets get SD 0.04.
+Every experiment is simulated with ``infrepro.validation.simulate`` (known truth) and analysed with
+the analyses' own functions (``variance_components``, ``compare_systems``,
+``conditional_analyses``, ``classical_tests``), as the workflow runs them. Scores are on the stored
+fraction scale with the variance of a real experiment (thesis Table 4.4, BART+R3F Rouge-1): segment
+SD 0.096, random seed SD 0.011, residual SD 0.068; lambda-like facets get SD 0.04.
 
 1. Recovery: designs with known components and effects (balanced, unbalanced 18 seeds vs a
    3 x 2 x 5 grid, missing cells and rows, many levels). Bias and RMSE of every estimated
@@ -46,16 +46,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from calibration import ALPHA, rate_cell, rejects  # noqa: E402
-
-from infrepro.analyses.classical import classical_tests  # noqa: E402
-from infrepro.analyses.comparison import compare_systems  # noqa: E402
-from infrepro.analyses.conditional import conditional_analyses  # noqa: E402
-from infrepro.analyses.fitlog import FitLog  # noqa: E402
-from infrepro.analyses.variance import variance_components, vca_formula  # noqa: E402
-from infrepro.lmm import LmmError, fit  # noqa: E402
-from infrepro.simulate import (  # noqa: E402
+from infrepro.analyses.classical import classical_tests
+from infrepro.analyses.comparison import compare_systems
+from infrepro.analyses.conditional import conditional_analyses
+from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.variance import variance_components, vca_formula
+from infrepro.lmm import LmmError, fit
+from infrepro.validation.calibration import ALPHA, rate_cell, rejects
+from infrepro.validation.simulate import (
     REAL_RUN_SD,
     Design,
     Facet,
@@ -64,12 +62,8 @@ from infrepro.simulate import (  # noqa: E402
     a_vs_a,
     simulate,
 )
-from infrepro.vocabulary import (  # noqa: E402
-    VCA_COLUMN,
-    VCA_RUN_AWARE,
-    property_formulas,  # noqa: E402
-)
-from infrepro.vocabulary import comparison_formulas as formulas  # noqa: E402
+from infrepro.vocabulary import VCA_COLUMN, VCA_RUN_AWARE, property_formulas
+from infrepro.vocabulary import comparison_formulas as formulas
 
 R_SCRIPT = Path(__file__).resolve().parent / "validity_lme4.R"
 LAMBDA_SD = 0.04

@@ -4,11 +4,11 @@
 needs from another analysis, its cost model and the function that runs it. The runner
 (infrepro.analyses.runner) dispatches from it; the workflow (workflow/rules/analysis.smk)
 derives each analysis's rule from it (outputs, inputs from ``needs``, params from ``reads``,
-resources from ``cost``); infrepro/resources.py reads the cost from it; a test checks the config
-schema's ``analyses.run`` enum and default against it. ``MODELS`` holds every value of the
-tables' ``analysis`` column: its family (the paper's model or a run-aware one), its label in the
-report and its formula builder; the analyses and the report take the names from the constants
-here.
+resources from ``cost``); infrepro/workflow/resources.py reads the cost from it; a test checks
+the config schema's ``analyses.run`` enum and default against it. ``MODELS`` holds every value
+of the tables' ``analysis`` column: its family (the paper's model or a run-aware one), its label
+in the report and its formula builder; the analyses and the report take the names from the
+constants here.
 
 Import-light on purpose (standard library and infrepro.vocabulary only): Snakemake's rule files
 read it while parsing the workflow. Functions are named by dotted path (``module:function``)
@@ -51,7 +51,7 @@ MODEL_TABLES = ("glrt", "tests", "means", "contrasts")
 @dataclass(frozen=True)
 class Cost:
     """Peak memory (MiB) and CPU seconds of one job as lines in millions of evaluation rows:
-    ``base + per_mrow * rows / 1e6`` (infrepro/resources.py adds headroom and retries)."""
+    ``base + per_mrow * rows / 1e6`` (infrepro/workflow/resources.py adds headroom and retries)."""
 
     base_mib: float
     mib_per_mrow: float

@@ -1,4 +1,5 @@
-"""The config schema (workflow/schemas/config.schema.yaml) as the only source of defaults.
+"""The config schema (package data: infrepro/assets/config.schema.yaml) as the only source of
+defaults.
 
 Snakemake fills a config's defaults when it validates it; code that builds analysis options
 without Snakemake (the package's API, tests, benchmarks) takes them from the same file here
@@ -10,10 +11,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
+# The workflow validates its config against this file (Snakefile); an installed package carries it.
+SCHEMA = Path(str(files("infrepro") / "assets" / "config.schema.yaml"))
 
 
 @cache

@@ -6,7 +6,7 @@ from infrepro.analyses import load_metric_data, read_evaluation, run_analysis
 from infrepro.io import write_csv
 from infrepro.io.results import read_result_table
 from infrepro.registry import analysis_spec
-from infrepro.scripting import run_rule_script
+from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:

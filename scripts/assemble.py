@@ -4,7 +4,7 @@ import pandas as pd
 
 from infrepro.experiment import assemble_evaluation
 from infrepro.io import write_parquet
-from infrepro.scripting import run_rule_script
+from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from infrepro.analyses.tables import combine, conform
 from infrepro.io import write_csv
 from infrepro.io.results import read_text_table
-from infrepro.scripting import run_rule_script
+from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:

@@ -2,7 +2,7 @@
 
 from infrepro.experiment import import_scores
 from infrepro.io import ScoresColumns, write_csv, write_parquet
-from infrepro.scripting import run_rule_script
+from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:
@@ -20,4 +20,5 @@ def main(smk) -> None:
     write_csv(bins, smk.output.bins)
 
 
-run_rule_script(main, snakemake)  # noqa: F821
+if __name__ == "__main__":
+    run_rule_script(main, snakemake)  # noqa: F821

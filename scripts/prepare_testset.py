@@ -1,7 +1,7 @@
 """Snakemake script: validate the test set and store it as Parquet."""
 
 from infrepro.io import read_testset, write_parquet
-from infrepro.scripting import run_rule_script
+from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:

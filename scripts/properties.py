@@ -4,7 +4,7 @@ import pandas as pd
 
 from infrepro.io import write_csv, write_parquet
 from infrepro.properties import add_bins, compute_properties
-from infrepro.scripting import run_rule_script
+from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:

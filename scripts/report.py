@@ -9,7 +9,7 @@ from infrepro.report import (
     ReportSettings,
     render_report,
 )
-from infrepro.scripting import run_rule_script
+from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:
@@ -33,4 +33,5 @@ def main(smk) -> None:
     write_text(smk.output.html, render_report(paths, settings, smk.params.templates))
 
 
-run_rule_script(main, snakemake)  # noqa: F821
+if __name__ == "__main__":
+    run_rule_script(main, snakemake)  # noqa: F821

@@ -2,7 +2,7 @@
 
 from infrepro.io import write_csv
 from infrepro.report import input_checksums, software_table
-from infrepro.scripting import run_rule_script
+from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:

@@ -7,8 +7,8 @@ import pyarrow.parquet as pq
 
 from infrepro.io import read_hypotheses, reference_columns, write_parquet
 from infrepro.metrics import score_segments
-from infrepro.scripting import run_rule_script
 from infrepro.vocabulary import RUN, SEGMENT
+from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:

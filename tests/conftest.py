@@ -36,6 +36,7 @@ def kreutzer_dir() -> Path:
 # of independent workflow runs without shared fixtures, spread their tests over all workers.
 SHARED_WORKER = {
     "tests/e2e/test_example_analyses.py": "example run",
+    "tests/e2e/test_install.py": "example run",
     "tests/e2e/test_report_browser.py": "example run",
 }
 PER_TEST = {

@@ -78,6 +78,23 @@ def copy_example(destination: Path) -> Path:
     return destination
 
 
+WORKFLOW_FILES = ("Snakefile", "workflow", "scripts", "profiles")
+
+
+def copy_workflow(destination: Path) -> Path:
+    """Copy the workflow (Snakefile, rules, scripts, profiles) without the package's source, as a
+    scratch clone to edit or to run against an installed package; returns its Snakefile."""
+    destination.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        source = REPO_ROOT / name
+        if source.is_dir():
+            ignore = shutil.ignore_patterns("__pycache__")
+            shutil.copytree(source, destination / name, ignore=ignore)
+        else:
+            shutil.copy2(source, destination / name)
+    return destination / "Snakefile"
+
+
 DEFAULT_METRICS = ("ter", "rouge1", "rougeL")
 DEFAULT_PROPERTIES = ("length", "readability", "word_rarity")
 
@@ -122,14 +139,20 @@ def make_mini_experiment(
 
 
 def snakemake_command(
-    workdir: Path | None, configfile: Path | str | None = None, *, use_configfile: bool = True
+    workdir: Path | None,
+    configfile: Path | str | None = None,
+    *,
+    use_configfile: bool = True,
+    snakefile: Path | None = None,
 ) -> list[str]:
     """The command that runs the repository's workflow (no cores, no targets).
 
     ``workdir`` None leaves out ``--directory`` (Snakemake then works in its own working
-    directory); ``use_configfile`` False leaves out ``--configfile`` (the bundled example's).
+    directory); ``use_configfile`` False leaves out ``--configfile`` (the bundled example's);
+    ``snakefile`` runs a copy of the workflow (`copy_workflow`) instead.
     """
-    command = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO_ROOT / "Snakefile")]
+    snakefile = snakefile or REPO_ROOT / "Snakefile"
+    command = [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile)]
     if workdir is not None:
         command += ["--directory", str(workdir)]
     if use_configfile:
@@ -146,15 +169,20 @@ def run_snakemake(
     directory: bool = True,
     use_configfile: bool = True,
     umask: int | None = None,
+    snakefile: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run the repository's workflow in ``workdir`` with 2 cores and capture its output.
 
     By default Snakemake is started in ``workdir`` with ``--directory workdir``; ``cwd`` starts
-    it elsewhere, ``directory`` False drops ``--directory``, ``umask`` sets the process's umask.
+    it elsewhere, ``directory`` False drops ``--directory``, ``umask`` sets the process's umask,
+    ``snakefile`` runs a copy of the workflow.
     """
     command = [
         *snakemake_command(
-            workdir if directory else None, configfile, use_configfile=use_configfile
+            workdir if directory else None,
+            configfile,
+            use_configfile=use_configfile,
+            snakefile=snakefile,
         ),
         "--cores",
         "2",

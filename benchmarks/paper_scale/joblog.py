@@ -1,8 +1,8 @@
 """Per-job start and end times from Snakemake's own log (its `[date]` lines, 1 s resolution).
 
-Jobs that run inside Snakemake's process or in its long-lived worker processes (`run:` rules, see
-`infrepro/scripting.py`) have no process of their own for `monitor.py` to watch; the log has every
-job, however it runs, so both trees of a side-by-side comparison are timed the same way.
+Jobs that run inside Snakemake's process or in its long-lived worker processes (`run:` rules,
+see `infrepro/workflow/jobs.py`) have no process of their own for `monitor.py` to watch; the log
+has every job, however it runs, so both trees of a side-by-side comparison are timed the same way.
 """
 
 from __future__ import annotations

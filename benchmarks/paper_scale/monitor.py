@@ -1,7 +1,7 @@
 """Per-job wall time and peak memory of a Snakemake run, by polling /proc (Linux only).
 
 Worker processes (``multiprocessing`` spawn children that run many ``run:`` jobs, see
-``infrepro/scripting.py``) are recorded under the label ``workers``: their peak bounds every job
+``infrepro/workflow/jobs.py``) are recorded under the label ``workers``: their peak bounds every job
 they ran. Job times then come from Snakemake's log (``joblog.py``).
 
 Snakemake runs every ``script:`` job as a child ``python .snakemake/scripts/tmpXXXX.<name>.py``

@@ -1,4 +1,18 @@
-"""The runs sheet: one row per trained model instance (run) with its system and facets."""
+"""The runs sheet: one row per trained model instance (run) with its system and facets.
+
+A TSV or JSONL table; `read_runs_sheet` checks it (the only definition of its format):
+
+- ``run_id`` (required, unique): letters, digits and ``. _ + = @ -``, starting with a letter or
+  digit (it names output files);
+- ``system`` (required, non-empty): the system (model family) the run belongs to;
+- ``hypotheses`` (required, non-empty): path, relative to the sheet's folder, to a UTF-8 text file
+  with one hypothesis per line in test-set order, or a ``.jsonl`` file with ``segment_id`` and
+  ``hypothesis``;
+- ``dev_score`` (optional, numeric or empty): development-set score that picks each system's
+  "best" run;
+- any other column is a facet (meta-parameter such as seed, lambda, dropout, prompt); an empty
+  facet cell means the facet does not apply to that run.
+"""
 
 from __future__ import annotations
 

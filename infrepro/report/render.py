@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +15,14 @@ from infrepro.plots.svg import share_glyphs
 from .context import build_context
 from .inputs import ReportSettings, load_tables
 
+# The page's template, its macros, style and script: package data (infrepro/report/templates).
+TEMPLATE_DIR = Path(str(files(__package__) / "templates"))
 TEMPLATE = "report.html.j2"
 ASSETS = {"css": "report.css", "js": "report.js"}
+TEMPLATE_FILES = (TEMPLATE, "macros.html.j2", *ASSETS.values())
 
 
-def environment(template_dir: str | Path) -> jinja2.Environment:
+def environment(template_dir: str | Path = TEMPLATE_DIR) -> jinja2.Environment:
     """A strict, autoescaping environment over the report's template folder."""
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(template_dir)),
@@ -30,7 +34,7 @@ def environment(template_dir: str | Path) -> jinja2.Environment:
     )
 
 
-def render(context: Mapping[str, Any], template_dir: str | Path) -> str:
+def render(context: Mapping[str, Any], template_dir: str | Path = TEMPLATE_DIR) -> str:
     """The HTML page for a context built by :func:`build_context`."""
     folder = Path(template_dir)
     assets = {
@@ -41,7 +45,9 @@ def render(context: Mapping[str, Any], template_dir: str | Path) -> str:
 
 
 def render_report(
-    table_paths: Mapping[str, str | Path], settings: ReportSettings, template_dir: str | Path
+    table_paths: Mapping[str, str | Path],
+    settings: ReportSettings,
+    template_dir: str | Path = TEMPLATE_DIR,
 ) -> str:
     """Load the tables, build the context and render the page."""
     return render(build_context(load_tables(table_paths), settings), template_dir)

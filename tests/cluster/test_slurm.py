@@ -10,7 +10,7 @@ example runs once with `snakemake --cores 2` and once with `snakemake --profile 
 for byte, Parquet frame-equal); stop_slurm.sh ends the daemons whatever happens.
 
 Both modes also check that the data-sized rules (assemble, analysis_*, collect_tables) ask SLURM
-for resources computed from the evaluation table (infrepro/resources.py) rather than the
+for resources computed from the evaluation table (infrepro/workflow/resources.py) rather than the
 profile's defaults: a dry run with the SLURM profile on the example plus a fake evaluation table
 of 50 times the paper's rows prints every planned analysis job's mem_mb and runtime. The dry
 run plans the SLURM jobs without submitting them, so this check needs no running cluster.
@@ -186,7 +186,7 @@ def test_analysis_jobs_ask_for_what_a_large_evaluation_table_needs(tmp_path: Pat
     import pyarrow.parquet as pq
 
     from infrepro.registry import ANALYSES
-    from infrepro.resources import ANALYSIS_COST
+    from infrepro.workflow.resources import ANALYSIS_COST
 
     profile_dir = REPO_ROOT / "profiles" / "slurm"
     profile = yaml.safe_load((profile_dir / "config.yaml").read_text())

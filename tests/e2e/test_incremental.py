@@ -1,12 +1,18 @@
 """End-to-end: new seeds, a changed hypotheses file and a changed analysis option rerun only
-what they must (issue: "New seeds arrive")."""
+what they must (issue: "New seeds arrive"); an edited rule script reruns its rule."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from workflow_helpers import MiniExperiment, job_counts, make_mini_experiment, run_snakemake
+from workflow_helpers import (
+    MiniExperiment,
+    copy_workflow,
+    job_counts,
+    make_mini_experiment,
+    run_snakemake,
+)
 
 from infrepro.analyses import ANALYSES
 
@@ -80,3 +86,26 @@ def test_changed_analysis_option_refits_without_rescoring(experiment: MiniExperi
     n_metrics = len(config["metrics"])
     assert counts["analysis_classical"] == n_metrics
     assert not any(k.startswith("analysis_") and k != "analysis_classical" for k in counts)
+
+
+def test_editing_a_rule_script_reruns_its_rule(tmp_path: Path) -> None:
+    """Each rule script is an input of its rule: editing scripts/score_run.py (in a scratch copy
+    of the workflow) plans every score_run job again, and nothing upstream of it."""
+    snakefile = copy_workflow(tmp_path / "workflow")
+    exp = make_mini_experiment(
+        tmp_path / "exp", n_segments=10, metrics=("ter",), properties=("length",)
+    )
+    runs = [line.split("\t")[0] for line in exp.runs_path.read_text().splitlines()[1:]]
+    targets = tuple(f"results/scores/{run}.parquet" for run in runs)
+
+    def planned_scores() -> dict[str, int]:
+        dry = run_snakemake(exp.root, "--dry-run", targets=targets, snakefile=snakefile)
+        assert dry.returncode == 0, dry.stderr[-3000:]
+        return job_counts(dry.stdout)
+
+    result = run_snakemake(exp.root, targets=targets, snakefile=snakefile)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert planned_scores() == {}
+    script = snakefile.parent / "scripts" / "score_run.py"
+    script.write_text(script.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert planned_scores() == {"score_run": len(runs)}

@@ -2,7 +2,7 @@
 trust; the rerun's tables equal those of an uninterrupted run.
 
 Scoring jobs run on threads of Snakemake's own process and analysis jobs in its worker processes
-(infrepro.scripting): killing a scoring job means killing Snakemake itself (the rerun then first
+(infrepro.workflow.jobs): killing a scoring job means killing Snakemake itself (the rerun then first
 removes the stale lock with `--unlock`, as after any crash), killing an analysis job means killing
 the worker process that runs it."""
 

@@ -27,10 +27,11 @@ from workflow_helpers import (
 )
 
 from infrepro.lmm import fit
+from infrepro.schema import SCHEMA as CONFIG_SCHEMA
 
 pytestmark = pytest.mark.e2e
 
-SCHEMA = yaml.safe_load((REPO_ROOT / "workflow/schemas/config.schema.yaml").read_text())
+SCHEMA = yaml.safe_load(CONFIG_SCHEMA.read_text())
 DEFAULT_NAME = SCHEMA["properties"]["experiment"]["default"]
 
 

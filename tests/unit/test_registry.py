@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from infrepro import registry, resources
+from infrepro import registry
 from infrepro.catalog import KNOWN_METRICS
 from infrepro.registry import ANALYSES, MODELS, resolve, with_needs
 from infrepro.schema import _schema
 from infrepro.vocabulary import TABLE_SPECS
+from infrepro.workflow import resources
 
 REPO = Path(__file__).resolve().parents[2]
 

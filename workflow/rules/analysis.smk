@@ -3,7 +3,7 @@
 # it declares only the tables the analysis writes, takes as inputs the tables it needs from other
 # analyses and depends only on the options it reads.
 from infrepro.registry import ANALYSES, with_needs
-from infrepro.resources import analysis_resources, collect_mem_mb, collect_runtime
+from infrepro.workflow.resources import analysis_resources, collect_mem_mb, collect_runtime
 from infrepro.vocabulary import TABLES
 
 ANALYSIS_OPTIONS = config["analyses"]  # the schema sets every default
@@ -21,6 +21,7 @@ for _analysis in ANALYSES:
             evaluation=f"{RESULTS}/evaluation.parquet",
             runs=f"{RESULTS}/inputs/runs.parquet",
             bins=f"{RESULTS}/tables/property_bins.csv",
+            script=rule_script("analysis.py"),
             # the tables it needs from other analyses' jobs of the same metric
             **{
                 need.argument: ANALYSIS_PART.replace("{analysis}", need.analysis).replace(
@@ -46,15 +47,11 @@ for _analysis in ANALYSES:
             f"logs/analysis/{{metric}}/{_analysis}.log",
         threads: 1
         resources:
-            # from the rows of the evaluation table (infrepro/resources.py), at submission
+            # from the rows of the evaluation table (infrepro/workflow/resources.py), at submission
             mem_mb=analysis_resources(_analysis)[0],
             runtime=analysis_resources(_analysis)[1],
         run:
-            run_job(
-                "analysis.py",
-                *(input, output, params, wildcards, threads, resources, log, rule),
-                worker=True,
-            )
+            run_script(locals(), worker=True)
 
 
 rule collect_tables:
@@ -65,6 +62,7 @@ rule collect_tables:
             for analysis in ANALYSES_TO_RUN
             for table in ANALYSES[analysis].tables
         ],
+        script=rule_script("collect_tables.py"),
     output:
         **{table: f"{RESULTS}/tables/{table}.csv" for table in TABLES},
     log:
@@ -74,4 +72,4 @@ rule collect_tables:
         mem_mb=collect_mem_mb,
         runtime=collect_runtime,
     run:
-        run_job("collect_tables.py", input, output, params, wildcards, threads, resources, log, rule)
+        run_script(locals())

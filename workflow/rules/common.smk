@@ -1,4 +1,5 @@
 # Shared set-up: validate every input before any job runs, and name the workflow's outputs.
+import os
 import re
 from pathlib import Path
 
@@ -35,21 +36,26 @@ def final_outputs():
     ]
 
 
-def run_job(
-    script, input, output, params, wildcards, threads, resources, log, rule, worker=False
-):
-    """Run scripts/<script> for a job of a `run:` directive (see infrepro.scripting), on a thread
-    of Snakemake's process, or with `worker` in one of its long-lived worker processes. A job that
-    Snakemake runs in a process of its own (a cluster job; a job of a `run:` directive without
-    force-use-threads) runs in that process."""
+def rule_script(name):
+    """scripts/<name> as the `script` input of its rule: editing the script reruns the rule (the
+    mtime trigger; the code trigger sees only the one-line `run:` block)."""
+    return os.path.relpath(SCRIPTS / name)
+
+
+def run_script(job, worker=False):
+    """Run the rule's `script` input for a job of a `run:` directive, ``run_script(locals())``
+    (the block's namespace: input, output, params, ...; see infrepro.workflow.jobs): on a thread
+    of Snakemake's process, or with `worker` in one of its long-lived worker processes. A job
+    that Snakemake runs in a process of its own (a cluster job; a job of a `run:` directive
+    without force-use-threads) runs in that process."""
     from snakemake.iocontainers import Snakemake
 
-    from infrepro.scripting import run_in_process, run_in_worker
+    from infrepro.workflow.jobs import run_in_process, run_in_worker
 
-    smk = Snakemake(
-        input, output, params, wildcards, threads, resources, log, config, rule, None, str(SCRIPTS)
-    )
+    fields = ("input", "output", "params", "wildcards", "threads", "resources", "log")
+    smk = Snakemake(*(job[name] for name in fields), config, job["rule"], None, str(SCRIPTS))
+    script = Path(job["input"].script).resolve()
     if worker and workflow.is_main_process:
-        run_in_worker(SCRIPTS / script, smk, workflow.cores)
+        run_in_worker(script, smk, workflow.cores)
     else:
-        run_in_process(SCRIPTS / script, smk)
+        run_in_process(script, smk)

@@ -1,5 +1,5 @@
 # The evaluation table: one row per (run, segment), read by every analysis.
-from infrepro.resources import assemble_mem_mb, assemble_runtime
+from infrepro.workflow.resources import assemble_mem_mb, assemble_runtime
 from infrepro.vocabulary import RUN
 
 
@@ -10,6 +10,7 @@ if RAW_MODE:
             runs=f"{RESULTS}/inputs/runs.parquet",
             properties=f"{RESULTS}/properties.parquet",
             scores=expand(f"{RESULTS}/scores/{{{RUN}}}.parquet", **{RUN: EXPERIMENT.run_ids}),
+            script=rule_script("assemble.py"),
         output:
             evaluation=f"{RESULTS}/evaluation.parquet",
         params:
@@ -19,17 +20,18 @@ if RAW_MODE:
             "logs/assemble.log",
         threads: 1
         resources:
-            # from the rows of the per-run score tables (infrepro/resources.py)
+            # from the rows of the per-run score tables (infrepro/workflow/resources.py)
             mem_mb=assemble_mem_mb,
             runtime=assemble_runtime,
         run:
-            run_job("assemble.py", input, output, params, wildcards, threads, resources, log, rule)
+            run_script(locals())
 
 else:
 
     rule import_scores:
         input:
             scores=config.get("scores", []),
+            script=rule_script("import_scores.py"),
         output:
             evaluation=f"{RESULTS}/evaluation.parquet",
             runs=f"{RESULTS}/inputs/runs.parquet",
@@ -43,5 +45,5 @@ else:
         resources:
             mem_mb=4000,
             runtime=30,
-        script:
-            "../../scripts/import_scores.py"
+        run:
+            run_script(locals(), worker=True)

@@ -4,6 +4,7 @@
 rule prepare_testset:
     input:
         testset=config.get("testset", []),
+        script=rule_script("prepare_testset.py"),
     output:
         testset=f"{RESULTS}/inputs/testset.parquet",
     log:
@@ -13,12 +14,13 @@ rule prepare_testset:
         mem_mb=2000,
         runtime=10,
     run:
-        run_job("prepare_testset.py", input, output, params, wildcards, threads, resources, log, rule)
+        run_script(locals())
 
 
 rule prepare_runs:
     input:
         runs=config.get("runs", []),
+        script=rule_script("prepare_runs.py"),
     output:
         runs=f"{RESULTS}/inputs/runs.parquet",
     log:
@@ -28,4 +30,4 @@ rule prepare_runs:
         mem_mb=1000,
         runtime=10,
     run:
-        run_job("prepare_runs.py", input, output, params, wildcards, threads, resources, log, rule)
+        run_script(locals())

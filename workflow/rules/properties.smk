@@ -5,6 +5,7 @@ rule properties:
     input:
         testset=f"{RESULTS}/inputs/testset.parquet",
         rarity_corpus=PROPERTY_OPTIONS.get("rarity_corpus") or [],
+        script=rule_script("properties.py"),
     output:
         properties=f"{RESULTS}/properties.parquet",
         bins=f"{RESULTS}/tables/property_bins.csv",
@@ -18,8 +19,4 @@ rule properties:
         mem_mb=2000,
         runtime=30,
     run:
-        run_job(
-            "properties.py",
-            *(input, output, params, wildcards, threads, resources, log, rule),
-            worker=True,
-        )
+        run_script(locals(), worker=True)

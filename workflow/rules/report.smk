@@ -4,11 +4,10 @@ import os
 from pathlib import Path
 
 from infrepro.provenance import software_versions
+from infrepro.report.render import TEMPLATE_DIR, TEMPLATE_FILES
 from infrepro.vocabulary import REPORT_TABLES
 
 REPORT_OPTIONS = config["report"]
-REPORT_TEMPLATES = Path(workflow.basedir) / "workflow" / "report"
-REPORT_ASSETS = ["report.html.j2", "macros.html.j2", "report.css", "report.js"]
 
 # Relative to the working directory: the config files in use (once each), and the command that
 # reruns this experiment (with the config files given on the command line, if any).
@@ -33,6 +32,7 @@ RERUN_COMMAND = " ".join(
 rule report_provenance:
     input:
         inputs=list(dict.fromkeys([*EXPERIMENT.inputs, *CONFIG_FILES])),
+        script=rule_script("report_provenance.py"),
     output:
         inputs=report(
             f"{RESULTS}/tables/inputs.csv",
@@ -53,13 +53,14 @@ rule report_provenance:
         mem_mb=1000,
         runtime=10,
     run:
-        run_job("report_provenance.py", input, output, params, wildcards, threads, resources, log, rule)
+        run_script(locals())
 
 
 rule report:
     input:
         **{name: f"{RESULTS}/tables/{name}.csv" for name in REPORT_TABLES},
-        templates=[str(REPORT_TEMPLATES / name) for name in REPORT_ASSETS],
+        templates=[str(TEMPLATE_DIR / name) for name in TEMPLATE_FILES],  # package data
+        script=rule_script("report.py"),
     output:
         html=report(
             f"{RESULTS}/report.html",
@@ -86,5 +87,5 @@ rule report:
     resources:
         mem_mb=2000,
         runtime=30,
-    script:
-        "../../scripts/report.py"
+    run:
+        run_script(locals(), worker=True)

@@ -1,5 +1,5 @@
 # Score one run: one job per run, so new runs are scored without touching old ones. The job runs
-# in one of the workflow's long-lived worker processes (a run: directive; infrepro.scripting
+# in one of the workflow's long-lived worker processes (a run: directive; infrepro.workflow.jobs
 # .run_in_worker): scoring the example's run takes a fraction of a second, loading pandas, numba
 # and the compiled kernels two seconds; a worker loads them once, and at paper scale the jobs'
 # Python work (tokenization) still runs on every core, not on one interpreter's lock.
@@ -10,6 +10,7 @@ rule score_run:
     input:
         hypotheses=hypotheses_of,
         testset=f"{RESULTS}/inputs/testset.parquet",
+        script=rule_script("score_run.py"),
     output:
         scores=f"{RESULTS}/scores/{{{RUN}}}.parquet",  # wildcard: the run id
     params:
@@ -24,8 +25,4 @@ rule score_run:
     group:
         "scoring"
     run:
-        run_job(
-            "score_run.py",
-            *(input, output, params, wildcards, threads, resources, log, rule),
-            worker=True,
-        )
+        run_script(locals(), worker=True)

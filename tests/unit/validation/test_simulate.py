@@ -8,7 +8,7 @@ import pytest
 
 from infrepro.analyses.fitlog import FitLog
 from infrepro.analyses.variance import variance_components
-from infrepro.simulate import Design, Facet, System, a_vs_a, simulate
+from infrepro.validation.simulate import Design, Facet, System, a_vs_a, simulate
 from infrepro.vocabulary import VCA_RUN_AWARE
 
 

@@ -26,8 +26,8 @@ import pytest
 
 from infrepro.lmm import LmmResult, deviance_function, fit
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
-RESOURCES = Path(__file__).resolve().parents[1] / "resources"  # data.source "resources"
+GOLDEN = Path(__file__).resolve().parent
+RESOURCES = Path(__file__).resolve().parents[2] / "resources"  # data.source "resources"
 FIXTURES = sorted((GOLDEN / "fixtures").glob("*.json"))
 assert FIXTURES, "no golden fixtures in tests/golden/fixtures"
 

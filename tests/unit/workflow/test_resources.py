@@ -1,5 +1,5 @@
 """Resources of the data-sized rules follow the rows of the evaluation table
-(infrepro/resources.py; issue 14, goal 3)."""
+(infrepro/workflow/resources.py; issue 14, goal 3)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from infrepro import resources
 from infrepro.analyses import ANALYSES
+from infrepro.workflow import resources
 
 PAPER_ROWS = 551_520
 
@@ -102,7 +102,7 @@ def test_a_missing_input_is_reported_as_that_file_not_found(tmp_path: Path) -> N
 def test_importing_the_module_is_light() -> None:
     """The workflow imports it while parsing: no pandas, pyarrow or numpy."""
     code = (
-        "import sys, infrepro.resources; "
+        "import sys, infrepro.workflow.resources; "
         "print(sorted(m for m in ('pandas', 'pyarrow', 'numpy') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

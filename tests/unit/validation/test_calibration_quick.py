@@ -1,22 +1,21 @@
-"""Quick versions of ``benchmarks/calibration.py run-aware`` (issue 13): the headline test is
-Welch's t on run means where it should be, and the shared-run GLRT is not."""
+"""Quick versions of ``benchmarks/calibration.py run-aware`` (issue 13), through
+``infrepro.validation.calibration``: the headline test is Welch's t on run means where it should
+be, and the shared-run GLRT is not."""
 
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 from threadpoolctl import threadpool_limits
 
+from infrepro.analyses.conditional import conditional_analyses
 from infrepro.analyses.data import run_means
-from infrepro.simulate import simulate
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import calibration  # noqa: E402
+from infrepro.analyses.fitlog import FitLog
+from infrepro.validation import calibration
+from infrepro.validation.simulate import simulate
 
 
 @pytest.mark.parametrize("runs", [(6, 6), (4, 7)])
@@ -25,7 +24,7 @@ def test_headline_kr_t_is_welch_t_on_run_means(runs: tuple[int, int]) -> None:
     reproduces each system's sample variance of run means, so the headline t (Kenward-Roger df)
     is Welch's t on run means, df included (to 1e-6; seen: 1e-9). The issue's bundled example:
     lmerTest p = 0.02228, df 18.87, Welch's t on run means."""
-    design = calibration._two_systems(runs, (0.02, 0.03), n_segments=40)
+    design = calibration.two_systems(runs, (0.02, 0.03), n_segments=40)
     for seed in range(3):
         data = simulate(design, seed).metric_data(options=calibration.NO_RESAMPLING)
         out = calibration.comparison_experiment(data, ("headline", "welch"))
@@ -45,7 +44,7 @@ def test_headline_differs_from_welch_when_a_run_variance_is_zero() -> None:
     """The equality above is not a tautology: with a run variance estimated at zero (18 stable
     runs, SD 0.002, against a per-run noise of 0.068 / sqrt(40)) the REML fit no longer uses
     the stable system's sample variance, and the two p-values part."""
-    design = calibration._two_systems((18, 6), (0.002, 0.02), n_segments=40)
+    design = calibration.two_systems((18, 6), (0.002, 0.02), n_segments=40)
     data = simulate(design, 0).metric_data(options=calibration.NO_RESAMPLING)
     out = calibration.comparison_experiment(data, ("headline", "welch"))
     assert not math.isclose(out["headline"]["log10_p"], out["welch"]["log10_p"], rel_tol=1e-4)
@@ -65,7 +64,7 @@ def test_shared_run_glrt_is_liberal_where_the_headline_is_not() -> None:
             sim = simulate(design, BATCH_SEED + seed)
             out = calibration.comparison_experiment(sim.metric_data(), tuple(counts))
             for key in counts:
-                counts[key] += calibration._rejects(out[key])
+                counts[key] += calibration.result_rejects(out[key])
     assert counts["headline"] <= HEADLINE_MAX
     assert counts["shared_glrt"] >= GLRT_MIN
     assert counts["shared_glrt"] - counts["headline"] >= 8
@@ -109,9 +108,11 @@ def test_centred_runaware_interaction_is_t_on_run_slopes() -> None:
 
 
 def test_analyses_runaware_interaction_is_t_on_run_slopes() -> None:
-    """The analyses' run-aware interaction test (slopes on the centred property) is Student's t
-    on the runs' own slopes (runs - 2 df); uncentred it was not (level 0.18, calibration i)."""
+    """The conditional analysis itself (``conditional_analyses``, as the workflow runs it): its
+    run-aware interaction test (slopes on the centred property) is Student's t on the runs' own
+    slopes, runs - 2 df; uncentred it was not (level 0.18, calibration i)."""
     data = _interaction_data()
-    out = calibration.interaction_experiment(data, ("runaware_interaction",))
-    test = out["runaware_interaction"]
-    assert 10 ** test["log10_p"] == pytest.approx(_run_slopes_t(data), rel=1e-3)
+    tests = conditional_analyses(data, FitLog(data.metric))["tests"]
+    row = tests.loc[tests["analysis"] == "conditional_runaware_interaction"].squeeze()
+    assert row["dendf"] == pytest.approx(10.0, rel=1e-6)
+    assert 10 ** row["log10_p"] == pytest.approx(_run_slopes_t(data), rel=1e-6)

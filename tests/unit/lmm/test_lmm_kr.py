@@ -1,7 +1,7 @@
 """The structured Kenward-Roger (infrepro/lmm/kr.py) against the dense q x q reference.
 
 The dense computation (ddf.DdfCore._kr_pieces_dense) is a step-for-step port of pbkrtest's
-vcovAdj and agrees with pbkrtest (tests/test_lmm_ddf_golden.py); the structured one works on
+vcovAdj and agrees with pbkrtest (tests/golden/test_lmm_ddf_golden.py); the structured one works on
 the cross-products only. Here both run on the same fits: designs with a block size of 1
 (segments) and larger (terms nested in the segment), weighted rest terms (slopes, dummy()),
 facets, missing rows, zero variance estimates, and both profiled-deviance paths (dense with

@@ -20,8 +20,9 @@ from infrepro.report import (
     render_report,
     table_paths,
 )
+from infrepro.report.render import TEMPLATE_DIR
 
-TEMPLATES = Path(__file__).resolve().parents[1] / "workflow" / "report"
+TEMPLATES = TEMPLATE_DIR  # package data
 SUBSET = "bl vs comp"
 
 

@@ -21,7 +21,7 @@ import pytest
 
 from infrepro.lmm import fit
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parent
 CASES = sorted((GOLDEN / "fixtures_ddf").glob("*.json"))
 
 

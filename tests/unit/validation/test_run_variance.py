@@ -1,4 +1,4 @@
-"""Quick versions of ``benchmarks/calibration.py issue23`` (issue 23): the conditional test with
+"""Quick versions of ``benchmarks/calibration.py run-variance``: the conditional test with
 a run variance per system holds its level where one shared run variance does not; metaparam
 tests every facet with Holm (never the one selected by its share); the run-aware VCA recovers
 the retraining SD that the main-effects model misses. Fixed seeds, so each test is a fixed
@@ -8,8 +8,6 @@ it replaced (shown side by side where it is cheap)."""
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,7 +21,8 @@ from infrepro.analyses.smalltests import contest
 from infrepro.analyses.variance import run_grouping, variance_components
 from infrepro.io.errors import InputError
 from infrepro.io.options import check_analysis_options
-from infrepro.simulate import simulate
+from infrepro.validation import run_variance as calibration
+from infrepro.validation.simulate import simulate
 from infrepro.vocabulary import (
     RUN_TERM,
     SYSTEM,
@@ -34,18 +33,15 @@ from infrepro.vocabulary import (
     runaware_property_formula,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import calibration  # noqa: E402
-
 ALPHA = math.log10(0.05)
 
 
 def _design(key: str):
-    return calibration.issue23_designs()[key][1]
+    return calibration.run_variance_designs()[key][1]
 
 
 def _seed(key: str) -> int:
-    return 23_000 + 1_000_000 * calibration.ISSUE23_SEED_BLOCK[key]
+    return 23_000 + 1_000_000 * calibration.RUN_VARIANCE_SEED_BLOCK[key]
 
 
 def test_conditional_joint_test_has_a_run_variance_per_system() -> None:
@@ -70,7 +66,7 @@ def test_conditional_joint_test_has_a_run_variance_per_system() -> None:
 
 
 def _shared_joint_log10_p(data) -> float:
-    """The joint test of the model before issue 23: one run variance for both systems."""
+    """The joint test of the earlier model: one run variance for both systems."""
     rows = data.evaluation.assign(
         length_c=data.evaluation["length"] - data.evaluation["length"].mean()
     )
@@ -92,7 +88,7 @@ def test_metaparam_tests_every_facet_with_holm_under_a_full_null() -> None:
     """A full null with 3 facets (cell meta-null), 30 experiments: every facet is tested, the
     Holm family spans the facets, and 'any facet significant after Holm' happens at most 6
     times (expected 1.5, seen 3; testing the facet with the largest share gave 0.100 in
-    issue 23)."""
+    the audit before this model)."""
     any_holm = 0
     with threadpool_limits(limits=1):
         for i in range(30):
@@ -133,7 +129,7 @@ def test_run_aware_vca_recovers_the_retraining_sd() -> None:
     """Cell vca-run (3 lambda x 2 noise x 5 seeds, run SD 1.1 points), 12 experiments: the
     run-aware VCA's retraining SD is within 15 % of the truth (1.20 points) on average; the
     main-effects model puts the run variance in the residual and misses it by more than 30 %
-    (issue 23: 0.66 against 1.20)."""
+    (the audit before this model: 0.66 against 1.20)."""
     estimates = {VCA_RUN_AWARE: [], VCA_MAIN_EFFECTS: []}
     truths = []
     with threadpool_limits(limits=1):

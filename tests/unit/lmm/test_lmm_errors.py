@@ -108,3 +108,11 @@ def test_non_numeric_response_and_empty_data() -> None:
         fit("system ~ 1 + (1|seg)", _data())
     with pytest.raises(LmmError, match="no rows"):
         fit("y ~ 1 + (1|seg)", _data().iloc[:0])
+
+
+def test_reasons_show_plain_numbers() -> None:
+    data = pd.DataFrame({"y": [0.5] * 6, "g": list("aabbcc")})
+    with pytest.raises(LmmError) as caught:
+        fit("y ~ 1 + (1|g)", data)
+    assert "constant (0.5)" in str(caught.value)
+    assert "np.float64" not in str(caught.value)

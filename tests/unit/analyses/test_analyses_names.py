@@ -1,0 +1,28 @@
+"""The user-name mapping of the analyses (analyses.names): names that formulas cannot hold."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from infrepro.analyses.names import Names, formula_name
+
+
+def test_names_round_trip_through_formulas_and_tables() -> None:
+    users = ["comet-22", "rand seed", "(1|x) + y", "länge", "srclen", "srclen-ratio"]
+    names = Names.of(users)
+    inner = names.internal_list(users)
+    assert len(set(inner)) == len(users)
+    assert all(formula_name(n) == n for n in inner)  # internal names need no quoting
+    formula = f"{inner[0]} ~ system * {inner[5]} + (1|segment_id) + (1|{inner[1]}:{inner[4]})"
+    table = pd.DataFrame({"property": [inner[5]], "model": [formula], inner[2]: ["v"]})
+    back = names.user_table(table)
+    assert list(back.columns) == ["property", "model", "(1|x) + y"]
+    assert back.loc[0, "property"] == "srclen-ratio"
+    assert back.loc[0, "model"] == (
+        "`comet-22` ~ system * `srclen-ratio` + (1|segment_id) + (1|`rand seed`:srclen)"
+    )
+    options = names.internal_options({"facets": {"a": ["rand seed"]}, "vca_interactions": []})
+    assert options["facets"] == {"a": [inner[1]]}
+    assert names.internal_options({"vca_interactions": ["rand seed/srclen"]})[
+        "vca_interactions"
+    ] == [f"{inner[1]}/{inner[4]}"]
