@@ -36,6 +36,7 @@ else:
         params:
             columns=config.get("columns", {}),
             options=PROPERTY_OPTIONS,
+            content=content_of(config["scores"]),
         log:
             "logs/import_scores.log",
         threads: 1

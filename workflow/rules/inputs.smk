@@ -6,6 +6,8 @@ rule prepare_testset:
         testset=config.get("testset", []),
     output:
         testset=f"{RESULTS}/inputs/testset.parquet",
+    params:
+        content=content_of(config["testset"]),
     log:
         "logs/prepare_testset.log",
     threads: 1
@@ -21,6 +23,8 @@ rule prepare_runs:
         runs=config.get("runs", []),
     output:
         runs=f"{RESULTS}/inputs/runs.parquet",
+    params:
+        content=content_of(config["runs"]),
     log:
         "logs/prepare_runs.log",
     threads: 1

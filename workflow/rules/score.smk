@@ -13,6 +13,7 @@ rule score_run:
         scores=f"{RESULTS}/scores/{{run_id}}.parquet",
     params:
         metrics=EXPERIMENT.metrics,
+        content=content_of(hypotheses_of),
         implementation=config["scoring"]["implementation"],
     log:
         "logs/score/{run_id}.log",
