@@ -5,7 +5,7 @@ from snakemake.utils import min_version, validate
 from snakemake.exceptions import WorkflowError
 
 from infrepro.io import InputError
-from infrepro.io.options import check_config_size
+from infrepro.io.config import check_config
 
 min_version("9.0")
 
@@ -19,7 +19,8 @@ if not workflow.overwrite_configfiles:
 
 
 try:
-    check_config_size(config)  # before the schema check, whose messages print the value
+    # size, duplicate keys, finite numbers, the schema: each error names the option
+    check_config(config, workflow.configfiles)
 except InputError as err:
     raise WorkflowError(f"infrepro: invalid input: {err}") from None
 validate(config, "workflow/schemas/config.schema.yaml")
