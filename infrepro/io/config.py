@@ -20,6 +20,7 @@ import yaml
 
 from .errors import InputError
 from .options import check_config_size
+from .text import decode_utf8, require_file
 
 TYPE_WORDS = {
     "string": "text",
@@ -46,7 +47,7 @@ def check_config(config: dict[str, Any], files: Iterable[str | Path] = ()) -> No
     """
     check_config_size(config)  # first: the checks below walk the config
     for path in files:
-        check_duplicate_keys(path)
+        check_config_file(path)
     _check_values(config, ())
     report = config.get("report")
     if isinstance(report, dict) and isinstance(report.get("date"), datetime.date):
@@ -159,9 +160,11 @@ def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def check_duplicate_keys(path: str | Path) -> None:
-    """Refuse a JSON or YAML config file that gives one key twice in a mapping."""
-    text = Path(path).read_text(encoding="utf-8")
+def check_config_file(path: str | Path) -> None:
+    """Refuse a config file that is no file, not UTF-8, not JSON or YAML (naming the line), or
+    gives one key twice in a mapping (JSON and YAML keep the last; Snakemake says nothing)."""
+    require_file(path, "config file")
+    text = decode_utf8(Path(path).read_bytes(), path)
     try:
         try:
             json.loads(text, object_pairs_hook=_json_pairs)
@@ -175,5 +178,11 @@ def check_duplicate_keys(path: str | Path) -> None:
             "only the last, so remove or merge one",
             line=dup.line or None,
         ) from None
-    except yaml.YAMLError:
-        return  # Snakemake has read the file; its own parser reports syntax
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = " ".join(str(getattr(err, "problem", None) or err).split())
+        raise InputError(
+            path,
+            f"not valid YAML: {problem}",
+            line=None if mark is None else mark.line + 1,
+        ) from None

@@ -337,6 +337,17 @@ def test_bad_option_is_refused_by_a_dry_run(tmp_path: Path, case: str) -> None:
     assert not (experiment.root / "results").exists()
 
 
+def test_broken_default_config_is_refused_naming_file_and_line(tmp_path: Path) -> None:
+    """Snakemake's own message for config/config.yaml that is not YAML names no file."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config/config.yaml").write_text("baseline: base\nmetrics: [ter\n")
+    result = run_snakemake(tmp_path, "--dry-run", use_configfile=False)
+    assert result.returncode != 0
+    output = result.stderr + result.stdout
+    pattern = r"infrepro: invalid input: config/config.yaml:3: not valid YAML: expected ','"
+    assert re.search(pattern, output), output[-2000:]
+
+
 # -- 4. scores that are not finite, runs that are not complete -----------------------------------
 
 PLAIN = {"segment": "seg", "system": "sys", "run": "seed", "metric": "bleurt"}
