@@ -114,6 +114,10 @@ def _message(error: Any) -> str:
         unknown = [key for key in value if key not in known]
         where = f"{option}." if error.absolute_path else ""
         return f"unknown option {where}{unknown[0]}; the options here are {', '.join(known)}"
+    if kind == "required":
+        missing = next((name for name in expected if name not in value), expected[0])
+        where = f"{option}." if error.absolute_path else ""
+        return f"option {where}{missing} is required but not given"
     if kind in {"minLength", "pattern"}:
         return f"{option} is {value!r}; it must not be empty{reason}"
     if kind == "uniqueItems":
