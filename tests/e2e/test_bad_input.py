@@ -71,7 +71,7 @@ def unknown_metric(exp: MiniExperiment) -> str:
     config = exp.config()
     config["metrics"] = ["ter", "meteor"]
     exp.write_config(config)
-    return r"'meteor' is not one of"
+    return r"metrics\[1\] is 'meteor'; choose one of ter, "
 
 
 def unknown_property(exp: MiniExperiment) -> str:
