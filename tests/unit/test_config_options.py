@@ -150,7 +150,8 @@ def probes_of(node: Mapping[str, Any]) -> list[tuple[object, bool]]:
     if "enum" in node:
         return [("no such choice", True), (12345, True), (math.nan, True)]
     if "string" in kinds:
-        return [(12345, True), (True, True), ({"a": 1}, True), (math.inf, True)]
+        empty = [("", True)] if node.get("minLength") else []
+        return [(12345, True), (True, True), ({"a": 1}, True), (math.inf, True), *empty]
     if kinds & {"array", "object"} or "oneOf" in node:
         return [(12345, True), (math.nan, True), (True, True)]
     raise AssertionError(f"no probes for {node}")
