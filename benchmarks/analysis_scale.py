@@ -44,10 +44,10 @@ from types import SimpleNamespace
 import numpy as np
 
 # the BLAS thread variables Snakemake sets to a job's threads (every job here: one thread)
+from infrepro.registry import ANALYSES
 from infrepro.scripting import THREAD_VARIABLES
 
 REPO = Path(__file__).resolve().parents[1]
-ANALYSES = ["comparison", "conditional", "variance", "metaparam", "classical"]
 JOBS = ["assemble", "analysis", "collect_tables"]
 PROPERTIES = ["length", "readability", "word_rarity"]
 FACETS = ["lambda", "noise", "seed"]
@@ -169,7 +169,7 @@ class _Named(SimpleNamespace):
 def job_spec(root: Path, job: str, analysis: str = "") -> SimpleNamespace:
     """The ``snakemake`` object of one job, with the paths and params of the workflow's rule."""
     sys.path.insert(0, str(REPO))
-    from infrepro.vocabulary import ANALYSIS_TABLES, TABLES
+    from infrepro.vocabulary import TABLES
 
     r = "results"
     run_ids = sorted(p.stem for p in (root / r / "scores").glob("*.parquet"))
@@ -191,19 +191,18 @@ def job_spec(root: Path, job: str, analysis: str = "") -> SimpleNamespace:
             log=["logs/assemble.log"],
         )
     if job == "analysis":
-        components = (
-            {"components": f"{r}/analyses/{METRIC}/variance/variance_components.csv"}
-            if analysis == "metaparam"
-            else {}
-        )
-        tables = ANALYSIS_TABLES[analysis]
+        needed = {  # the tables it needs from other analyses (the registry's needs)
+            n.argument: f"{r}/analyses/{METRIC}/{n.analysis}/{n.table}.csv"
+            for n in ANALYSES[analysis].needs
+        }
+        tables = ANALYSES[analysis].tables
         return SimpleNamespace(
             rule=f"analysis_{analysis}",
             input=_Named(
                 evaluation=f"{r}/evaluation.parquet",
                 runs=f"{r}/inputs/runs.parquet",
                 bins=f"{r}/tables/property_bins.csv",
-                **components,
+                **needed,
             ),
             output=_Named(**{t: f"{r}/analyses/{METRIC}/{analysis}/{t}.csv" for t in tables}),
             params=_Named(
@@ -224,7 +223,7 @@ def job_spec(root: Path, job: str, analysis: str = "") -> SimpleNamespace:
                 parts=[
                     f"{r}/analyses/{METRIC}/{a}/{t}.csv"
                     for a in ANALYSES
-                    for t in ANALYSIS_TABLES[a]
+                    for t in ANALYSES[a].tables
                 ]
             ),
             output=_Named(**{t: f"{r}/tables/{t}.csv" for t in TABLES}),
@@ -300,7 +299,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 3, 10])
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/infrepro-scale"))
-    parser.add_argument("--analyses", nargs="+", default=ANALYSES)
+    parser.add_argument("--analyses", nargs="+", default=list(ANALYSES))
     parser.add_argument("--jobs", nargs="+", default=JOBS)
     parser.add_argument("--reuse", action="store_true", help="keep generated inputs")
     parser.add_argument(

@@ -250,6 +250,7 @@ def test_experiment(sim: Simulation, conditional: bool) -> dict[str, bool]:
     """Run the comparison (+ conditional) and classical analyses; which tests reject?"""
     data = sim.metric_data(
         options={
+            "dev_score_better": "higher",  # simulated dev scores: true quality plus noise
             "bootstrap": {"samples": 1000, "seed": 1},
             "randomization": {"samples": 1000, "seed": 1},
         }

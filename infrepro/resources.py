@@ -13,7 +13,8 @@ measured every job at 1x, 3x and 10x the paper's 551,520 rows. Each cost is a li
 ``base + per_million * rows / 1e6`` through the measured peaks (MiB) and CPU times, with
 headroom: memory x MEM_HEADROOM, time x TIME_HEADROOM (shared or slower nodes), both x the
 attempt number when Snakemake retries a failed job (``--retries``). This module imports only
-the standard library at import time (the workflow parses it on every invocation).
+the standard library and infrepro.registry at import time (the workflow parses it on every
+invocation).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from infrepro import registry
+
 MEM_HEADROOM = 1.5
 TIME_HEADROOM = 4.0
 MIN_MEM_MB = 1000
@@ -32,13 +35,8 @@ MB_PER_MIB = 1.048576
 
 
 @dataclass(frozen=True)
-class Cost:
-    """Peak memory (MiB) and CPU seconds of one job as lines in millions of evaluation rows."""
-
-    base_mib: float
-    mib_per_mrow: float
-    base_s: float
-    s_per_mrow: float
+class Cost(registry.Cost):
+    """A job's cost model (registry.Cost) with the headroom that sizes its request."""
 
     def mem_mb(self, rows: int, attempt: int = 1) -> int:
         """``mem_mb`` (MB, as Snakemake and SLURM count) for a table of ``rows`` rows."""
@@ -51,18 +49,8 @@ class Cost:
         return max(MIN_RUNTIME_MIN, math.ceil(seconds / 60)) * max(1, attempt)
 
 
-# Fitted to benchmarks/results/analysis_scale.md: lines on or above every measured point at
-# 1x, 3x and 10x the paper (peak MiB, remeasured after the FitCache of issue 14, which keeps one
-# property's model matrices alive; wall seconds on a loaded 2-core machine, from before it).
-# metaparam's memory grows with runs too (its fixed effects are the levels of the dominant
-# facet, e.g. the seeds, times each property's bins): the 10x point has 2.5x the paper's runs.
-ANALYSIS_COST = {
-    "comparison": Cost(300, 510, 5, 9),
-    "conditional": Cost(350, 580, 10, 26),
-    "variance": Cost(400, 220, 5, 2),
-    "metaparam": Cost(300, 900, 30, 100),
-    "classical": Cost(300, 200, 5, 1),
-}
+# each analysis's cost is in its registry entry (fitted to benchmarks/results/analysis_scale.md)
+ANALYSIS_COST = {name: Cost(**vars(spec.cost)) for name, spec in registry.ANALYSES.items()}
 ASSEMBLE_COST = Cost(300, 245, 5, 4)
 # collect_tables reads the CSV parts of the analyses: rows of the evaluation table do not
 # size it; CSV megabytes do (string columns take about ten times their file size)

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from infrepro.analyses.data import MetricData
-from infrepro.vocabulary import RUN, SEGMENT, SYSTEM
+from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, VARIANCE_COLUMN
 
 RESIDUAL = "Residual"
 STREAMS = (
@@ -196,7 +196,7 @@ class Truth:
         """A system's true variance components, indexed like an LmmResult's."""
         table = self.variance_components
         rows = table[table[SYSTEM] == system]
-        return pd.Series(rows["variance"].to_numpy(), index=rows["component"].to_list())
+        return pd.Series(rows[VARIANCE_COLUMN].to_numpy(), index=rows["component"].to_list())
 
 
 @dataclass(frozen=True)
@@ -344,11 +344,11 @@ def simulate(design: Design, seed: int) -> Simulation:
                 "value": float(value),
             }
         )
-    components = pd.DataFrame(truth_rows, columns=[SYSTEM, "component", "variance"])
+    components = pd.DataFrame(truth_rows, columns=[SYSTEM, "component", VARIANCE_COLUMN])
     phi = {}
     for name, group in components.groupby(SYSTEM, sort=False):
-        total = float(group["variance"].sum())
-        segment = float(group.loc[group["component"] == SEGMENT, "variance"].sum())
+        total = float(group[VARIANCE_COLUMN].sum())
+        segment = float(group.loc[group["component"] == SEGMENT, VARIANCE_COLUMN].sum())
         phi[str(name)] = segment / total if total > 0 else float("nan")
     truth = Truth(
         system_means,
@@ -422,7 +422,7 @@ def _true_components(
             rows.append((name, system.run_sd**2))
     residual = design.residual_sd**2 + (float(np.var(slope)) + system.slope_sd**2) * p_var
     rows.append((RESIDUAL, residual))
-    return [{SYSTEM: system.name, "component": c, "variance": float(v)} for c, v in rows]
+    return [{SYSTEM: system.name, "component": c, VARIANCE_COLUMN: float(v)} for c, v in rows]
 
 
 def _rows(

@@ -8,6 +8,7 @@ workflow, and every other module takes its names from here.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 # -- columns of the inputs and of the evaluation table (docs/method.md §1) ----------------------
 SEGMENT = "segment_id"
@@ -17,6 +18,8 @@ HYPOTHESES = "hypotheses"
 DEV_SCORE = "dev_score"
 SOURCE = "source"
 REFERENCE = "reference"
+VARIANCE_COLUMN = "variance"  # of variance_components and importance
+CLASSICAL_TABLE = "classical"  # the classical tests' table
 BIN_SUFFIX = "_bin"  # the binned version of a numeric property: ``length`` -> ``length_bin``
 RESERVED = (RUN, SYSTEM, HYPOTHESES, DEV_SCORE, SEGMENT)
 
@@ -35,281 +38,147 @@ def unbinned(name: str) -> str:
     return name.removesuffix(BIN_SUFFIX)
 
 
-# -- the analyses and the tables they write (results/tables/*.csv) ------------------------------
-ANALYSES = ("comparison", "conditional", "variance", "metaparam", "classical")
-_LOG = ("diagnostics", "qq")  # every analysis records its fits and skips
-_MODELS = ("glrt", "tests", "means", "contrasts")
-# The tables each analysis writes (its Snakemake job declares exactly these) ...
-ANALYSIS_TABLES: dict[str, tuple[str, ...]] = {
-    "comparison": (*_MODELS, *_LOG),
-    "conditional": (*_MODELS, "slopes", "predictions", *_LOG),
-    "variance": ("variance_components", "reliability", "dstudy", *_LOG),
-    "metaparam": (*_MODELS, "slopes", "predictions", "importance", *_LOG),
-    "classical": ("classical", "run_summary", "run_means", *_LOG),
-}
-# ... and the `analyses:` options it reads (a change of another option does not rerun it).
-ANALYSIS_READS: dict[str, tuple[str, ...]] = {
-    "comparison": ("dev_score_better", "bootstrap_lrt", "bootstrap", "facets"),
-    "conditional": (),
-    "variance": ("facets", "vca_interactions", "dstudy_max_n"),
-    "metaparam": ("facets",),
-    "classical": ("dev_score_better", "bootstrap", "randomization"),
-}
+# -- the tables: one typed declaration each (results/tables/*.csv and the jobs' parts) -------
+STR, INT, FLOAT, BOOL = "str", "int", "float", "bool"
+KINDS = (STR, INT, FLOAT, BOOL)
 
-TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
-    "glrt": (
-        "metric",
-        "analysis",
-        "property",
-        "subset",
-        "facet",
-        "h1",
-        "h0",
-        "n_obs",
-        "n_segments",
-        "n_runs",
-        "loglik_h1",
-        "loglik_h0",
-        "lr_stat",
-        "df",
-        "p_value",
-        "p_holm",
-        "log10_p",
-        "log10_p_holm",
-        "note",
+
+@dataclass(frozen=True)
+class Column:
+    """A declared column: its name and kind. A ``str`` cell is read back exactly as written
+    (``007``, ``NA``, ``None``, ``1`` stay strings; an empty cell is an empty string), an
+    ``int`` or ``float`` cell as a number (an empty cell is NaN), a ``bool`` cell as
+    ``True``/``False``. p-values are ``str``: the tables give them preformatted."""
+
+    name: str
+    kind: str = STR
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"column {self.name}: kind {self.kind!r} is not one of {KINDS}")
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A table's columns in order; ``extra``: it has further, experiment-dependent columns
+    (``run_means``' facets), read as text, besides the declared ones."""
+
+    name: str
+    columns: tuple[Column, ...]
+    extra: bool = False
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def of_kind(self, *kinds: str) -> tuple[str, ...]:
+        """The names of the columns of the given kinds, in order."""
+        return tuple(c.name for c in self.columns if c.kind in kinds)
+
+
+def table(name: str, declaration: str, extra: bool = False) -> TableSpec:
+    """A TableSpec from ``"metric n_obs:int ..."``: names in order, ``:kind`` unless str."""
+    columns = [Column(*item.split(":", 1)) for item in declaration.split()]
+    return TableSpec(name, tuple(columns), extra)
+
+
+_P = "p_value p_holm log10_p:float log10_p_holm:float"  # a p, Holm's p and their log10
+_KEY = "metric analysis subset property"
+# The tables the analyses write (results/analyses/<metric>/<analysis>/<table>.csv, concatenated
+# into results/tables/<table>.csv).
+ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
+    table(
+        "glrt",
+        "metric analysis property subset facet h1 h0 n_obs:int n_segments:int n_runs:int "
+        f"loglik_h1:float loglik_h0:float lr_stat:float df:float {_P} note",
     ),
-    "tests": (
-        "metric",
-        "analysis",
-        "subset",
-        "property",
-        "facet",
-        "hypothesis",
-        "model",
-        "method",
-        "estimate",
-        "se",
-        "statistic",
-        "numdf",
-        "dendf",
-        "n_obs",
-        "n_segments",
-        "n_runs",
-        "p_value",
-        "p_holm",
-        "log10_p",
-        "log10_p_holm",
-        "note",
+    table(
+        "tests",
+        f"{_KEY} facet hypothesis model method estimate:float se:float statistic:float "
+        f"numdf:float dendf:float n_obs:int n_segments:int n_runs:int {_P} note",
     ),
-    "means": (
-        "metric",
-        "analysis",
-        "subset",
-        "property",
-        "bin",
-        "group",
-        "kind",
-        "x",
-        "estimate",
-        "se",
-        "n_obs",
+    table("means", f"{_KEY} bin group kind x:float estimate:float se:float n_obs:int"),
+    table(
+        "contrasts",
+        f"{_KEY} bin level1 level2 estimate:float se:float {_P} p_method df:float "
+        "effect_size:float effect_sd:float effect_label",
     ),
-    "contrasts": (
-        "metric",
-        "analysis",
-        "subset",
-        "property",
-        "bin",
-        "level1",
-        "level2",
-        "estimate",
-        "se",
-        "p_value",
-        "p_holm",
-        "log10_p",
-        "log10_p_holm",
-        "p_method",
-        "df",
-        "effect_size",
-        "effect_sd",
-        "effect_label",
+    table(
+        "slopes",
+        f"{_KEY} group slope:float se:float statistic:float df:float method p_value log10_p:float",
     ),
-    "slopes": (
-        "metric",
-        "analysis",
-        "subset",
-        "property",
-        "group",
-        "slope",
-        "se",
-        "statistic",
-        "df",
-        "method",
-        "p_value",
-        "log10_p",
+    table(
+        "predictions",
+        f"{_KEY} group x:float estimate:float se:float lower:float upper:float",
     ),
-    "predictions": (
-        "metric",
-        "analysis",
-        "subset",
-        "property",
-        "group",
-        "x",
-        "estimate",
-        "se",
-        "lower",
-        "upper",
+    table(
+        "variance_components",
+        "metric system component variance:float percent:float n_levels:int",
     ),
-    "variance_components": (
-        "metric",
-        "system",
-        "component",
-        "variance",
-        "percent",
-        "n_levels",
+    table(
+        "reliability",
+        "metric system phi:float label n_per_facet_for_phi_08:int runs_for_phi_08:int "
+        "n_facets:int retrain_sd_points:float model",
     ),
-    "reliability": (
-        "metric",
-        "system",
-        "phi",
-        "label",
-        "n_per_facet_for_phi_08",
-        "runs_for_phi_08",
-        "n_facets",
-        "retrain_sd_points",
-        "model",
+    table("dstudy", "metric system n_per_facet:int runs_averaged:int phi:float"),
+    table(
+        "importance",
+        "metric system facet variance:float percent:float rank:int dominant:bool",
     ),
-    "dstudy": (
-        "metric",
-        "system",
-        "n_per_facet",
-        "runs_averaged",
-        "phi",
+    table(
+        CLASSICAL_TABLE,
+        "metric test subset level1 level2 statistic:float estimate:float p_value "
+        "log10_p:float n:int samples:int seed note",
     ),
-    "importance": (
-        "metric",
-        "system",
-        "facet",
-        "variance",
-        "percent",
-        "rank",
-        "dominant",
+    table(
+        "run_summary",
+        "metric system n_runs:int mean:float sd:float min:float max:float best_run "
+        "best_mean:float selected_by",
     ),
-    "classical": (
-        "metric",
-        "test",
-        "subset",
-        "level1",
-        "level2",
-        "statistic",
-        "estimate",
-        "p_value",
-        "log10_p",
-        "n",
-        "samples",
-        "seed",
-        "note",
+    # its facet columns (between system and dev_score) depend on the experiment
+    table(
+        "run_means",
+        f"metric {RUN} {SYSTEM} dev_score:float mean:float n_segments:int is_best:bool",
+        extra=True,
     ),
-    "run_summary": (
-        "metric",
-        "system",
-        "n_runs",
-        "mean",
-        "sd",
-        "min",
-        "max",
-        "best_run",
-        "best_mean",
-        "selected_by",
+    table(
+        "diagnostics",
+        f"{_KEY} model reml:bool status reason converged:bool singular:bool n_obs:int "
+        "n_segments:int n_runs:int facets_lt5 loglik:float messages",
     ),
-    "run_means": None,  # its facet columns depend on the experiment
-    "diagnostics": (
-        "metric",
-        "analysis",
-        "subset",
-        "property",
-        "model",
-        "reml",
-        "status",
-        "reason",
-        "converged",
-        "singular",
-        "n_obs",
-        "n_segments",
-        "n_runs",
-        "facets_lt5",
-        "loglik",
-        "messages",
-    ),
-    "qq": (
-        "metric",
-        "analysis",
-        "subset",
-        "property",
-        "model",
-        "theoretical",
-        "sample",
-    ),
+    table("qq", f"{_KEY} model theoretical:float sample:float"),
+)
+# ... and the tables the report reads besides them: the property bins and the provenance
+PROVENANCE_TABLE_SPECS: tuple[TableSpec, ...] = (
+    table("property_bins", "computed_on property bin lower:float upper:float"),
+    table("inputs", "path sha256 bytes:int"),
+    table("software", "package version"),
+)
+TABLE_SPECS: dict[str, TableSpec] = {
+    spec.name: spec for spec in (*ANALYSIS_TABLE_SPECS, *PROVENANCE_TABLE_SPECS)
 }
-TABLES = tuple(TABLE_COLUMNS)
+TABLES = tuple(spec.name for spec in ANALYSIS_TABLE_SPECS)
 # what the report reads: the analyses' tables, the property bins and the provenance tables
-REPORT_TABLES = (*TABLES, "property_bins", "inputs", "software")
-# The numeric columns of each table (the report reads tables as text and converts only these).
+REPORT_TABLES = tuple(TABLE_SPECS)
+# Derived views: the columns of each analysis table in order (None: experiment-dependent), its
+# numeric columns and its boolean ones.
+TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
+    spec.name: None if spec.extra else spec.names for spec in ANALYSIS_TABLE_SPECS
+}
 NUMERIC: dict[str, tuple[str, ...]] = {
-    "glrt": (
-        "n_obs",
-        "n_segments",
-        "n_runs",
-        "loglik_h1",
-        "loglik_h0",
-        "lr_stat",
-        "df",
-        "log10_p",
-        "log10_p_holm",
-    ),
-    "tests": (
-        "estimate",
-        "se",
-        "statistic",
-        "numdf",
-        "dendf",
-        "n_obs",
-        "n_segments",
-        "n_runs",
-        "log10_p",
-        "log10_p_holm",
-    ),
-    "means": ("x", "estimate", "se", "n_obs"),
-    "contrasts": ("estimate", "se", "log10_p", "log10_p_holm", "df", "effect_size", "effect_sd"),
-    "slopes": ("slope", "se", "statistic", "df", "log10_p"),
-    "predictions": ("x", "estimate", "se", "lower", "upper"),
-    "variance_components": ("variance", "percent", "n_levels"),
-    "reliability": (
-        "phi",
-        "n_per_facet_for_phi_08",
-        "runs_for_phi_08",
-        "n_facets",
-        "retrain_sd_points",
-    ),
-    "dstudy": ("n_per_facet", "runs_averaged", "phi"),
-    "importance": ("variance", "percent", "rank"),
-    "classical": ("statistic", "estimate", "log10_p", "n", "samples"),
-    "run_summary": ("n_runs", "mean", "sd", "min", "max", "best_mean"),
-    "run_means": ("dev_score", "mean", "n_segments"),
-    "diagnostics": ("n_obs", "n_segments", "n_runs", "loglik"),
-    "qq": ("theoretical", "sample"),
-    "property_bins": ("lower", "upper"),
-    "inputs": ("bytes",),
-    "software": (),
+    name: spec.of_kind(INT, FLOAT) for name, spec in TABLE_SPECS.items()
+}
+BOOLEAN: dict[str, tuple[str, ...]] = {
+    name: spec.of_kind(BOOL) for name, spec in TABLE_SPECS.items() if spec.of_kind(BOOL)
 }
 
 
 def columns(table: str) -> list[str]:
     """The documented columns of a table, in order."""
-    found = TABLE_COLUMNS[table]
-    if found is None:
+    spec = TABLE_SPECS[table]
+    if spec.extra:
         raise KeyError(f"table {table} has experiment-dependent columns")
-    return list(found)
+    return list(spec.names)
 
 
 # -- model formulas (lme4 notation) -------------------------------------------------------------

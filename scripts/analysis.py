@@ -4,6 +4,8 @@ import pandas as pd
 
 from infrepro.analyses import load_metric_data, read_evaluation, run_analysis
 from infrepro.io import write_csv
+from infrepro.io.results import read_result_table
+from infrepro.registry import analysis_spec
 from infrepro.scripting import run_rule_script
 
 
@@ -17,7 +19,7 @@ def main(smk) -> None:
     data = load_metric_data(
         evaluation,
         pd.read_parquet(smk.input.runs),
-        pd.read_csv(smk.input.bins),
+        read_result_table("property_bins", smk.input.bins),
         metric=smk.wildcards.metric,
         better=smk.params.better,
         baseline=smk.params.baseline,
@@ -25,8 +27,11 @@ def main(smk) -> None:
         properties=list(smk.params.properties),
         options=smk.params.options,
     )
-    components = pd.read_csv(smk.input.components) if "components" in smk.input.keys() else None
-    tables = run_analysis(smk.params.analysis, data, components)
+    needed = {  # the tables this analysis needs from other analyses' jobs (the registry's needs)
+        need.argument: read_result_table(need.table, smk.input[need.argument])
+        for need in analysis_spec(smk.params.analysis).needs
+    }
+    tables = run_analysis(smk.params.analysis, data, needed)
     for name in smk.output.keys():
         write_csv(tables[name], smk.output[name])
 

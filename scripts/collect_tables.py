@@ -3,20 +3,15 @@ no analysis wrote, e.g. classical's when it is not run, gets its header only).""
 
 from pathlib import Path
 
-import pandas as pd
-
 from infrepro.analyses.tables import combine, conform
 from infrepro.io import write_csv
+from infrepro.io.results import read_text_table
 from infrepro.scripting import run_rule_script
 
 
 def main(smk) -> None:
     for name in smk.output.keys():
-        parts = [
-            pd.read_csv(p, dtype=str, keep_default_na=False)
-            for p in smk.input.parts
-            if Path(p).stem == name
-        ]
+        parts = [read_text_table(p) for p in smk.input.parts if Path(p).stem == name]
         write_csv(combine(parts) if parts else conform(name, None), smk.output[name])
 
 

@@ -8,14 +8,15 @@ import pyarrow.parquet as pq
 from infrepro.io import read_hypotheses, reference_columns, write_parquet
 from infrepro.metrics import score_segments
 from infrepro.scripting import run_rule_script
+from infrepro.vocabulary import RUN, SEGMENT
 
 
 def main(smk) -> None:
     # Only the ids and references: the sources (~700 words each in summarization) are not
     # needed here, and every run's job would otherwise read them again.
     columns = reference_columns(pq.read_schema(smk.input.testset).names)
-    testset = pd.read_parquet(smk.input.testset, columns=["segment_id", *columns])
-    segment_ids = list(testset["segment_id"])
+    testset = pd.read_parquet(smk.input.testset, columns=[SEGMENT, *columns])
+    segment_ids = list(testset[SEGMENT])
     hypotheses = read_hypotheses(smk.input.hypotheses, segment_ids)
     references = testset[columns].to_numpy().tolist()
     scores = score_segments(
@@ -25,8 +26,8 @@ def main(smk) -> None:
         implementation=smk.params.implementation,
         threads=smk.threads,
     )
-    scores.insert(0, "segment_id", segment_ids)
-    scores.insert(0, "run_id", smk.wildcards.run_id)
+    scores.insert(0, SEGMENT, segment_ids)
+    scores.insert(0, RUN, smk.wildcards.run_id)
     logging.info("scored %d segments of run %s", len(scores), smk.wildcards.run_id)
     write_parquet(scores, smk.output.scores)
 

@@ -105,3 +105,31 @@ def test_cases_cover_both_methods_and_both_new_term_kinds() -> None:
     formulas = " ".join(s["formula"] for s in specs)
     assert "dummy(" in formulas and "||" in formulas
     assert len(specs) >= 6
+
+
+KR_CASES = [c for c in CASES if any(t["method"] == "Kenward-Roger" for t in _load(c)[0]["tests"])]
+
+
+@pytest.mark.parametrize("how", ["dense", "structured"])
+@pytest.mark.parametrize("case", KR_CASES, ids=[c.stem for c in KR_CASES])
+def test_both_kenward_roger_computations_equal_pbkrtest(case: Path, how: str) -> None:
+    """At lme4's theta, the dense reference and the structured KR (infrepro/lmm/kr.py) each
+    give pbkrtest's ddf (1e-4 relative; the issue's tolerance) and p (1e-4)."""
+    spec, data = _load(case)
+    probe = fit(spec["formula"], data, reml=True)
+    result = fit(spec["formula"], data, reml=True, theta=_our_theta(spec, probe.theta_names))
+    result.ddf_core.kr_how = how
+    assert np.allclose(result.ddf_core.kr_parts()[0], spec["vcov_beta_kr"], rtol=1e-6, atol=0)
+    for test in spec["tests"]:
+        if test["method"] != "Kenward-Roger":
+            continue
+        ours = result.contest(np.asarray(test["L"], dtype=float), "Kenward-Roger")
+        assert ours.dendf == pytest.approx(test["df"], rel=1e-4), test["name"]
+        assert ours.p_value == pytest.approx(test["p"], rel=1e-4), test["name"]
+
+
+def test_kenward_roger_goldens_cover_a_boundary_fit_and_thousands_of_rows() -> None:
+    specs = [_load(c)[0] for c in KR_CASES]
+    assert len(specs) >= 5
+    assert any(s["singular"] and 0.0 in s["theta"] for s in specs)
+    assert max(s["nobs"] for s in specs) >= 3000

@@ -17,7 +17,8 @@ import pandas as pd
 from scipy import special, stats
 
 from infrepro.io.errors import plural
-from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, columns
+from infrepro.registry import CLASSICAL
+from infrepro.vocabulary import CLASSICAL_TABLE, RUN, SEGMENT, SYSTEM, columns
 
 from .data import MetricData, best_runs, run_means
 from .fitlog import FitLog
@@ -126,10 +127,10 @@ def classical_tests(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
         first = means.loc[means[SYSTEM] == baseline, "mean"].to_numpy()
         second = means.loc[means[SYSTEM] == other, "mean"].to_numpy()
         if min(first.size, second.size) < 2:
-            log.skip("classical", subset, "", "run-level tests need at least two runs per system")
+            log.skip(CLASSICAL, subset, "", "run-level tests need at least two runs per system")
             continue
         if np.ptp(np.concatenate([first, second])) == 0:
-            log.skip("classical", subset, "", "run means are constant: no run-level test")
+            log.skip(CLASSICAL, subset, "", "run means are constant: no run-level test")
             continue
         difference = float(first.mean() - second.mean())
         welch = stats.ttest_ind(first, second, equal_var=False)
@@ -169,7 +170,7 @@ def classical_tests(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
             )
         )
     return {
-        "classical": pd.DataFrame(rows, columns=columns("classical")),
+        CLASSICAL_TABLE: pd.DataFrame(rows, columns=columns(CLASSICAL_TABLE)),
         "run_summary": _summary(data, means, best),
         "run_means": _run_means_table(data, means, best),
     }
@@ -189,7 +190,7 @@ def _resampling_rows(
         # One segment: every resample repeats the observed difference, so the shifted
         # bootstrap distribution is a point and would report the smallest possible p.
         log.skip(
-            "classical",
+            CLASSICAL,
             subset,
             "",
             f"paired bootstrap: the best runs share {plural(a.size, 'segment')}; "
@@ -217,7 +218,7 @@ def _resampling_rows(
             )
         )
     if a.size == 0:
-        log.skip("classical", subset, "", "approximate randomization: no shared segments")
+        log.skip(CLASSICAL, subset, "", "approximate randomization: no shared segments")
     else:
         test = randomization_test(a, b, int(perm["samples"]), int(perm["seed"]))
         rows.append(
@@ -303,7 +304,7 @@ def _summary(data: MetricData, means: pd.DataFrame, best: pd.DataFrame) -> pd.Da
         rows.append(
             {
                 "metric": data.metric,
-                "system": system,
+                SYSTEM: system,
                 "n_runs": len(values),
                 "mean": float(values["mean"].mean()),
                 "sd": float(values["mean"].std(ddof=1)) if len(values) > 1 else math.nan,

@@ -15,9 +15,21 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from infrepro.io.errors import plural
+from infrepro.io.scores import incomplete_runs
 from infrepro.lmm import LmmResult
+from infrepro.registry import (
+    ALL_RUNS,
+    ALL_RUNS_RUN_AWARE,
+    BEST_VS_BEST,
+    COMPARISON,
+    FACET_AWARE,
+    HEADLINE,
+    HEADLINE_BOOTSTRAP,
+)
 from infrepro.vocabulary import (
     RUN,
+    RUN_TERM,
     SEGMENT,
     SYSTEM,
     comparison_formulas,
@@ -33,10 +45,6 @@ from .glrt import GlrtOutcome, holm_within, run_glrt
 from .pvalues import format_p
 from .smalltests import contest, method_label, test_row
 
-HEADLINE = "all_runs_per_system"
-FACET_AWARE = "all_runs_facet_aware"
-PAPER_ANALYSES = ("best_vs_best", "all_runs", "all_runs_run_aware")
-
 
 @dataclass
 class _Rows:
@@ -47,13 +55,27 @@ class _Rows:
     contrasts: list[dict[str, object]] = field(default_factory=list)
 
 
+def note_incomplete_runs(data: MetricData, log: FitLog) -> None:
+    """List every incomplete run (admitted by ``incomplete_runs: admit``) in the diagnostics."""
+    total = data.evaluation[SEGMENT].nunique()
+    for run, missing in incomplete_runs(data.evaluation).items():
+        log.note(
+            "incomplete runs",
+            run,
+            f"run {run} is incomplete: it lacks {plural(missing, 'segment')} of {total}; "
+            "it is not a candidate for best run",
+        )
+
+
 def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
-    """GLRTs, run-aware tests, estimated means and contrasts of the system comparisons."""
+    """GLRTs, run-aware tests, estimated means and contrasts of the system comparisons (every
+    incomplete run noted first)."""
+    note_incomplete_runs(data, log)
     glrt_rows: list[dict[str, object]] = []
     out = _Rows()
     systems = data.systems
     if len(systems) < 2:
-        log.skip("comparison", "", "", "only one system: nothing to compare")
+        log.skip(COMPARISON, "", "", "only one system: nothing to compare")
         return {"glrt": pd.DataFrame(), "tests": pd.DataFrame()}
     scale = effect_scale(data, log)
     best = best_runs(data)
@@ -61,13 +83,13 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
     optimistic = bool(best["optimistic"].iloc[0])
     note = f"best run per system by {selection}" + ("; optimistic selection" if optimistic else "")
     settings = [
-        ("best_vs_best", data.rows_of(runs=list(best[RUN])), False, note),
-        ("all_runs", data.evaluation, False, "paper model: conditional on these trained runs"),
+        (BEST_VS_BEST, data.rows_of(runs=list(best[RUN])), False, note),
+        (ALL_RUNS, data.evaluation, False, "paper model: conditional on these trained runs"),
         (
-            "all_runs_run_aware",
+            ALL_RUNS_RUN_AWARE,
             data.evaluation,
             True,
-            "paper model + (1|run_id): one run variance shared by all systems (ML, chi-square)",
+            f"paper model + {RUN_TERM}: one run variance shared by all systems (ML, chi-square)",
         ),
     ]
     for analysis, rows, run_aware, text in settings:
@@ -197,9 +219,9 @@ def _one_test(
     if fitted is None:
         return
     names = list(fitted.fixed_effects.index)
-    others = [s for s in members[1:] if f"system{s}" in names]
+    others = [s for s in members[1:] if f"{SYSTEM}{s}" in names]
     if len(members) > 2:
-        L = fitted.contrast_matrix([{f"system{s}": 1.0} for s in others])
+        L = fitted.contrast_matrix([{f"{SYSTEM}{s}": 1.0} for s in others])
         test = contest(log, fitted, L, analysis=analysis, subset=subset, prop="")
         if test is not None:
             out.tests.append(
@@ -217,7 +239,7 @@ def _one_test(
         out.means += _means(data, fitted, analysis, subset, rows)
         return
     second = members[1]
-    L = fitted.contrast_matrix({f"system{second}": -1.0})  # first - second
+    L = fitted.contrast_matrix({f"{SYSTEM}{second}": -1.0})  # first - second
     test = contest(log, fitted, L, analysis=analysis, subset=subset, prop="")
     if test is None:
         return
@@ -274,7 +296,7 @@ def _bootstrap_row(
     log10_p = float(np.log10(result.p_value))
     return {
         "metric": log.metric,
-        "analysis": HEADLINE + "_bootstrap",
+        "analysis": HEADLINE_BOOTSTRAP,
         "subset": subset,
         "property": "",
         "facet": "",

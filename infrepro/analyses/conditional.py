@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from infrepro.lmm import LmmResult
+from infrepro.registry import CONDITIONAL, INTERACTION_SUFFIX, JOINT_SUFFIX, RUN_AWARE_SUFFIX
 from infrepro.vocabulary import (
     RUN,
     RUN_TERM,
@@ -42,7 +43,6 @@ from .glrt import holm_within, run_glrt
 from .pvalues import format_p, normal_log10_two_sided
 from .smalltests import contest, method_label, t_quantile, test_row
 
-RUN_AWARE = "_runaware"  # suffix of the run-aware analyses' names
 GRID_POINTS = 25
 Z95 = 1.959963984540054
 
@@ -51,13 +51,13 @@ def conditional_analyses(data: MetricData, log: FitLog) -> dict[str, pd.DataFram
     """All conditional tests of one metric over every property (all runs)."""
     tables = _Tables(data.binned_columns)
     if len(data.systems) < 2:
-        log.skip("conditional", "", "", "only one system: nothing to compare")
+        log.skip(CONDITIONAL, "", "", "only one system: nothing to compare")
         return tables.frames()
     tables.scale = effect_scale(data, log)
     for variant, rows, dropped in property_rows(data, data.evaluation):
         if dropped:
             log.skip(
-                "conditional",
+                CONDITIONAL,
                 "all runs",
                 variant,
                 f"{dropped} rows without a value of {variant} left out of its models",
@@ -69,7 +69,7 @@ def conditional_analyses(data: MetricData, log: FitLog) -> dict[str, pd.DataFram
             rows,
             factor=SYSTEM,
             prop=variant,
-            analysis="conditional",
+            analysis=CONDITIONAL,
             subset="all runs",
             reference=data.baseline,
         )
@@ -165,7 +165,7 @@ def factor_analysis(
         rows,
         models["h1"],
         models["h0_joint"],
-        analysis=f"{analysis}_joint",
+        analysis=analysis + JOINT_SUFFIX,
         subset=subset,
         prop=prop,
         facet=factor if factor != SYSTEM else "",
@@ -176,7 +176,7 @@ def factor_analysis(
         rows,
         models["h1"],
         models["h0_interaction"],
-        analysis=f"{analysis}_interaction",
+        analysis=analysis + INTERACTION_SUFFIX,
         subset=subset,
         prop=prop,
         facet=factor if factor != SYSTEM else "",
@@ -190,7 +190,7 @@ def factor_analysis(
     run_aware = _run_aware_fit(
         data, log, tables, rows, factor, prop, analysis, subset, reference, numeric
     )
-    fits.append((analysis + RUN_AWARE, run_aware))
+    fits.append((analysis + RUN_AWARE_SUFFIX, run_aware))
     for name, fitted in fits:
         if fitted is None:
             continue
@@ -205,7 +205,7 @@ def factor_analysis(
             subset=subset,
             scale=tables.scale,
             bin_column=data.bin_column(prop),
-            log=log if name.endswith(RUN_AWARE) else None,
+            log=log if name.endswith(RUN_AWARE_SUFFIX) else None,
         )
         if numeric:
             post.slopes(tables)
@@ -227,7 +227,7 @@ def _run_aware_fit(
     numeric: bool,
 ) -> LmmResult | None:
     """The REML run-aware fit of ``factor * prop`` and its joint and interaction F tests."""
-    name = analysis + RUN_AWARE
+    name = analysis + RUN_AWARE_SUFFIX
     if distinct_count(rows, RUN) <= distinct_count(rows, factor):
         log.skip(name, subset, prop, f"every level of {factor} has a single run: no run variance")
         return None
@@ -252,8 +252,8 @@ def _run_aware_fit(
     inter = fitted.term_columns(factor, prop)
     facet = factor if factor != SYSTEM else ""
     for suffix, coefficients, hypothesis in (
-        ("_joint", main + inter, f"{factor} and {factor}:{prop} effects = 0"),
-        ("_interaction", inter, f"{factor}:{prop} effects = 0"),
+        (JOINT_SUFFIX, main + inter, f"{factor} and {factor}:{prop} effects = 0"),
+        (INTERACTION_SUFFIX, inter, f"{factor}:{prop} effects = 0"),
     ):
         L = fitted.contrast_matrix([{c: 1.0} for c in coefficients])
         test = contest(log, fitted, L, analysis=name + suffix, subset=subset, prop=prop)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from infrepro.registry import EFFECT_SCALE
 from infrepro.vocabulary import RUN, RUN_TERM, SYSTEM, effect_scale_formula
 
 from .data import MetricData
@@ -50,7 +51,7 @@ def effect_scale(data: MetricData, log: FitLog) -> EffectScale:
     formula = effect_scale_formula(data.metric)
     if rows[RUN].nunique() <= rows[SYSTEM].nunique():  # one run per system: no run variance
         formula = formula.replace(f" + {RUN_TERM}", "")
-    fitted = log.fit(formula, rows, reml=True, analysis="effect_scale")
+    fitted = log.fit(formula, rows, reml=True, analysis=EFFECT_SCALE)
     if fitted is None:
         return EffectScale(math.nan, formula)
     return EffectScale(float(np.sqrt(fitted.variance_components.sum())), formula)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from infrepro.vocabulary import SYSTEM, columns
+from infrepro.registry import METAPARAM
+from infrepro.vocabulary import SYSTEM, VARIANCE_COLUMN, columns
 
 from .conditional import _Tables, factor_analysis, property_rows
 from .data import MetricData, distinct_strings
@@ -23,15 +24,15 @@ def facet_importance(data: MetricData, components: pd.DataFrame) -> pd.DataFrame
     rows: list[dict[str, object]] = []
     for system in data.systems:
         facets = data.facets_of(system)
-        mine = components[(components["system"] == system) & components["component"].isin(facets)]
+        mine = components[(components[SYSTEM] == system) & components["component"].isin(facets)]
         ranked = mine.sort_values(["percent", "component"], ascending=[False, True])
         for rank, row in enumerate(ranked.itertuples(index=False), start=1):
             rows.append(
                 {
                     "metric": data.metric,
-                    "system": system,
+                    SYSTEM: system,
                     "facet": row.component,
-                    "variance": row.variance,
+                    VARIANCE_COLUMN: row.variance,
                     "percent": row.percent,
                     "rank": rank,
                     "dominant": rank == 1,
@@ -48,9 +49,9 @@ def metaparameter_interactions(
     tables = _Tables(data.binned_columns)
     tables.scale = effect_scale(data, log)
     for system in data.systems:
-        dominant = importance[(importance["system"] == system) & importance["dominant"]]
+        dominant = importance[(importance[SYSTEM] == system) & importance["dominant"]]
         if dominant.empty:
-            log.skip("metaparam", system, "", f"{system} has no facet with two or more levels")
+            log.skip(METAPARAM, system, "", f"{system} has no facet with two or more levels")
             continue
         facet = str(dominant["facet"].iloc[0])
         rows = data.evaluation[data.evaluation[SYSTEM] == system].dropna(subset=[facet])
@@ -63,7 +64,7 @@ def metaparameter_interactions(
                 variant_rows,
                 factor=facet,
                 prop=variant,
-                analysis="metaparam",
+                analysis=METAPARAM,
                 subset=system,
                 reference=reference,
             )

@@ -7,19 +7,15 @@ from typing import Any
 
 import pandas as pd
 
-from infrepro.io.errors import plural
-from infrepro.io.scores import incomplete_runs
-from infrepro.vocabulary import ANALYSES, ANALYSIS_TABLES, BIN_SUFFIX, SEGMENT
+from infrepro.registry import ANALYSES, analysis_spec, resolve
+from infrepro.vocabulary import BIN_SUFFIX
 
-from .classical import classical_tests
-from .comparison import compare_systems
-from .conditional import conditional_analyses
 from .data import MetricData
 from .fitlog import FitLog
-from .metaparam import metaparameter_interactions
 from .names import Names
 from .tables import conform
-from .variance import variance_components
+
+__all__ = ["ANALYSES", "load_metric_data", "run_analysis"]
 
 
 def load_metric_data(
@@ -59,41 +55,29 @@ def load_metric_data(
     )
 
 
-def note_incomplete_runs(data: MetricData, log: FitLog) -> None:
-    """List every incomplete run (admitted by ``incomplete_runs: admit``) in the diagnostics."""
-    total = data.evaluation[SEGMENT].nunique()
-    for run, missing in incomplete_runs(data.evaluation).items():
-        log.note(
-            "incomplete runs",
-            run,
-            f"run {run} is incomplete: it lacks {plural(missing, 'segment')} of {total}; "
-            "it is not a candidate for best run",
-        )
-
-
 def run_analysis(
-    name: str, data: MetricData, components: pd.DataFrame | None = None
+    name: str, data: MetricData, needed: Mapping[str, pd.DataFrame] | None = None
 ) -> dict[str, pd.DataFrame]:
-    """The tables one analysis writes (vocabulary.ANALYSIS_TABLES), each with its columns."""
+    """The tables one analysis writes (its registry entry's ``tables``), each with its columns.
+
+    Dispatch is by the registry (infrepro.registry.ANALYSES): the analysis's function gets
+    ``data``, a FitLog and, by keyword, the tables it needs from other analyses (``needed``,
+    keyed by each Need's ``argument``, in the user's names).
+    """
+    spec = analysis_spec(name)
     log = FitLog(data.metric)
-    if components is not None:
-        components = data.names.internal_values(components, ["component"])
-    if name == "comparison":
-        note_incomplete_runs(data, log)
-        tables = compare_systems(data, log)
-    elif name == "conditional":
-        tables = conditional_analyses(data, log)
-    elif name == "variance":
-        tables = variance_components(data, log)
-    elif name == "metaparam":
-        if components is None:
-            raise ValueError("the metaparam analysis needs the variance components table")
-        tables = metaparameter_interactions(data, log, components)
-    elif name == "classical":
-        tables = classical_tests(data, log)
-    else:
-        raise ValueError(f"unknown analysis '{name}'; choose from {', '.join(ANALYSES)}")
+    given = needed or {}
+    arguments = {}
+    for need in spec.needs:
+        if given.get(need.argument) is None:
+            raise ValueError(
+                f"the {name} analysis needs the {need.table} table of the {need.analysis} analysis"
+            )
+        arguments[need.argument] = data.names.internal_values(
+            given[need.argument], list(need.user_names)
+        )
+    tables = resolve(spec.function)(data, log, **arguments)
     tables["diagnostics"] = log.diagnostics()
     tables["qq"] = log.qq_table()
     user = {table: data.names.user_table(frame) for table, frame in tables.items()}
-    return {table: conform(table, user.get(table)) for table in ANALYSIS_TABLES[name]}
+    return {table: conform(table, user.get(table)) for table in spec.tables}

@@ -1,6 +1,6 @@
 """t and F tests of REML fits with small-sample denominator df, as rows of ``tests.csv``.
 
-Kenward-Roger is used whenever its q x q algebra is affordable (``LmmResult.kr_feasible``),
+Kenward-Roger whenever it is available (REML fits, ``LmmResult.kr_feasible``; exact at any size),
 Satterthwaite otherwise; every row names its method and model (docs/method.md §4b).
 """
 
@@ -20,7 +20,7 @@ from .pvalues import format_p
 
 
 def ddf_method(result: LmmResult) -> str:
-    """Kenward-Roger when affordable, else Satterthwaite."""
+    """Kenward-Roger where it is available, else Satterthwaite."""
     return KENWARD_ROGER if result.kr_feasible() else SATTERTHWAITE
 
 

@@ -6,13 +6,14 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
-from infrepro.vocabulary import TABLE_COLUMNS, TABLES
+from infrepro.vocabulary import TABLE_SPECS, TABLES
 
 
 def conform(name: str, frame: pd.DataFrame | None) -> pd.DataFrame:
-    """A table with exactly its documented columns, in order (empty if ``frame`` is None)."""
-    found = TABLE_COLUMNS[name]
-    columns = list(found) if found is not None else None
+    """A table with exactly its declared columns, in order (empty if ``frame`` is None); a
+    table with experiment-dependent columns (``extra``) as it is."""
+    spec = TABLE_SPECS[name]
+    columns = None if spec.extra else list(spec.names)
     if frame is None or frame.empty:
         return pd.DataFrame(columns=columns if columns is not None else ["metric"])
     if columns is None:

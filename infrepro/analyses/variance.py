@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, columns
+from infrepro.registry import VARIANCE
+from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, VARIANCE_COLUMN, columns
 
 from .data import MetricData
 from .fitlog import FitLog
@@ -80,7 +81,7 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
         rows = data.evaluation[data.evaluation[SYSTEM] == system]
         if rows[RUN].nunique() < 2:
             log.skip(
-                "variance",
+                VARIANCE,
                 system,
                 "",
                 "a single run: segment and residual variance cannot be separated",
@@ -89,7 +90,7 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
         facets = data.facets_of(system)
         terms = [t for t in extra if all(p in [SEGMENT, *facets] for p in _parts(t))]
         formula = vca_formula(data.metric, facets, terms)
-        result = log.fit(formula, rows, reml=True, analysis="variance", subset=system)
+        result = log.fit(formula, rows, reml=True, analysis=VARIANCE, subset=system)
         if result is None:
             continue
         components = result.variance_components
@@ -98,9 +99,9 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
             vc_rows.append(
                 {
                     "metric": data.metric,
-                    "system": system,
+                    SYSTEM: system,
                     "component": name,
-                    "variance": float(variance),
+                    VARIANCE_COLUMN: float(variance),
                     "percent": 100.0 * float(variance) / total if total > 0 else math.nan,
                     "n_levels": result.ngroups.get(name, len(rows))
                     if name != "Residual"
@@ -115,7 +116,7 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
         reliability.append(
             {
                 "metric": data.metric,
-                "system": system,
+                SYSTEM: system,
                 "phi": phi,
                 "label": koo_li_label(phi),
                 "n_per_facet_for_phi_08": needed if needed is not None else math.nan,
@@ -131,7 +132,7 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
             dstudy.append(
                 {
                     "metric": data.metric,
-                    "system": system,
+                    SYSTEM: system,
                     "n_per_facet": n,
                     "runs_averaged": n ** max(len(facets), 1),
                     "phi": value,

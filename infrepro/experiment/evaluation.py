@@ -8,7 +8,7 @@ import pandas as pd
 
 from infrepro.io.scores import ScoresColumns, read_scores_table
 from infrepro.properties.bins import add_bins
-from infrepro.vocabulary import BIN_SUFFIX, SEGMENT
+from infrepro.vocabulary import BIN_SUFFIX, RUN, SEGMENT, SYSTEM
 
 
 def assemble_evaluation(
@@ -24,15 +24,15 @@ def assemble_evaluation(
     Columns: run_id, system, facets, segment_id, properties (and their bins), metrics; rows in
     runs-sheet order, then test-set order.
     """
-    order = {run_id: i for i, run_id in enumerate(runs["run_id"])}
+    order = {run_id: i for i, run_id in enumerate(runs[RUN])}
     stacked = pd.concat(
-        sorted(scores, key=lambda frame: order[str(frame["run_id"].iloc[0])]), ignore_index=True
+        sorted(scores, key=lambda frame: order[str(frame[RUN].iloc[0])]), ignore_index=True
     )
-    meta = runs[["run_id", "system", *facets]]
-    table = stacked.merge(meta, on="run_id", how="left", validate="many_to_one")
+    meta = runs[[RUN, SYSTEM, *facets]]
+    table = stacked.merge(meta, on=RUN, how="left", validate="many_to_one")
     table = table.merge(properties, on=SEGMENT, how="left", validate="many_to_one")
     prop_columns = [c for c in properties.columns if c != SEGMENT]
-    columns = ["run_id", "system", *facets, SEGMENT, *prop_columns, *metrics]
+    columns = [RUN, SYSTEM, *facets, SEGMENT, *prop_columns, *metrics]
     return table[columns].reset_index(drop=True)
 
 
@@ -57,13 +57,13 @@ def import_scores(
     bins.insert(0, "computed_on", "scores file")
     bin_columns = [c for c in binned.columns if c.endswith(BIN_SUFFIX) and c not in table]
     table = table.merge(binned[[SEGMENT, *bin_columns]], on=SEGMENT, how="left")
-    run_columns = ["run_id", "system", *columns.facets]
+    run_columns = [RUN, SYSTEM, *columns.facets]
     if columns.dev_score:
         run_columns.append("dev_score")
-    runs = table[run_columns].drop_duplicates("run_id").reset_index(drop=True)
+    runs = table[run_columns].drop_duplicates(RUN).reset_index(drop=True)
     ordered = [
-        "run_id",
-        "system",
+        RUN,
+        SYSTEM,
         *columns.facets,
         SEGMENT,
         *props,

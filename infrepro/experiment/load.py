@@ -18,11 +18,12 @@ from infrepro.catalog import KNOWN_METRICS
 from infrepro.io.errors import InputError, plural
 from infrepro.io.hypotheses import read_hypotheses
 from infrepro.io.options import check_analysis_options, check_property_options, check_report_options
+from infrepro.io.properties import property_values
 from infrepro.io.runs import facet_columns, read_runs_sheet
 from infrepro.io.scores import ScoresColumns, incomplete_runs, read_scores_table
 from infrepro.io.testset import read_testset
 from infrepro.io.text import require_file
-from infrepro.vocabulary import BIN_SUFFIX, DEV_SCORE, RESERVED, SEGMENT, SYSTEM
+from infrepro.vocabulary import BIN_SUFFIX, DEV_SCORE, RESERVED, RUN, SEGMENT, SYSTEM
 
 BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
 
@@ -45,11 +46,11 @@ class Experiment:
     @property
     def run_ids(self) -> list[str]:
         """Run ids in runs-sheet order."""
-        return list(self.runs["run_id"])
+        return list(self.runs[RUN])
 
     def hypotheses_path(self, run_id: str) -> str:
         """The hypotheses file of one run."""
-        return str(self.runs.loc[self.runs["run_id"] == run_id, "hypotheses"].iloc[0])
+        return str(self.runs.loc[self.runs[RUN] == run_id, "hypotheses"].iloc[0])
 
 
 def load_experiment(config: Mapping[str, Any], *, check_hypotheses: bool = True) -> Experiment:
@@ -81,6 +82,7 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
                 f"unknown property '{prop}': neither built in ({', '.join(BUILTIN_PROPERTIES)}) "
                 f"nor a column of the test set {testset_path}",
             )
+    _check_user_properties(config, testset, properties, testset_path)
     facets = facet_columns(runs)
     _check_names(facets, metrics, properties, runs_path)
     systems = _check_baseline(config["baseline"], runs[SYSTEM], runs_path)
@@ -113,15 +115,11 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
 
 def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
     columns = ScoresColumns.from_config(config["columns"])
-    table = read_scores_table(config["scores"], columns)
-    runs = (
-        table[["run_id", "system", *columns.facets]]
-        .drop_duplicates("run_id")
-        .reset_index(drop=True)
-    )
+    table = read_scores_table(config["scores"], columns, categorical=_categorical(config))
+    runs = table[[RUN, SYSTEM, *columns.facets]].drop_duplicates(RUN).reset_index(drop=True)
     if columns.dev_score:
-        runs["dev_score"] = table.drop_duplicates("run_id")["dev_score"].to_numpy()
-    systems = _check_baseline(config["baseline"], runs["system"], config["scores"])
+        runs["dev_score"] = table.drop_duplicates(RUN)["dev_score"].to_numpy()
+    systems = _check_baseline(config["baseline"], runs[SYSTEM], config["scores"])
     lacking = incomplete_runs(table)
     if lacking and config["incomplete_runs"] == "reject":
         shown = ", ".join(
@@ -131,7 +129,7 @@ def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
         raise InputError(
             config["scores"],
             f"{plural(len(lacking), 'run is', 'runs are')} incomplete "
-            f"(of {table['segment_id'].nunique()} segments): {shown}{more}; "
+            f"(of {table[SEGMENT].nunique()} segments): {shown}{more}; "
             "complete them, or set incomplete_runs: admit to analyse them anyway",
         )
     metrics = list(columns.metrics)
@@ -160,6 +158,24 @@ def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
         runs=runs,
         inputs=[str(config["scores"])],
     )
+
+
+def _categorical(config: Mapping[str, Any]) -> list[str]:
+    return list((config.get("property_options") or {}).get("categorical") or [])
+
+
+def _check_user_properties(
+    config: Mapping[str, Any], testset: pd.DataFrame, properties: list[str], path: Path
+) -> None:
+    """Refuse a non-finite or huge value of a numeric test-set property before any job runs
+    (the properties job types the column the same way: infrepro.io.properties)."""
+    categorical = set(_categorical(config))
+    segments = list(testset[SEGMENT])
+    for prop in properties:
+        if prop not in BUILTIN_PROPERTIES:
+            property_values(
+                testset[prop], prop in categorical, path=path, column=prop, segments=segments
+            )
 
 
 def _check_options(
@@ -212,7 +228,7 @@ def _check_baseline(baseline: str, systems: pd.Series, path: str | Path) -> list
         raise InputError(
             path,
             f"baseline '{baseline}' names no system; systems found: {', '.join(names)}",
-            column="system",
+            column=SYSTEM,
         )
     return [str(baseline)] + [n for n in names if n != str(baseline)]
 

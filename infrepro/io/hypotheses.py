@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from infrepro.vocabulary import SEGMENT
+
 from .errors import InputError, plural
 from .tables import LINE_COLUMN, check_unique, read_jsonl, require_columns
 from .text import read_lines, require_file
@@ -33,20 +35,18 @@ def read_hypotheses(path: str | Path, segment_ids: Sequence[str]) -> list[str]:
 
 def _read_jsonl_hypotheses(file: Path, segment_ids: Sequence[str]) -> list[str]:
     frame = read_jsonl(file)
-    require_columns(frame, file, ["segment_id", "hypothesis"])
-    frame["segment_id"] = frame["segment_id"].map(str)
-    check_unique(frame, file, "segment_id")
+    require_columns(frame, file, [SEGMENT, "hypothesis"])
+    frame[SEGMENT] = frame[SEGMENT].map(str)
+    check_unique(frame, file, SEGMENT)
     known = set(segment_ids)
     by_id: dict[str, str] = {}
-    for seg, hyp, line in zip(
-        frame["segment_id"], frame["hypothesis"], frame[LINE_COLUMN], strict=True
-    ):
+    for seg, hyp, line in zip(frame[SEGMENT], frame["hypothesis"], frame[LINE_COLUMN], strict=True):
         if seg not in known:
             raise InputError(
                 file,
-                f"segment_id '{seg}' is not in the test set",
+                f"{SEGMENT} '{seg}' is not in the test set",
                 line=int(line),
-                column="segment_id",
+                column=SEGMENT,
             )
         if not isinstance(hyp, str):
             raise InputError(

@@ -34,7 +34,7 @@ def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFra
         if not _RUN_ID.fullmatch(run_id):
             raise InputError(
                 sheet,
-                f"run_id {run_id!r} may hold only letters, digits and . _ + = @ - "
+                f"{RUN} {run_id!r} may hold only letters, digits and . _ + = @ - "
                 "(it names output files)",
                 line=int(line),
                 column=RUN,

@@ -12,7 +12,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from infrepro.vocabulary import RUN, SEGMENT, SYSTEM
+
 from .errors import InputError
+from .properties import property_values
 from .text import require_file
 
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".zip": "zip"}
@@ -36,7 +39,7 @@ class ScoresColumns:
         run = mapping["run"]
         return cls(
             segment=str(mapping["segment"]),
-            system=str(mapping["system"]),
+            system=str(mapping[SYSTEM]),
             run=(run,) if isinstance(run, str) else tuple(run),
             metrics=tuple(mapping["metrics"]),
             facets=tuple(mapping.get("facets", ()) or ()),
@@ -113,15 +116,18 @@ def read_scores_table(
             )
     out = pd.DataFrame(
         {
-            "run_id": _join(raw, columns.run),
-            "system": _text(raw[columns.system]),
+            RUN: _join(raw, columns.run),
+            SYSTEM: _text(raw[columns.system]),
         }
     )
     for facet in columns.facets:
         out[facet] = _text(raw[facet])
-    out["segment_id"] = _text(raw[columns.segment])
+    out[SEGMENT] = _text(raw[columns.segment])
     for prop in columns.properties:
-        out[prop] = _text(raw[prop]) if prop in categorical else _maybe_numeric(raw[prop])
+        lines = range(2, len(raw) + 2)  # line 1 is the header
+        out[prop] = property_values(
+            raw[prop], prop in categorical, path=path, column=prop, lines=lines
+        ).to_numpy()
     for metric in columns.metrics:
         out[metric] = _numeric(raw[metric], path, metric)
     if columns.dev_score:
@@ -172,32 +178,25 @@ def _numeric(series: pd.Series, path: str | Path, column: str) -> pd.Series:
 
 def incomplete_runs(table: pd.DataFrame) -> dict[str, int]:
     """Runs that lack some of the table's segments, with how many each lacks (in table order)."""
-    total = table["segment_id"].nunique()
-    counts = table.groupby("run_id", sort=False)["segment_id"].nunique()
+    total = table[SEGMENT].nunique()
+    counts = table.groupby(RUN, sort=False)[SEGMENT].nunique()
     return {str(run): int(total - n) for run, n in counts.items() if n < total}
 
 
-def _maybe_numeric(series: pd.Series) -> pd.Series:
-    values = pd.to_numeric(series, errors="coerce")
-    if values.notna().all():
-        return values.astype("float64")
-    return _text(series)
-
-
 def _check_design(frame: pd.DataFrame, path: str | Path, columns: ScoresColumns) -> None:
-    duplicated = frame.duplicated(["run_id", "segment_id"], keep=False)
+    duplicated = frame.duplicated([RUN, SEGMENT], keep=False)
     if duplicated.any():
         rows = np.flatnonzero(duplicated.to_numpy())[:2]
         raise InputError(
             path,
-            f"run '{frame['run_id'].iloc[rows[0]]}' has segment "
-            f"'{frame['segment_id'].iloc[rows[0]]}' twice (lines {rows[0] + 2} and {rows[1] + 2}); "
+            f"run '{frame[RUN].iloc[rows[0]]}' has segment "
+            f"'{frame[SEGMENT].iloc[rows[0]]}' twice (lines {rows[0] + 2} and {rows[1] + 2}); "
             f"do the run columns {list(columns.run)} identify a run?",
         )
-    for column, key in [("system", "run_id"), *[(f, "run_id") for f in columns.facets]]:
+    for column, key in [(SYSTEM, RUN), *[(f, RUN) for f in columns.facets]]:
         _check_constant(frame, path, column, key)
     for prop in columns.properties:
-        _check_constant(frame, path, prop, "segment_id")
+        _check_constant(frame, path, prop, SEGMENT)
 
 
 def _check_constant(frame: pd.DataFrame, path: str | Path, column: str, key: str) -> None:

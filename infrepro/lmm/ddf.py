@@ -38,11 +38,18 @@ import scipy.sparse as sp
 
 from .blas import single_threaded_blas
 from .errors import LmmError
+from .kr import BlockProducts, kr_pieces
+from .layout import Layout
 
 SATTERTHWAITE = "Satterthwaite"
 KENWARD_ROGER = "Kenward-Roger"
-# above this many random-effect columns the dense q x q KR costs seconds: Satterthwaite instead
-KR_MAX_COLUMNS = 1200
+# up to this many random-effect columns KR goes through the dense q x q reference (the fit keeps
+# X and Z); above, through the structured computation on the cross-products (kr.py)
+DENSE_KR_MAX_COLUMNS = 1200
+# the structured KR holds the B x R' cross-products densely (q_B x (rest columns + p) floats):
+# above this (e.g. more than ~4,300 run columns at 11,490 segments) a fit has no KR and its
+# tests use Satterthwaite, which says so in every row's method
+KR_MAX_ENTRIES = 50_000_000
 _ZERO_TOL = float(np.sqrt(np.finfo(float).eps / 7e-7))  # numDeriv's zero.tol
 
 
@@ -62,6 +69,11 @@ class ContrastTest:
     dendf: float
     p_value: float
     log10_p: float
+
+
+def kr_fits(layout: Layout, p: int) -> bool:
+    """Whether the structured KR's dense B x R' block stays within KR_MAX_ENTRIES."""
+    return layout.n_blocks * layout.m * (layout.n_rest + p) <= KR_MAX_ENTRIES
 
 
 # --------------------------------------------------------------------------- numDeriv ports
@@ -155,7 +167,16 @@ class DdfCore:
     design: tuple[np.ndarray, Callable[[], sp.csc_matrix]] | None = field(default=None, repr=False)
     _z: sp.csc_matrix | None = field(default=None, repr=False)
     _satt: tuple[np.ndarray, list[np.ndarray]] | None = field(default=None, repr=False)
-    _kr: tuple[np.ndarray, list[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
+    products: Callable[[], BlockProducts] | None = field(default=None, repr=False)
+    kr_how: str = "auto"  # how kr_parts computes by default (tests compare "dense"/"structured")
+    _kr: dict[str, tuple[np.ndarray, list[np.ndarray], np.ndarray]] = field(
+        default_factory=dict, repr=False
+    )
+
+    def clear_cache(self) -> None:
+        """Forget the cached Satterthwaite and Kenward-Roger parts (benchmarks time them cold)."""
+        self._satt = None
+        self._kr.clear()
 
     @property
     def X(self) -> np.ndarray:
@@ -205,15 +226,41 @@ class DdfCore:
         return self._satt
 
     # ---- Kenward-Roger ---------------------------------------------------------------------
-    def kr_parts(self) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
-        """pbkrtest's vcovAdj: (Phi_A, P list, W), through q x q Woodbury algebra."""
-        if self._kr is not None:
-            return self._kr
+    def kr_parts(self, how: str | None = None) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+        """pbkrtest's vcovAdj: (Phi_A, P list, W).
+
+        ``how`` (default ``kr_how``): "dense" (the q x q Woodbury reference, needs X and Z),
+        "structured" (kr.py, from the cross-products, linear in the number of segments) or
+        "auto": dense while the fit kept X and Z and q <= DENSE_KR_MAX_COLUMNS, structured
+        otherwise. Cached per computation."""
+        how = self.kr_how if how is None else how
         if not self.reml:
             raise LmmError("Kenward-Roger degrees of freedom need a REML fit")
-        n, p, q = self.n, self.p, self.q
-        if q > KR_MAX_COLUMNS:
-            raise LmmError(f"Kenward-Roger with {q} random-effect columns is too costly")
+        if how == "auto":
+            dense = self.design is not None and self.q <= DENSE_KR_MAX_COLUMNS
+            how = "dense" if dense else "structured"
+        if how in self._kr:
+            return self._kr[how]
+        if how == "dense":
+            ktr, P, Q = self._kr_pieces_dense()
+        elif how == "structured":
+            if self.products is None:
+                raise LmmError(
+                    "Kenward-Roger is not available for this fit (ML, or its rest block exceeds "
+                    f"{KR_MAX_ENTRIES} entries)"
+                )
+            ktr, P, Q = kr_pieces(self.products(), self.theta, self.sigma, self.n)
+        else:
+            raise LmmError(f"unknown Kenward-Roger computation {how!r}")
+        parts = _kr_adjusted(self.vcov, ktr, P, Q)
+        self._kr[how] = parts
+        return parts
+
+    def _kr_pieces_dense(
+        self,
+    ) -> tuple[np.ndarray, list[np.ndarray], dict[tuple[int, int], np.ndarray]]:
+        """The traces K, P and Q of vcovAdj through q x q Woodbury algebra (the reference)."""
+        n, q = self.n, self.q
         X, Z = self.X, self.Z
         s2 = self.sigma**2
         lam = np.zeros(q)
@@ -245,29 +292,40 @@ class DdfCore:
                 ktr[r, s] = ktr[s, r] = float(np.sum(block * block))
             ktr[r, -1] = ktr[-1, r] = float(np.trace(M2[np.ix_(cr, cr)])) / s2**2
         ktr[-1, -1] = (n - 2.0 * np.trace(KC) + float(np.sum(KC * KC.T))) / s2**2
-        Phi = self.vcov
-        ie2 = np.zeros((n_g, n_g))
-        for i in range(n_g):
-            phi_pi = Phi @ P[i]
-            for j in range(i, n_g):
-                ie2[i, j] = ie2[j, i] = (
-                    ktr[i, j]
-                    - 2.0 * float(np.sum(Phi * Q[(i, j)]))
-                    + float(np.sum(phi_pi * (P[j] @ Phi)))
-                )
-        condi = float(np.min(np.abs(np.linalg.eigvalsh(ie2))))
-        W = 2.0 * (np.linalg.inv(ie2) if condi > 1e-10 else np.linalg.pinv(ie2))
-        W = 0.5 * (W + W.T)
-        U = np.zeros((p, p))
-        for i in range(n_g - 1):
-            for j in range(i + 1, n_g):
-                U += W[i, j] * (Q[(i, j)] - P[i] @ Phi @ P[j])
-        U = U + U.T
-        for i in range(n_g):
-            U += W[i, i] * (Q[(i, i)] - P[i] @ Phi @ P[i])
-        phi_a = Phi + 2.0 * Phi @ U @ Phi
-        self._kr = (phi_a, P, W)
-        return self._kr
+        return ktr, P, Q
+
+
+def _kr_adjusted(
+    Phi: np.ndarray,
+    ktr: np.ndarray,
+    P: list[np.ndarray],
+    Q: dict[tuple[int, int], np.ndarray],
+) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    """Phi_A = Phi + 2 Phi [sum_rs W_rs (Q_rs - P_r Phi P_s)] Phi with W = 2 I^-1,
+    I_rs = K_rs - 2 tr(Phi Q_rs) + tr(Phi P_r Phi P_s) (pbkrtest's vcovAdj)."""
+    n_g = len(P)
+    p = Phi.shape[0]
+    ie2 = np.zeros((n_g, n_g))
+    for i in range(n_g):
+        phi_pi = Phi @ P[i]
+        for j in range(i, n_g):
+            ie2[i, j] = ie2[j, i] = (
+                ktr[i, j]
+                - 2.0 * float(np.sum(Phi * Q[(i, j)]))
+                + float(np.sum(phi_pi * (P[j] @ Phi)))
+            )
+    condi = float(np.min(np.abs(np.linalg.eigvalsh(ie2))))
+    W = 2.0 * (np.linalg.inv(ie2) if condi > 1e-10 else np.linalg.pinv(ie2))
+    W = 0.5 * (W + W.T)
+    U = np.zeros((p, p))
+    for i in range(n_g - 1):
+        for j in range(i + 1, n_g):
+            U += W[i, j] * (Q[(i, j)] - P[i] @ Phi @ P[j])
+    U = U + U.T
+    for i in range(n_g):
+        U += W[i, i] * (Q[(i, i)] - P[i] @ Phi @ P[i])
+    phi_a = Phi + 2.0 * Phi @ U @ Phi
+    return phi_a, P, W
 
 
 # --------------------------------------------------------------------------- tests

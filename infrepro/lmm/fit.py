@@ -227,9 +227,10 @@ def fit(
     ``lmer(..., start = theta, control = lmerControl(optimizer = NULL))``), to compare
     everything downstream of the optimizer with a reference fit.
     ``keep_design``: keep X and (built on first use) Z in ``ddf_core`` for Kenward-Roger or a
-    parametric bootstrap; by default only REML fits within ddf.KR_MAX_COLUMNS keep them, so a
-    result does not hold model matrices with a row per observation that nothing will use
-    (Satterthwaite needs only the cross-products).
+    parametric bootstrap; by default only REML fits within ddf.DENSE_KR_MAX_COLUMNS keep them
+    (KR's dense reference), so a result does not hold model matrices with a row per
+    observation that nothing will use (Satterthwaite and the structured KR need only the
+    cross-products).
     ``cache``: a FitCache of earlier fits to the same (unmodified) ``data``, whose data
     preparation this fit reuses where it coincides (bit-for-bit the same numbers).
     Raises LmmError for unsupported formulas and degenerate data.
@@ -293,10 +294,11 @@ def fit(
         term_cols.append(np.arange(off, off + q))
         off += q
     if keep_design is None:
-        keep_design = reml and off <= ddf.KR_MAX_COLUMNS
+        keep_design = reml and off <= ddf.DENSE_KR_MAX_COLUMNS
     terms = prep.terms
     ddf_core = DdfCore(
         pieces=dev.pieces,
+        products=dev.block_products if reml and ddf.kr_fits(dev.layout, p) else None,
         n=n,
         p=p,
         q=off,

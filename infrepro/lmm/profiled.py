@@ -32,6 +32,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .crossprod import CrossProducts, XyColumns, block_cross_products, cross_products
+from .kr import BlockProducts
 from .layout import Layout, choose_layout
 
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -493,6 +494,30 @@ class ProfiledDeviance:
         c = self.impl.core(np.abs(np.asarray(theta, dtype=float)))
         _, cov, logdet_rx = self.impl._beta_cov(c.lx)
         return c.logdet_l, float(c.lx[-1, -1]) ** 2, logdet_rx, cov
+
+    def block_products(self) -> BlockProducts:
+        """Z'Z, Z'X and X'X in this layout, for Kenward-Roger (kr.py): dense B x R' and
+        R' x R' parts (R' = rest columns, then X)."""
+        impl, qr, p = self.impl, self.impl.qr, self.impl.p
+        nb, m = impl.nb, impl.m
+        if isinstance(impl, _DenseSchur):
+            cbr = impl.cbr[:, :, : qr + p]
+            crr = impl.crr[: qr + p, : qr + p]
+        else:
+            cbf = impl.cbf.toarray().reshape(nb, m, qr)
+            cbr = np.concatenate([cbf, impl.cby[:, :p].reshape(nb, m, p)], axis=2)
+            crr = np.zeros((qr + p, qr + p))
+            crr[:qr, :qr] = impl.cff.toarray()
+            crr[:qr, qr:] = impl.cfy[:, :p]
+            crr[qr:, :qr] = impl.cfy[:, :p].T
+            crr[qr:, qr:] = impl.cyy[:p, :p]
+        first = tens = None
+        if isinstance(impl, _DenseSchur) and impl.grouped:
+            first = block_groups(impl.cbb, impl.slot_term)[0]
+            tens = impl.tens
+        return BlockProducts(
+            impl.cbb, cbr, crr, impl.slot_term, impl.rest_term, impl.k, first=first, tens=tens
+        )
 
     def solve(self, theta: np.ndarray) -> Solution:
         """beta, its unscaled covariance, the conditional modes and the criterion pieces."""

@@ -135,8 +135,8 @@ class LmmResult:
         self, L: np.ndarray | list[dict[str, float]] | dict[str, float], method: str = KENWARD_ROGER
     ) -> ContrastTest:
         """Test L beta = 0 with Kenward-Roger or Satterthwaite denominator df (lmerTest's
-        ``contest``): t for one row, F for several. KR needs a REML fit; when its q x q
-        algebra is too large, use Satterthwaite (see ddf.KR_MAX_COLUMNS)."""
+        ``contest``): t for one row, F for several. KR needs a REML fit (any size: the
+        structured computation of kr.py is linear in the number of segments)."""
         if self.ddf_core is None:
             raise LmmError("this result carries no model core; refit to test contrasts")
         if isinstance(L, dict | list):
@@ -155,11 +155,10 @@ class LmmResult:
         raise LmmError(f"{':'.join(variables)} is not a fixed term of {self.formula!r}")
 
     def kr_feasible(self) -> bool:
-        """Whether an exact Kenward-Roger computation is within ddf.KR_MAX_COLUMNS."""
-        from .ddf import KR_MAX_COLUMNS
-
+        """Whether Kenward-Roger is available: a REML fit whose structured KR fits in memory
+        (ddf.KR_MAX_ENTRIES); ML fits have no KR and are tested by Satterthwaite."""
         core = self.ddf_core
-        return core is not None and self.reml and core.q <= KR_MAX_COLUMNS
+        return core is not None and self.reml and core.products is not None
 
     # ------------------------------------------------------------------ prediction
     def predict(self, newdata: pd.DataFrame) -> pd.DataFrame:

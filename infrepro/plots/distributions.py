@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from infrepro.vocabulary import SYSTEM
+
 from .palette import level_styles, system_style
 from .svg import figure, legend_below, legend_rows, to_svg
 
@@ -38,7 +40,7 @@ def run_distribution(
     with figure(3.4, 2.45 + 0.17 * rows, left=0.6, bottom=0.3 + 0.17 * rows) as fig:
         ax = fig.add_subplot()
         for index, system in enumerate(systems):
-            rows = runs[runs["system"] == system]
+            rows = runs[runs[SYSTEM] == system]
             if rows.empty:
                 continue
             values = rows["value"].to_numpy(dtype=float)

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import matplotlib
 
+from infrepro.vocabulary import SEGMENT
+
 # Okabe & Ito's colour-blind-safe palette; the baseline is blue, the first competitor vermilion.
 SYSTEM_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 SYSTEM_DASHES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 2)), (0, (8, 2)))
@@ -42,7 +44,7 @@ def component_colours(components: Sequence[str]) -> dict[str, str]:
     colours: dict[str, str] = {}
     facets = 0
     for name in components:
-        if name == "segment_id":
+        if name == SEGMENT:
             colours[name] = SEGMENT_COLOUR
         elif name == "Residual":
             colours[name] = RESIDUAL_COLOUR

@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 from matplotlib.patches import Patch
 
+from infrepro.vocabulary import SYSTEM
+
 from .svg import figure, legend_below, legend_rows, to_svg
 
 KOO_LI_BANDS = (
@@ -30,14 +32,14 @@ def variance_bars(
 ) -> str:
     """One horizontal bar per system, stacked by component percent (``system, component,
     percent``); shares of 6% or more are printed inside their segment."""
-    shown = [s for s in systems if s in set(shares["system"])]
+    shown = [s for s in systems if s in set(shares[SYSTEM])]
     rows = legend_rows(len(components), 6)
     left = 0.25 + 0.055 * max((len(s) for s in shown), default=4)
     height = 0.3 + 0.36 * len(shown) + 0.45 + 0.17 * rows
     with figure(4.8, height, left=left, bottom=0.45 + 0.17 * rows, top=0.28) as fig:
         ax = fig.add_subplot()
         for row, system in enumerate(shown):
-            mine = shares[shares["system"] == system].set_index("component")["percent"]
+            mine = shares[shares[SYSTEM] == system].set_index("component")["percent"]
             left = 0.0
             for component in components:
                 if component not in mine:
@@ -102,7 +104,7 @@ def dstudy_curve(
             )
         ax.axhline(PHI_TARGET, color="#333333", linewidth=0.9, linestyle=(0, (4, 2)), zorder=1)
         for system, style in styles.items():
-            curve = curves[curves["system"] == system].sort_values("n_per_facet")
+            curve = curves[curves[SYSTEM] == system].sort_values("n_per_facet")
             if curve.empty:
                 continue
             ax.plot(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from infrepro.io.properties import property_values
 from infrepro.io.testset import property_text
 from infrepro.vocabulary import SEGMENT
 
@@ -51,9 +52,6 @@ def compute_properties(
 
 
 def _user_property(values: pd.Series, categorical: bool) -> pd.Series:
-    text = values.map(lambda v: "" if v is None else str(v))
-    if not categorical:
-        numbers = pd.to_numeric(text, errors="coerce")
-        if numbers.notna().all():
-            return numbers.astype("float64").reset_index(drop=True)
-    return text.astype(object).reset_index(drop=True)
+    """A test-set column as a property (infrepro.io.properties; checked when the experiment
+    is loaded)."""
+    return property_values(values, categorical)

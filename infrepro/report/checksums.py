@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from infrepro.vocabulary import TABLE_SPECS
+
 CHUNK = 1 << 20
-INPUT_COLUMNS = ["path", "sha256", "bytes"]
+INPUT_COLUMNS = list(TABLE_SPECS["inputs"].names)
 
 
 def sha256(path: str | Path) -> str:

@@ -6,6 +6,8 @@ from typing import Any
 
 import pandas as pd
 
+from infrepro.registry import CLASSICAL
+
 from .inputs import ReportSettings
 from .labels import metric_label, property_label
 from .sections import (
@@ -28,7 +30,7 @@ SECTIONS = (
     ("reliability", "Reliability"),
     ("metaparams", "Meta-parameters"),
     ("diagnostics", "Diagnostics"),
-    ("classical", "Classical tests"),
+    (CLASSICAL, "Classical tests"),
     ("methods", "Methods"),
 )
 

@@ -25,6 +25,21 @@ def is_missing(value: object) -> bool:
         return False
 
 
+def log10_value(value: object) -> float:
+    """A table cell as a float; NaN when missing or not a number."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def is_significant(log10_p: object, alpha: float) -> bool:
+    """The report's one significance rule: log10 p < log10 alpha. A missing p (None, NaN, empty,
+    not a number) is never significant; p = 0 (log10 p = -inf) is."""
+    value = log10_value(log10_p)
+    return not math.isnan(value) and value < math.log10(alpha)
+
+
 def _signed(text: str) -> str:
     return MINUS + text[1:] if text.startswith("-") else text
 

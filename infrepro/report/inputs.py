@@ -1,7 +1,7 @@
 """What the report is built from: the tables in ``results/tables/`` and the experiment's names.
 
-Tables are read as text and only documented numeric columns are converted, so labels such as
-facet levels (``0.10``), bins and the preformatted p-values keep their exact spelling.
+Tables are read with their declared types (infrepro.io.results), so labels such as facet levels
+(``0.10``), bins and the preformatted p-values keep their exact spelling.
 """
 
 from __future__ import annotations
@@ -13,13 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from infrepro.vocabulary import NUMERIC, REPORT_TABLES
-
-BOOLEAN: dict[str, tuple[str, ...]] = {
-    "importance": ("dominant",),
-    "run_means": ("is_best",),
-    "diagnostics": ("reml", "converged", "singular"),
-}
+from infrepro.io.results import read_result_table
+from infrepro.vocabulary import REPORT_TABLES
 
 
 @dataclass(frozen=True)
@@ -48,22 +43,10 @@ class ReportSettings:
         return [s for s in self.systems if s != self.baseline]
 
 
-def read_table(name: str, path: str | Path) -> pd.DataFrame:
-    """One table with its numeric and boolean columns converted and labels kept as text."""
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    for column in NUMERIC.get(name, ()):
-        if column in frame:
-            frame[column] = pd.to_numeric(frame[column].replace("", None), errors="coerce")
-    for column in BOOLEAN.get(name, ()):
-        if column in frame:
-            frame[column] = frame[column].str.lower().isin(["true", "1"])
-    return frame
-
-
 def load_tables(paths: Mapping[str, str | Path]) -> dict[str, pd.DataFrame]:
     """Every report table by name; a table without a path is empty."""
     return {
-        name: read_table(name, paths[name]) if name in paths else pd.DataFrame()
+        name: read_result_table(name, paths[name]) if name in paths else pd.DataFrame()
         for name in REPORT_TABLES
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from infrepro.registry import MODELS
 from infrepro.vocabulary import BIN_SUFFIX
 
 METRIC_LABELS = {
@@ -12,27 +13,6 @@ METRIC_LABELS = {
     "rougeLsum": "ROUGE-Lsum",
     "bleu": "BLEU",
     "chrf": "chrF",
-}
-ANALYSIS_LABELS = {
-    "best_vs_best": "best vs best",
-    "all_runs": "all runs (paper's model)",
-    "all_runs_run_aware": "all runs, shared (1|run_id) (paper's model + run intercept)",
-    "all_runs_per_system": "all runs, run-aware (run variance per system)",
-    "all_runs_facet_aware": "all runs, facet-aware (sensitivity)",
-    "conditional_runaware_joint": "run-aware joint: system + interaction",
-    "conditional_runaware_interaction": "run-aware interaction only",
-    "metaparam_runaware_joint": "run-aware joint: facet + interaction",
-    "metaparam_runaware_interaction": "run-aware interaction only",
-    "conditional_runaware": "conditional, run-aware",
-    "metaparam_runaware": "meta-parameter, run-aware",
-    "conditional_joint": "paper's joint: system + interaction",
-    "conditional_interaction": "paper's interaction only",
-    "metaparam_joint": "paper's joint: facet + interaction",
-    "metaparam_interaction": "paper's interaction only",
-    "conditional": "conditional, paper's model",
-    "metaparam": "meta-parameter, paper's model",
-    "variance": "variance components (REML)",
-    "classical": "classical tests",
 }
 
 
@@ -49,7 +29,9 @@ def property_label(prop: str) -> str:
 
 
 def analysis_label(analysis: str) -> str:
-    return ANALYSIS_LABELS.get(analysis, analysis.replace("_", " "))
+    """A model's label (infrepro.registry.MODELS); an unregistered name with spaces."""
+    model = MODELS.get(analysis)
+    return model.label if model is not None else analysis.replace("_", " ")
 
 
 def better_label(better: str) -> str:

@@ -7,22 +7,18 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from .formatting import p_text
+from .formatting import is_significant, log10_value, p_text
 from .htmltable import Column
 
 
 def significance_css(column: str, alpha: float) -> Callable[[pd.Series], str]:
     """CSS class of a p cell: ``p-sig`` when its log10 p is below log10(alpha), else ``p-ns``."""
-    threshold = math.log10(alpha)
 
     def css(row: pd.Series) -> str:
-        try:
-            value = float(row.get(column))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+        value = row.get(column)
+        if math.isnan(log10_value(value)):
             return ""
-        if math.isnan(value):
-            return ""
-        return "p-sig" if value < threshold else "p-ns"
+        return "p-sig" if is_significant(value, alpha) else "p-ns"
 
     return css
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .formatting import points
+from .formatting import is_significant, points
 
 # The paper's all-runs GLRT's measured level (README, "Calibration and statistical validity").
 PAPER_GLRT_LEVEL = (
@@ -46,7 +46,7 @@ class Outcome:
         return -self.difference if self.better == "higher" else self.difference
 
     def significant(self, alpha: float) -> bool:
-        return math.isfinite(self.log10_p) and self.log10_p < math.log10(alpha)
+        return is_significant(self.log10_p, alpha)
 
     @property
     def borrows(self) -> bool:

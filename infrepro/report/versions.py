@@ -5,8 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from infrepro.provenance import software_versions
+from infrepro.vocabulary import TABLE_SPECS
 
-SOFTWARE_COLUMNS = ["package", "version"]
+SOFTWARE_COLUMNS = list(TABLE_SPECS["software"].names)
 
 
 def software_table(rows: list[tuple[str, str]] | None = None) -> pd.DataFrame:

@@ -185,8 +185,8 @@ def test_analysis_jobs_ask_for_what_a_large_evaluation_table_needs(tmp_path: Pat
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from infrepro.registry import ANALYSES
     from infrepro.resources import ANALYSIS_COST
-    from infrepro.vocabulary import ANALYSES
 
     profile_dir = REPO_ROOT / "profiles" / "slurm"
     profile = yaml.safe_load((profile_dir / "config.yaml").read_text())

@@ -76,7 +76,7 @@ def test_changed_analysis_option_refits_without_rescoring(experiment: MiniExperi
     experiment.write_config(config)
     counts = planned(experiment)
     assert "score_run" not in counts and "assemble" not in counts
-    # only the analysis that reads the option refits (vocabulary.ANALYSIS_READS)
+    # only the analysis that reads the option refits (its registry entry's reads)
     n_metrics = len(config["metrics"])
     assert counts["analysis_classical"] == n_metrics
     assert not any(k.startswith("analysis_") and k != "analysis_classical" for k in counts)

@@ -224,7 +224,8 @@ run_tests <- function(m, tests, methods, msgs_env) {
 }
 
 run_case <- function(case, design, model, data_spec, factors, response, formula_str, methods,
-                     tests_fun, control = NULL, control_str = NULL, note = NULL) {
+                     tests_fun, control = NULL, control_str = NULL, note = NULL,
+                     runner = run_tests) {
   if (nzchar(only) && !grepl(only, case)) return(invisible(NULL))
   d <- load_case_data(data_spec, factors)
   env <- new.env()
@@ -267,10 +268,10 @@ run_case <- function(case, design, model, data_spec, factors, response, formula_
 
   tests <- tests_fun(names(fe))
   t1 <- proc.time()
-  test_out <- run_tests(m, tests, methods, env)
+  test_out <- runner(m, tests, methods, env)
   vkr <- NULL
   if ("Kenward-Roger" %in% methods) {
-    vkr <- as.matrix(capture(pbkrtest::vcovAdj(m), env))
+    vkr <- if (is.null(env$vkr)) as.matrix(capture(pbkrtest::vcovAdj(m), env)) else env$vkr
     dimnames(vkr) <- NULL
   }
   test_s <- (proc.time() - t1)[["elapsed"]]
@@ -526,5 +527,161 @@ run_case("facet_small_persys_lambda", "facet_small", "persys_facet", fs, f3, "sc
          both, two_sys_tests)
 run_case("facet_small_persys", "facet_small", "persys", fs, f3, "score",
          persys_formula("score", "system", c("A", "B")), both, two_sys_tests)
+
+# ---------------------------------------------------------------- Kenward-Roger at larger sizes
+# Issue 23: pbkrtest references for the structured Kenward-Roger (infrepro/lmm/kr.py) on designs
+# of 700 to 3,600 rows, one of them at a zero run-variance estimate. pbkrtest's vcovAdj forms
+# n x n matrices (about 2.5 minutes at 3,600 rows), so these cases compute it once per model and
+# derive every test from it exactly as lmerTest's contest does (get_KR1D: Lb_ddf on vcovAdj;
+# contestMD: KRmodcomp = .KR_adjust on vcovAdj). Run them with GOLDEN_ONLY='^kr_'.
+run_tests_lean <- function(m, tests, methods, msgs_env, vkr) {
+  out <- list()
+  fe <- names(fixef(m))
+  for (spec in tests) {
+    L <- spec$L
+    stopifnot(identical(colnames(L), fe))
+    for (method in methods) {
+      rec <- list(name = spec$name, type = if (spec$joint) "F" else "t", method = method,
+                  L = L, rhs = arr(rep(0, nrow(L))))
+      if (method == "Satterthwaite") {
+        r <- capture(contest(m, L, ddf = method, joint = spec$joint), msgs_env)
+      }
+      if (!spec$joint && method == "Satterthwaite") {
+        rec[c("estimate", "se", "df", "t", "p")] <- list(r[["Estimate"]], r[["Std. Error"]],
+                                                         r[["df"]], r[["t value"]],
+                                                         r[["Pr(>|t|)"]])
+      } else if (!spec$joint) {
+        est <- drop(L %*% fixef(m))
+        se <- sqrt(drop(L %*% as.matrix(vkr) %*% t(L)))
+        df <- pbkrtest::Lb_ddf(L = drop(L), V0 = as.matrix(vcov(m)), Vadj = vkr)
+        rec[c("estimate", "se", "df", "t", "p")] <- list(est, se, df, est / se,
+                                                         2 * pt(abs(est / se), df, lower.tail = FALSE))
+        rec$se_unadjusted <- sqrt(drop(L %*% as.matrix(vcov(m)) %*% t(L)))
+      } else if (method == "Satterthwaite") {
+        rec[c("F", "numdf", "df", "p")] <- list(r[["F value"]], as.integer(r[["NumDF"]]),
+                                                r[["DenDF"]], r[["Pr(>F)"]])
+      } else {
+        st <- lapply(pbkrtest:::.KR_adjust(vkr, Phi = as.matrix(vcov(m)), L, beta = fixef(m),
+                                           betaH = 0), c)
+        kr <- pbkrtest:::.finalizeKR(st)$test
+        f <- kr["FtestU", "stat"] * kr["Ftest", "F.scaling"]
+        rec[c("F", "numdf", "df")] <- list(f, as.integer(kr[1L, "ndf"]), kr[1L, "ddf"])
+        rec$p <- pf(f, kr[1L, "ndf"], kr[1L, "ddf"], lower.tail = FALSE)
+        rec$F_unscaled <- kr["FtestU", "stat"]
+        rec$F_scaling <- kr["Ftest", "F.scaling"]
+      }
+      out[[length(out) + 1]] <- rec
+    }
+  }
+  out
+}
+
+# kr_boundary: 6 vs 6 runs, 60 segments; system A's runs have no run effect and its run
+# variance is estimated at exactly zero (the first seed from 20250201 on where lme4 says so).
+# kr_ten_two: 10 vs 2 runs, 200 segments (the issue's 10 vs 2 design, 2,400 rows).
+# kr_slopes: 6 vs 6 runs, 150 segments, runs with slopes on the centred covariate d_c.
+# kr_binned: 5 vs 5 runs, 160 segments in 4 bins of d, run effects per bin (1|run_id:dbin).
+# kr_facet: A 6 seeds; B 3 lambda x 4 seeds; 120 segments; lambda intercepts for B.
+# kr_large: 6 vs 6 runs, 300 segments (3,600 rows).
+kr_rows <- function(sys_n, run_sd, n_seg, shift = c(A = 0, B = -0.02)) {
+  make_rows(make_runs(sys_n, run_sd), n_seg, shift)
+}
+for (s in 20250201:20250299) {
+  set.seed(s)
+  d <- kr_rows(c(A = 6, B = 6), c(A = 0, B = 0.02), 60)
+  d$segment_id <- factor(d$segment_id)
+  d$run_id <- factor(d$run_id)
+  m <- suppressMessages(lmer(persys_formula("score", "system", c("A", "B")), d))
+  if (getME(m, "theta")[[2]] == 0 || getME(m, "theta")[[3]] == 0) break
+}
+d$segment_id <- as.character(d$segment_id)
+d$run_id <- as.character(d$run_id)
+write_local(d, "ddf_kr_boundary.csv")
+set.seed(20250202)
+write_local(kr_rows(c(A = 10, B = 2), c(A = 0.01, B = 0.01), 200), "ddf_kr_ten_two.csv")
+set.seed(20250203)
+write_local(kr_rows(c(A = 6, B = 6), c(A = 0.01, B = 0.015), 300), "ddf_kr_large.csv")
+set.seed(20250204)
+n_seg <- 150
+seg <- ids("seg", n_seg, 3)
+runs <- make_runs(c(A = 6, B = 6), c(A = 0.01, B = 0.02))
+u_seg <- setNames(rnorm(n_seg, 0, 0.2), seg)
+d_seg <- setNames(round(rnorm(n_seg), 2), seg)
+u_run <- setNames(rnorm(nrow(runs), 0, runs$run_sd), runs$run_id)
+s_run <- setNames(rnorm(nrow(runs), 0, 0.01), runs$run_id)
+rows <- merge(runs[, c("run_id", "system")], data.frame(segment_id = seg), by = NULL)
+rows <- rows[order(rows$run_id, rows$segment_id, method = "radix"), ]
+rows$d <- unname(d_seg[rows$segment_id])
+rows$d_c <- r10(rows$d - mean(rows$d))
+rows$dbin <- paste0("b", findInterval(rows$d, quantile(d_seg, c(0.25, 0.5, 0.75))) + 1)
+isB <- rows$system == "B"
+rows$score <- r10(0.4 - 0.02 * isB + (0.01 + s_run[rows$run_id]) * rows$d +
+                    u_seg[rows$segment_id] + u_run[rows$run_id] + rnorm(nrow(rows), 0, 0.05))
+rownames(rows) <- NULL
+write_local(rows[, c("segment_id", "run_id", "system", "d", "d_c", "dbin", "score")],
+            "ddf_kr_slopes.csv")
+set.seed(20250205)
+n_seg <- 120
+seg <- ids("seg", n_seg, 3)
+runs <- rbind(data.frame(system = "A", lambda = "none", seed = as.character(1:6)),
+              expand.grid(system = "B", lambda = c("0.1", "0.5", "0.9"), seed = as.character(1:4),
+                          stringsAsFactors = FALSE))
+runs$run_id <- ifelse(runs$system == "A", paste0("A_seed", runs$seed),
+                      paste0("B_lam", runs$lambda, "_seed", runs$seed))
+u_seg <- setNames(rnorm(n_seg, 0, 0.2), seg)
+u_lam <- c(none = 0, setNames(rnorm(3, 0, 0.02), c("0.1", "0.5", "0.9")))
+u_run <- setNames(rnorm(nrow(runs), 0, 0.015), runs$run_id)
+rows <- merge(runs, data.frame(segment_id = seg), by = NULL)
+rows <- rows[order(rows$run_id, rows$segment_id, method = "radix"), ]
+rows$score <- r10(0.4 - 0.02 * (rows$system == "B") + u_lam[rows$lambda] +
+                    u_seg[rows$segment_id] + u_run[rows$run_id] + rnorm(nrow(rows), 0, 0.05))
+rownames(rows) <- NULL
+write_local(rows[, c("segment_id", "run_id", "system", "lambda", "seed", "score")],
+            "ddf_kr_facet.csv")
+
+run_case_lean <- function(case, design, model, data_spec, factors, response, formula_str,
+                          tests_fun) {
+  if (nzchar(only) && !grepl(only, case)) return(invisible(NULL))
+  runner <- function(m, tests, methods, msgs_env) {
+    phi_a <- capture(pbkrtest::vcovAdj(m), msgs_env)  # keeps its P and W attributes
+    msgs_env$vkr <- unname(as.matrix(phi_a))
+    run_tests_lean(m, tests, methods, msgs_env, phi_a)
+  }
+  run_case(case, design, model, data_spec, factors, response, formula_str, both, tests_fun,
+           runner = runner,
+           note = "Kenward-Roger from one vcovAdj per model (run_tests_lean)")
+}
+kr_sys <- function(fe) list(tt("B_minus_A", Lrow(fe, systemB = 1)),
+                            ft("system_F", Lrow(fe, systemB = 1)))
+run_case_lean("kr_boundary_persys", "kr_boundary", "persys", local_data("ddf_kr_boundary.csv"),
+              f2, "score", persys_formula("score", "system", c("A", "B")), kr_sys)
+run_case_lean("kr_boundary_pooled", "kr_boundary", "pooled", local_data("ddf_kr_boundary.csv"),
+              f2, "score", "score ~ system + (1|segment_id) + (1|run_id)", kr_sys)
+run_case_lean("kr_ten_two_persys", "kr_ten_two", "persys", local_data("ddf_kr_ten_two.csv"),
+              f2, "score", persys_formula("score", "system", c("A", "B")), kr_sys)
+run_case_lean("kr_slopes", "kr_slopes", "slopes", local_data("ddf_kr_slopes.csv"), f2, "score",
+              "score ~ system * d + (1|segment_id) + (1 + d_c || run_id)",
+              function(fe) list(tt("B_minus_A", Lrow(fe, systemB = 1)),
+                                tt("slope_B", Lrow(fe, d = 1, `systemB:d` = 1)),
+                                ft("system_and_system:d",
+                                   Lrows(Lrow(fe, systemB = 1), Lrow(fe, `systemB:d` = 1)))))
+run_case_lean("kr_binned", "kr_slopes", "binned", local_data("ddf_kr_slopes.csv"),
+              c(f2, "dbin"), "score",
+              persys_formula("score", "system * dbin", c("A", "B"), " + (1|run_id:dbin)"),
+              function(fe) {
+                inter <- grep("^systemB:", fe, value = TRUE)
+                list(tt("B_minus_A_b1", Lrow(fe, systemB = 1)),
+                     ft("system_and_interaction",
+                        do.call(Lrows, lapply(c("systemB", inter),
+                                              function(n) Lrow(fe, setNames(1, n))))),
+                     ft("interaction",
+                        do.call(Lrows, lapply(inter, function(n) Lrow(fe, setNames(1, n))))))
+              })
+run_case_lean("kr_facet_persys_lambda", "kr_facet", "persys_facet", local_data("ddf_kr_facet.csv"),
+              c(f2, "lambda"), "score",
+              persys_formula("score", "system", c("A", "B"), " + (0 + dummy(system, \"B\")|lambda)"),
+              kr_sys)
+run_case_lean("kr_large_persys", "kr_large", "persys", local_data("ddf_kr_large.csv"), f2,
+              "score", persys_formula("score", "system", c("A", "B")), kr_sys)
 
 cat(sprintf("total %.1f s\n", (proc.time() - t_script)[["elapsed"]]))

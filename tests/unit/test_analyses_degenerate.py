@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from infrepro.analyses import ANALYSES, MetricData, run_analysis
-from infrepro.analyses.tables import TABLE_COLUMNS
+from infrepro.vocabulary import TABLE_COLUMNS
 
 
 def experiment(
@@ -59,11 +59,11 @@ def experiment(
 
 def run_all(data: MetricData) -> dict[str, pd.DataFrame]:
     tables: dict[str, list[pd.DataFrame]] = {}
-    components = None
-    for name in ANALYSES:
-        result = run_analysis(name, data, components)
-        if name == "variance":
-            components = result["variance_components"]
+    written: dict[tuple[str, str], pd.DataFrame] = {}
+    for name in ANALYSES:  # registry order: an analysis after those it needs
+        needed = {n.argument: written[n.analysis, n.table] for n in ANALYSES[name].needs}
+        result = run_analysis(name, data, needed)
+        written |= {(name, table): frame for table, frame in result.items()}
         for key, frame in result.items():
             tables.setdefault(key, []).append(frame)
     return {k: pd.concat(v, ignore_index=True) for k, v in tables.items()}

@@ -1,13 +1,13 @@
 # The statistical analyses (docs/method.md §4, §4b): one job per metric and analysis, then tidy
-# tables. Each analysis has its own rule, declaring only the tables it writes and depending only
-# on the options it reads (vocabulary.ANALYSIS_TABLES, ANALYSIS_READS).
+# tables. Each analysis has its own rule, derived from its registry entry (infrepro/registry.py):
+# it declares only the tables the analysis writes, takes as inputs the tables it needs from other
+# analyses and depends only on the options it reads.
+from infrepro.registry import ANALYSES, with_needs
 from infrepro.resources import analysis_resources, collect_mem_mb, collect_runtime
-from infrepro.vocabulary import ANALYSES, ANALYSIS_READS, ANALYSIS_TABLES, TABLES
+from infrepro.vocabulary import TABLES
 
 ANALYSIS_OPTIONS = config["analyses"]  # the schema sets every default
-ANALYSES_TO_RUN = [a for a in ANALYSES if a in ANALYSIS_OPTIONS["run"]]
-if "metaparam" in ANALYSES_TO_RUN and "variance" not in ANALYSES_TO_RUN:
-    ANALYSES_TO_RUN.insert(ANALYSES_TO_RUN.index("metaparam"), "variance")
+ANALYSES_TO_RUN = with_needs(ANALYSIS_OPTIONS["run"])  # the chosen ones and what they need
 
 ANALYSIS_PART = f"{RESULTS}/analyses/{{metric}}/{{analysis}}/{{table}}.csv"
 
@@ -21,20 +21,17 @@ for _analysis in ANALYSES:
             evaluation=f"{RESULTS}/evaluation.parquet",
             runs=f"{RESULTS}/inputs/runs.parquet",
             bins=f"{RESULTS}/tables/property_bins.csv",
-            # metaparam ranks facets by the variance job's components
-            **(
-                {
-                    "components": ANALYSIS_PART.replace("{analysis}", "variance").replace(
-                        "{table}", "variance_components"
-                    )
-                }
-                if _analysis == "metaparam"
-                else {}
-            ),
+            # the tables it needs from other analyses' jobs of the same metric
+            **{
+                need.argument: ANALYSIS_PART.replace("{analysis}", need.analysis).replace(
+                    "{table}", need.table
+                )
+                for need in ANALYSES[_analysis].needs
+            },
         output:
             **{
                 table: ANALYSIS_PART.replace("{analysis}", _analysis).replace("{table}", table)
-                for table in ANALYSIS_TABLES[_analysis]
+                for table in ANALYSES[_analysis].tables
             },
         params:
             analysis=_analysis,
@@ -42,7 +39,7 @@ for _analysis in ANALYSES:
             baseline=EXPERIMENT.baseline,
             facets=EXPERIMENT.facets,
             properties=EXPERIMENT.properties,
-            options={k: ANALYSIS_OPTIONS[k] for k in ANALYSIS_READS[_analysis] if k in ANALYSIS_OPTIONS},
+            options={k: ANALYSIS_OPTIONS[k] for k in ANALYSES[_analysis].reads if k in ANALYSIS_OPTIONS},
         wildcard_constraints:
             metric="|".join(map(re.escape, EXPERIMENT.metrics)),
         log:
@@ -66,7 +63,7 @@ rule collect_tables:
             ANALYSIS_PART.format(metric=metric, analysis=analysis, table=table)
             for metric in EXPERIMENT.metrics
             for analysis in ANALYSES_TO_RUN
-            for table in ANALYSIS_TABLES[analysis]
+            for table in ANALYSES[analysis].tables
         ],
     output:
         **{table: f"{RESULTS}/tables/{table}.csv" for table in TABLES},

@@ -1,5 +1,6 @@
 # The evaluation table: one row per (run, segment), read by every analysis.
 from infrepro.resources import assemble_mem_mb, assemble_runtime
+from infrepro.vocabulary import RUN
 
 
 if RAW_MODE:
@@ -8,7 +9,7 @@ if RAW_MODE:
         input:
             runs=f"{RESULTS}/inputs/runs.parquet",
             properties=f"{RESULTS}/properties.parquet",
-            scores=expand(f"{RESULTS}/scores/{{run_id}}.parquet", run_id=EXPERIMENT.run_ids),
+            scores=expand(f"{RESULTS}/scores/{{{RUN}}}.parquet", **{RUN: EXPERIMENT.run_ids}),
         output:
             evaluation=f"{RESULTS}/evaluation.parquet",
         params:

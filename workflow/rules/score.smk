@@ -3,6 +3,7 @@
 # .run_in_worker): scoring the example's run takes a fraction of a second, loading pandas, numba
 # and the compiled kernels two seconds; a worker loads them once, and at paper scale the jobs'
 # Python work (tokenization) still runs on every core, not on one interpreter's lock.
+from infrepro.vocabulary import RUN
 
 
 rule score_run:
@@ -10,13 +11,13 @@ rule score_run:
         hypotheses=hypotheses_of,
         testset=f"{RESULTS}/inputs/testset.parquet",
     output:
-        scores=f"{RESULTS}/scores/{{run_id}}.parquet",
+        scores=f"{RESULTS}/scores/{{{RUN}}}.parquet",  # wildcard: the run id
     params:
         metrics=EXPERIMENT.metrics,
         content=content_of(hypotheses_of),
         implementation=config["scoring"]["implementation"],
     log:
-        "logs/score/{run_id}.log",
+        f"logs/score/{{{RUN}}}.log",
     threads: config["scoring"]["threads"]
     resources:
         mem_mb=2000,

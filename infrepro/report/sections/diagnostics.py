@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from infrepro.plots import qq_panels
+from infrepro.registry import ALL_RUNS, BEST_VS_BEST, HEADLINE, VARIANCE
+from infrepro.vocabulary import CLASSICAL_TABLE
 
 from ..figure import Figure, make_figure
 from ..formatting import fixed, integer, points, significant
@@ -18,10 +20,10 @@ from ..pcolumns import p_columns
 from ..query import select
 
 QQ_ANALYSES = {
-    "best_vs_best": "best vs best",
-    "all_runs_per_system": "run-aware (verdict)",
-    "all_runs": "all runs, paper's",
-    "variance": "VCA",
+    BEST_VS_BEST: "best vs best",
+    HEADLINE: "run-aware (verdict)",
+    ALL_RUNS: "all runs, paper's",
+    VARIANCE: "VCA",
 }
 
 
@@ -72,7 +74,7 @@ def qq_figures(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> lis
             rows = select(qq, metric=metric, analysis=analysis)
             for subset in sorted(set(rows["subset"])) if not rows.empty else []:
                 name = short
-                if analysis == "variance" or len(settings.systems) > 2:
+                if analysis == VARIANCE or len(settings.systems) > 2:
                     name = f"{name}: {subset}"
                 panels.append((name, select(rows, subset=subset)))
         if panels:
@@ -134,7 +136,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Diagnost
             csv=settings.link("diagnostics"),
         )
     section.qq = qq_figures(tables, settings)
-    classical = tables["classical"]
+    classical = tables[CLASSICAL_TABLE]
     if not classical.empty:
         section.classical = frame_table(
             classical,
@@ -155,6 +157,6 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Diagnost
                 Column("seed", "seed", text, numeric=False),
                 Column("note", "note", text, numeric=False, cls="wrap"),
             ],
-            csv=settings.link("classical"),
+            csv=settings.link(CLASSICAL_TABLE),
         )
     return section

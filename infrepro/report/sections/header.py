@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.registry import ALL_RUNS
+
 from ..formatting import integer
 from ..inputs import ReportSettings
 from ..labels import better_label, metric_label, property_label
@@ -37,7 +39,7 @@ def _runs_per_system(tables: dict[str, pd.DataFrame], settings: ReportSettings) 
 
 
 def _segments(tables: dict[str, pd.DataFrame]) -> str:
-    glrt = select(tables["glrt"], analysis="all_runs")
+    glrt = select(tables["glrt"], analysis=ALL_RUNS)
     if glrt.empty:
         glrt = tables["glrt"]
     if glrt.empty:

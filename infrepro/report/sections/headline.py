@@ -3,18 +3,29 @@ the run-aware test, the facet-aware and the paper's tests beside it, reliability
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.registry import (
+    ALL_RUNS,
+    BEST_VS_BEST,
+    COMPARISON,
+    CONDITIONAL,
+    EFFECT_SCALE,
+    FACET_AWARE,
+    HEADLINE,
+    interaction_only,
+    run_aware,
+)
 from infrepro.vocabulary import BIN_SUFFIX, bin_column
 
-from ..formatting import fixed, is_missing, p_text, points
+from ..formatting import fixed, is_missing, is_significant, p_text, points
 from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
 from ..labels import (
     PAPER_TEST,
+    analysis_label,
     better_label,
     metric_label,
     property_label,
@@ -24,15 +35,13 @@ from ..labels import (
 from ..query import first, ordered, pair, select
 from ..verdict import Outcome, Verdict, classify, paper_note, sensitivity, sentence
 
-HEADLINE = "all_runs_per_system"
-FACET_AWARE = "all_runs_facet_aware"
 # analysis, table label; the run-aware rows' p and df come from tests.csv, the others' from
 # glrt.csv (via contrasts.csv)
 COMPARISONS = (
-    ("best_vs_best", "best vs best (starting point)"),
+    (BEST_VS_BEST, "best vs best (starting point)"),
     (HEADLINE, "all runs, run-aware (verdict)"),
     (FACET_AWARE, "all runs, facet-aware (sensitivity)"),
-    ("all_runs", "all runs, paper's model"),
+    (ALL_RUNS, "all runs, paper's model"),
 )
 RUN_AWARE = {HEADLINE: "run-aware", FACET_AWARE: "facet-aware"}
 EFFECT_SD = "sqrt(segment + run + residual variance)"
@@ -114,7 +123,7 @@ def comparison_table(
     paper's all-runs GLRT: model, means, difference, d, p."""
     subset = pair(settings.baseline, competitor)
     headers = [
-        Column("comparison", "comparison", numeric=False),
+        Column(COMPARISON, analysis_label(COMPARISON), numeric=False),
         Column("test", "model and test", numeric=False, title="hover for the model formula"),
         Column("baseline", f"{settings.baseline}", title="model mean, points"),
         Column("competitor", f"{competitor}", title="model mean, points"),
@@ -155,7 +164,7 @@ def comparison_table(
                 Cell(
                     p_text(p),
                     log10_p,
-                    css="p-sig" if log10_p < math.log10(settings.alpha) else "p-ns",
+                    css="p-sig" if is_significant(log10_p, settings.alpha) else "p-ns",
                 ),
             ]
         )
@@ -173,7 +182,7 @@ def effect_note(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> st
         contrast = first(tables["contrasts"], metric=metric, subset=subset)
     if contrast is None or is_missing(contrast.get("effect_sd")):
         return ""
-    fit = first(tables["diagnostics"], metric=metric, analysis="effect_scale")
+    fit = first(tables["diagnostics"], metric=metric, analysis=EFFECT_SCALE)
     model = f", the SD of {fit['model']} (REML)" if fit is not None else ""
     return (
         f"Effect sizes: d = difference / {EFFECT_SD} = Δ / {points(contrast['effect_sd'])} "
@@ -247,7 +256,9 @@ def input_note(
 ) -> str:
     """The property with the strongest run-aware system x property interaction (Holm p over
     the metric's property tests) and the run-aware gap per bin."""
-    tests = select(tables["tests"], metric=metric, analysis="conditional_runaware_interaction")
+    tests = select(
+        tables["tests"], metric=metric, analysis=interaction_only(run_aware(CONDITIONAL))
+    )
     tests = tests[~tests["property"].str.endswith(BIN_SUFFIX)] if not tests.empty else tests
     if tests.empty:
         return ""
@@ -257,7 +268,7 @@ def input_note(
     model = test_label(
         "run-aware", statistic_name(strongest["numdf"]), strongest["method"], strongest["dendf"]
     )
-    if float(strongest["log10_p_holm"]) >= math.log10(settings.alpha):
+    if not is_significant(strongest["log10_p_holm"], settings.alpha):
         return (
             f"Inputs: no data property changes the difference significantly (smallest "
             f"interaction p = {strongest['p_holm']}, {label}; {model}, Holm over the "
@@ -270,7 +281,7 @@ def input_note(
     cells = select(
         tables["contrasts"],
         metric=metric,
-        analysis="conditional_runaware",
+        analysis=run_aware(CONDITIONAL),
         level1=settings.baseline,
         level2=competitor,
     )

@@ -4,15 +4,15 @@ slope and within-bin tables with run-aware rows first."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
 from infrepro.plots import categorical_interaction, numeric_interaction
-from infrepro.vocabulary import is_bin_column, unbinned
+from infrepro.registry import RUN_AWARE_SUFFIX, run_aware
+from infrepro.vocabulary import SYSTEM, is_bin_column, unbinned
 
-from ..formatting import fixed, integer, is_missing, points, significant
+from ..formatting import fixed, integer, is_missing, is_significant, points, significant
 from ..htmltable import Cell, Column, Table, frame_table, rows_table, text
 from ..inputs import ReportSettings
 from ..labels import (
@@ -27,7 +27,6 @@ from ..pcolumns import p_columns
 from ..query import first, ordered, select
 
 Z95 = 1.959963984540054
-RUN_AWARE = "_runaware"  # suffix of the run-aware analyses (infrepro.analyses.conditional)
 
 
 def _in_points(frame: pd.DataFrame) -> pd.DataFrame:
@@ -43,7 +42,7 @@ def p_of(
 ) -> str:
     """``p = 0.0054 (run-aware F, KR df 22.2, Holm)`` from tests.csv for run-aware analyses,
     ``p = 2.6e-08 (paper's model, ML GLRT)`` from glrt.csv otherwise."""
-    if RUN_AWARE in analysis:
+    if RUN_AWARE_SUFFIX in analysis:
         row = first(tables["tests"], metric=metric, analysis=analysis, subset=subset, property=prop)
         if row is None:
             return "not fitted"
@@ -150,7 +149,7 @@ def glrt_table(
     rows = _property_tests(tables["glrt"], settings, analyses, props)
     columns = [
         Column("metric", "metric", metric_label, numeric=False),
-        *([Column("subset", "system", text, numeric=False)] if with_subset else []),
+        *([Column("subset", SYSTEM, text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("analysis", "test", analysis_label, numeric=False),
         Column("h1", "H1", text, numeric=False, cls="code"),
@@ -180,7 +179,7 @@ def tests_table(
         ]
     columns = [
         Column("metric", "metric", metric_label, numeric=False),
-        *([Column("subset", "system", text, numeric=False)] if with_subset else []),
+        *([Column("subset", SYSTEM, text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("analysis", "test", analysis_label, numeric=False),
         Column("stat", "t or F", text, sort_key="statistic", title="t when num df = 1, else F"),
@@ -199,13 +198,13 @@ def slopes_table(
     analysis: str,
     props: Sequence[str],
     *,
-    group_label: str = "system",
+    group_label: str = SYSTEM,
     with_subset: bool = False,
 ) -> Table:
     """Per-group slopes of numeric properties, in points per unit of the property: the
     run-aware fit's (t, small-sample df) first, then the paper's (Wald z)."""
     slopes = tables["slopes"]
-    order = (analysis + RUN_AWARE, analysis)
+    order = (run_aware(analysis), analysis)
     rows = slopes[slopes["analysis"].isin(order)].copy() if not slopes.empty else slopes
     rows = rows[rows["property"].isin(props)] if not rows.empty else rows
     if not rows.empty:
@@ -214,7 +213,7 @@ def slopes_table(
     columns = [
         Column("analysis", "model", analysis_label, numeric=False),
         Column("metric", "metric", metric_label, numeric=False),
-        *([Column("subset", "system", text, numeric=False)] if with_subset else []),
+        *([Column("subset", SYSTEM, text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("group", group_label, text, numeric=False),
         Column(
@@ -254,7 +253,7 @@ def within_bins_table(
     headers = [
         Column("model", "model", numeric=False),
         Column("metric", "metric", numeric=False),
-        *([Column("subset", "system", numeric=False)] if with_subset else []),
+        *([Column("subset", SYSTEM, numeric=False)] if with_subset else []),
         Column("property", "property", numeric=False),
         Column("bin", "bin", numeric=False),
         Column("level1", "1", numeric=False),
@@ -269,7 +268,7 @@ def within_bins_table(
         Column("p_holm", "p (Holm)"),
     ]
     out: list[list[Cell]] = []
-    for name in (analysis + RUN_AWARE, analysis):
+    for name in (run_aware(analysis), analysis):
         contrasts = select(tables["contrasts"], analysis=name)
         if contrasts.empty:
             continue
@@ -286,7 +285,7 @@ def within_bins_table(
                     for b in ordered(sorted(set(rows["bin"])), bins.get(base, [])):
                         for row in select(rows, bin=b).itertuples(index=False):
                             out.append(
-                                [Cell("run-aware" if RUN_AWARE in name else "paper's model")]
+                                [Cell("run-aware" if RUN_AWARE_SUFFIX in name else "paper's model")]
                                 + _bin_row(
                                     means, row, metric, subset, prop, with_subset, settings.alpha
                                 )
@@ -307,7 +306,7 @@ def _bin_row(
         value = means.get((metric, subset, prop, str(row.bin), group))
         return Cell(points(value), None if value is None else float(value))
 
-    significant_ = row.log10_p_holm < math.log10(alpha)
+    significant_ = is_significant(row.log10_p_holm, alpha)
     cells = [Cell(metric_label(metric))]
     if with_subset:
         cells.append(Cell(subset))

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from infrepro.plots import level_styles
-from infrepro.vocabulary import bin_column
+from infrepro.registry import METAPARAM, RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
+from infrepro.vocabulary import SYSTEM, VARIANCE_COLUMN, bin_column
 
 from ..figure import Figure, make_figure
 from ..formatting import fixed, integer, scientific
@@ -17,7 +18,6 @@ from ..inputs import ReportSettings
 from ..labels import metric_label, property_label
 from ..query import first, ordered, select
 from .interactions import (
-    RUN_AWARE,
     glrt_table,
     interaction_svg,
     p_of,
@@ -26,8 +26,8 @@ from .interactions import (
     within_bins_table,
 )
 
-ANALYSES = ("metaparam_joint", "metaparam_interaction")
-RUN_AWARE_ANALYSES = ("metaparam_runaware_joint", "metaparam_runaware_interaction")
+ANALYSES = (joint(METAPARAM), interaction_only(METAPARAM))
+RUN_AWARE_ANALYSES = (joint(run_aware(METAPARAM)), interaction_only(run_aware(METAPARAM)))
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Metaparams:
 
 
 def dominant_facet(tables: dict[str, pd.DataFrame], metric: str, system: str) -> str | None:
-    row = first(tables["glrt"], metric=metric, analysis="metaparam_joint", subset=system)
+    row = first(tables["glrt"], metric=metric, analysis=joint(METAPARAM), subset=system)
     return None if row is None else str(row["facet"])
 
 
@@ -71,7 +71,7 @@ def _system_block(
             groups = select(
                 tables["predictions"],
                 metric=metric,
-                analysis="metaparam",
+                analysis=METAPARAM,
                 subset=system,
                 property=prop,
             )
@@ -79,24 +79,24 @@ def _system_block(
                 groups = select(
                     tables["means"],
                     metric=metric,
-                    analysis="metaparam",
+                    analysis=METAPARAM,
                     subset=system,
                     property=prop,
                 )
             levels = ordered(sorted(set(groups["group"])), []) if not groups.empty else []
             title = f"{system}: {metric_label(metric)} × {property_label(prop)}"
             key = f"meta-{system}-{metric}-{prop}"
-            lines = "metaparam" + RUN_AWARE
+            lines = run_aware(METAPARAM)
             found = select(
                 tables["predictions"], metric=metric, analysis=lines, subset=system, property=prop
             )
             if found.empty:
-                lines = "metaparam"
+                lines = METAPARAM
             svg = interaction_svg(
                 tables,
                 metric=metric,
                 analysis=lines,
-                observed="metaparam",
+                observed=METAPARAM,
                 subset=system,
                 prop=prop,
                 styles=level_styles(levels),
@@ -108,9 +108,9 @@ def _system_block(
             )
             if svg is None:
                 continue
-            primary = p_of(tables, metric, "metaparam_runaware_interaction", system, prop)
-            paper = p_of(tables, metric, "metaparam_interaction", system, prop)
-            model = "run-aware fit" if lines.endswith(RUN_AWARE) else "paper's model"
+            primary = p_of(tables, metric, interaction_only(run_aware(METAPARAM)), system, prop)
+            paper = p_of(tables, metric, interaction_only(METAPARAM), system, prop)
+            model = "run-aware fit" if lines.endswith(RUN_AWARE_SUFFIX) else "paper's model"
             block.figures.append(
                 make_figure(
                     svg,
@@ -133,7 +133,7 @@ def _system_block(
     slopes = slopes_table(
         {**tables, "slopes": select(tables["slopes"], subset=system)},
         settings,
-        "metaparam",
+        METAPARAM,
         settings.properties,
         group_label="level",
     )
@@ -141,7 +141,7 @@ def _system_block(
     within = within_bins_table(
         {**tables, "contrasts": select(tables["contrasts"], subset=system)},
         settings,
-        "metaparam",
+        METAPARAM,
         variants,
         bins,
     )
@@ -159,10 +159,10 @@ def build(
             importance,
             [
                 Column("metric", "metric", metric_label, numeric=False),
-                Column("system", "system", text, numeric=False),
+                Column(SYSTEM, SYSTEM, text, numeric=False),
                 Column("rank", "rank", integer),
                 Column("facet", "meta-parameter", text, numeric=False),
-                Column("variance", "variance", scientific),
+                Column(VARIANCE_COLUMN, VARIANCE_COLUMN, scientific),
                 Column("percent", "percent of variance", lambda v: fixed(v, 1)),
                 Column("dominant", "dominant", lambda v: "yes" if v is True else "", numeric=False),
             ],

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 import yaml
 
-from infrepro.lmm.ddf import KR_MAX_COLUMNS
 from infrepro.vocabulary import (
+    SEGMENT_TERM,
+    SYSTEM,
     comparison_formulas,
     effect_scale_formula,
     facet_aware_formula,
@@ -64,7 +65,7 @@ def families() -> list[Family]:
     """Every model family, with formulas from :mod:`infrepro.analyses.models`."""
     paper_h1, paper_h0 = comparison_formulas(SCORE, run_aware=False)
     shared_h1, shared_h0 = comparison_formulas(SCORE, run_aware=True)
-    prop = property_formulas(SCORE, "system", "d")
+    prop = property_formulas(SCORE, SYSTEM, "d")
     meta = property_formulas(SCORE, "f", "d")
     per_system = run_terms(TWO, pooled=False)
     t_test = "t test of the system contrast, Kenward-Roger (or Satterthwaite) df"
@@ -96,12 +97,12 @@ def families() -> list[Family]:
         ),
         Family(
             "conditional, run-aware",
-            runaware_property_formula(SCORE, "system", "d", True, ""),
-            f_test.format("system"),
+            runaware_property_formula(SCORE, SYSTEM, "d", True, ""),
+            f_test.format(SYSTEM),
             "REML",
             "Does the system difference change with the data property d, beyond the runs' own "
             "slopes on d? For a categorical (binned) d: "
-            + runaware_property_formula(SCORE, "system", "d", False, per_system)
+            + runaware_property_formula(SCORE, SYSTEM, "d", False, per_system)
             + ". Slopes, within-bin differences and prediction bands use t with small-sample df.",
             RUN_ESTIMAND,
         ),
@@ -168,7 +169,7 @@ def families() -> list[Family]:
         ),
         Family(
             "variance components",
-            "score ~ 1 + (1|segment_id) + (1|f1) + (1|f2) + …",
+            f"score ~ 1 + {SEGMENT_TERM} + (1|f1) + (1|f2) + …",
             "",
             "REML",
             "How much of a system's score variance comes from the test segments, from each "
@@ -180,10 +181,11 @@ def families() -> list[Family]:
 NOTES = (
     (
         "Degrees of freedom",
-        "Run-aware t and F tests use Kenward-Roger's denominator df and scaled statistic when "
-        f"the fit has at most {KR_MAX_COLUMNS} random-effect columns, Satterthwaite's df "
-        "otherwise; the method column of tests.csv and slopes.csv (p_method in contrasts.csv) "
-        "names the one each row used.",
+        "Run-aware t and F tests use Kenward-Roger's denominator df and scaled statistic at "
+        "every size (computed exactly from the model's cross-products, in time linear in the "
+        "number of segments), Satterthwaite's df only where Kenward-Roger is not available; the "
+        "method column of tests.csv and slopes.csv (p_method in contrasts.csv) names the one "
+        "each row used.",
     ),
     (
         "Multiplicity (Holm)",

@@ -4,22 +4,21 @@ paper's conditional GLRTs, slopes and within-bin comparisons (thesis Table 2.4).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from infrepro.plots import system_style
+from infrepro.registry import CONDITIONAL, RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
 from infrepro.vocabulary import bin_column
 
 from ..figure import Figure, make_figure
-from ..formatting import significant
+from ..formatting import is_significant, significant
 from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
 from ..labels import metric_label, property_label, statistic_name, test_label
 from ..query import first, select
 from .interactions import (
-    RUN_AWARE,
     glrt_table,
     interaction_svg,
     p_of,
@@ -28,8 +27,8 @@ from .interactions import (
     within_bins_table,
 )
 
-ANALYSES = ("conditional_joint", "conditional_interaction")
-RUN_AWARE_ANALYSES = ("conditional_runaware_joint", "conditional_runaware_interaction")
+ANALYSES = (joint(CONDITIONAL), interaction_only(CONDITIONAL))
+RUN_AWARE_ANALYSES = (joint(run_aware(CONDITIONAL)), interaction_only(run_aware(CONDITIONAL)))
 
 
 @dataclass
@@ -69,7 +68,6 @@ def overview(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Table
         )
         for m in settings.metrics
     ]
-    threshold = math.log10(settings.alpha)
     rows = []
     for prop in settings.properties:
         for variant in (prop, bin_column(prop)):
@@ -78,15 +76,15 @@ def overview(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Table
                 test = first(
                     tables["tests"],
                     metric=metric,
-                    analysis="conditional_runaware_interaction",
+                    analysis=interaction_only(run_aware(CONDITIONAL)),
                     subset="all runs",
                     property=variant,
                 )
                 if test is None:
                     cells.append(Cell("–"))
                     continue
-                joint = p_of(tables, metric, "conditional_runaware_joint", "all runs", variant)
-                paper = p_of(tables, metric, "conditional_interaction", "all runs", variant)
+                joint_p = p_of(tables, metric, joint(run_aware(CONDITIONAL)), "all runs", variant)
+                paper = p_of(tables, metric, interaction_only(CONDITIONAL), "all runs", variant)
                 log10_p = float(test["log10_p_holm"])
                 label = test_label(
                     "run-aware", statistic_name(test["numdf"]), test["method"], test["dendf"]
@@ -95,8 +93,8 @@ def overview(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Table
                     Cell(
                         str(test["p_holm"]),
                         log10_p,
-                        "p-sig" if log10_p < threshold else "p-ns",
-                        f"{label}; joint {joint}; paper's interaction {paper}",
+                        "p-sig" if is_significant(log10_p, settings.alpha) else "p-ns",
+                        f"{label}; joint {joint_p}; paper's interaction {paper}",
                     )
                 )
             if any(c.sort is not None for c in cells[1:]):
@@ -116,14 +114,14 @@ def build(
         block = PropertyBlock(prop, property_label(prop), bins_text(tables, prop))
         for metric in settings.metrics:
             title = f"{metric_label(metric)} × {property_label(prop)}"
-            lines = "conditional" + RUN_AWARE
+            lines = run_aware(CONDITIONAL)
             if select(tables["predictions"], metric=metric, analysis=lines, property=prop).empty:
-                lines = "conditional"
+                lines = CONDITIONAL
             svg = interaction_svg(
                 tables,
                 metric=metric,
                 analysis=lines,
-                observed="conditional",
+                observed=CONDITIONAL,
                 subset="all runs",
                 prop=prop,
                 styles=styles,
@@ -134,19 +132,19 @@ def build(
             )
             if svg is None:
                 continue
-            model = "run-aware fit" if lines.endswith(RUN_AWARE) else "paper's model"
+            model = "run-aware fit" if lines.endswith(RUN_AWARE_SUFFIX) else "paper's model"
             caption = (
                 f"{title}, all runs (lines: {model}). Interaction "
-                f"{p_of(tables, metric, lines + '_interaction', 'all runs', prop)}, joint "
-                f"{p_of(tables, metric, lines + '_joint', 'all runs', prop)}; paper's interaction "
-                f"{p_of(tables, metric, 'conditional_interaction', 'all runs', prop)}."
+                f"{p_of(tables, metric, interaction_only(lines), 'all runs', prop)}, joint "
+                f"{p_of(tables, metric, joint(lines), 'all runs', prop)}; paper's interaction "
+                f"{p_of(tables, metric, interaction_only(CONDITIONAL), 'all runs', prop)}."
             )
             block.figures.append(make_figure(svg, caption, f"cond-{metric}-{prop}"))
         block.tests = tests_table(tables, settings, RUN_AWARE_ANALYSES, variants)
         block.glrt = glrt_table(tables, settings, ANALYSES, variants)
-        slopes = slopes_table(tables, settings, "conditional", [prop])
+        slopes = slopes_table(tables, settings, CONDITIONAL, [prop])
         block.slopes = None if slopes.empty else slopes
-        within = within_bins_table(tables, settings, "conditional", variants, bins)
+        within = within_bins_table(tables, settings, CONDITIONAL, variants, bins)
         block.within = None if within.empty else within
         blocks.append(block)
     return blocks

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from infrepro.plots import component_colours, dstudy_curve, system_style, variance_bars
+from infrepro.vocabulary import SEGMENT, SYSTEM, VARIANCE_COLUMN
 
 from ..figure import Figure, make_figure
 from ..formatting import fixed, integer, scientific
@@ -15,6 +16,8 @@ from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import metric_label
 from ..query import select
+
+STORED_SCALE = "stored (fraction) scale"
 
 
 @dataclass
@@ -30,8 +33,8 @@ def component_order(components: pd.DataFrame, facets: list[str]) -> list[str]:
     """segment_id, the facets (experiment order), interaction terms, then the residual."""
     present = list(dict.fromkeys(components["component"]))
     middle = [f for f in facets if f in present]
-    middle += [c for c in present if c not in middle and c not in ("segment_id", "Residual")]
-    return [c for c in ["segment_id", *middle, "Residual"] if c in present]
+    middle += [c for c in present if c not in middle and c not in (SEGMENT, "Residual")]
+    return [c for c in [SEGMENT, *middle, "Residual"] if c in present]
 
 
 def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliability:
@@ -58,9 +61,9 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliabil
             vc,
             [
                 Column("metric", "metric", metric_label, numeric=False),
-                Column("system", "system", text, numeric=False),
+                Column(SYSTEM, SYSTEM, text, numeric=False),
                 Column("component", "component v", text, numeric=False),
-                Column("variance", "variance σ²ᵥ", scientific, title="stored (fraction) scale"),
+                Column(VARIANCE_COLUMN, "variance σ²ᵥ", scientific, title=STORED_SCALE),
                 Column("percent", "percent", lambda v: fixed(v, 1)),
                 Column("n_levels", "levels", integer),
             ],
@@ -72,7 +75,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliabil
             reliability,
             [
                 Column("metric", "metric", metric_label, numeric=False),
-                Column("system", "system", text, numeric=False),
+                Column(SYSTEM, SYSTEM, text, numeric=False),
                 Column("phi", "φ", lambda v: fixed(v, 3)),
                 Column(
                     "label", "Koo & Li", text, numeric=False, css=lambda row: f"phi-{row['label']}"
@@ -96,7 +99,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliabil
         if curves.empty:
             continue
         title = f"{metric_label(metric)}: D-study"
-        mine = {s: st for s, st in styles.items() if s in set(curves["system"])}
+        mine = {s: st for s, st in styles.items() if s in set(curves[SYSTEM])}
         section.curves.append(
             make_figure(
                 dstudy_curve(curves, mine, title=title, key=f"dstudy-{metric}"),
@@ -110,7 +113,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliabil
             dstudy,
             [
                 Column("metric", "metric", metric_label, numeric=False),
-                Column("system", "system", text, numeric=False),
+                Column(SYSTEM, SYSTEM, text, numeric=False),
                 Column("n_per_facet", "n per facet", integer),
                 Column("runs_averaged", "runs averaged", integer),
                 Column("phi", "φ", lambda v: fixed(v, 3)),

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from infrepro.plots import run_distribution
+from infrepro.vocabulary import RUN, SYSTEM
 
 from ..figure import Figure, make_figure
 from ..formatting import integer, points, significant
@@ -39,7 +40,7 @@ def colouring(
         facet = str(top["facet"].iloc[0])
         if facet not in runs:
             continue
-        levels = ordered(sorted(set(runs.loc[runs["system"] == system, facet]) - {""}), [])
+        levels = ordered(sorted(set(runs.loc[runs[SYSTEM] == system, facet]) - {""}), [])
         if 2 <= len(levels) <= COLOUR_MAX_LEVELS:
             result[system] = (facet, levels)
     return result
@@ -76,7 +77,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Scores:
             summary,
             [
                 Column("metric", "metric", metric_label, numeric=False),
-                Column("system", "system", numeric=False),
+                Column(SYSTEM, SYSTEM, numeric=False),
                 Column("n_runs", "runs", integer),
                 Column("mean", "mean", points, title="mean of the run means, points"),
                 Column("sd", "SD", points, title="standard deviation of the run means, points"),
@@ -92,8 +93,8 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Scores:
         facets = [f for f in settings.facets if f in run_means]
         columns = [
             Column("metric", "metric", metric_label, numeric=False),
-            Column("run_id", "run", text, numeric=False),
-            Column("system", "system", numeric=False),
+            Column(RUN, "run", text, numeric=False),
+            Column(SYSTEM, SYSTEM, numeric=False),
             *[Column(f, f, text, numeric=False) for f in facets],
         ]
         if "dev_score" in run_means and run_means["dev_score"].notna().any():

@@ -8,14 +8,24 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from infrepro.registry import (
+    ALL_RUNS,
+    ALL_RUNS_RUN_AWARE,
+    BEST_VS_BEST,
+    COMPARISON,
+    FACET_AWARE,
+    HEADLINE,
+)
+from infrepro.vocabulary import SYSTEM
+
 from ..formatting import fixed, integer, points
 from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import analysis_label, metric_label
 from ..pcolumns import p_columns
 
-RUN_AWARE = ("all_runs_per_system", "all_runs_facet_aware")
-COMPARISONS = (*RUN_AWARE, "best_vs_best", "all_runs", "all_runs_run_aware")
+RUN_AWARE = (HEADLINE, FACET_AWARE)
+COMPARISONS = (*RUN_AWARE, BEST_VS_BEST, ALL_RUNS, ALL_RUNS_RUN_AWARE)
 
 
 @dataclass
@@ -42,7 +52,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
         _comparisons(tables["tests"], settings),
         [
             Column("metric", "metric", metric_label, numeric=False),
-            Column("analysis", "comparison", analysis_label, numeric=False),
+            Column("analysis", analysis_label(COMPARISON), analysis_label, numeric=False),
             Column("subset", "systems", text, numeric=False),
             Column("estimate", "Δ (1 − 2)", lambda v: points(v, sign=True), title="points"),
             Column("se", "SE", points),
@@ -60,7 +70,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
         _comparisons(tables["glrt"], settings),
         [
             Column("metric", "metric", metric_label, numeric=False),
-            Column("analysis", "comparison", analysis_label, numeric=False),
+            Column("analysis", analysis_label(COMPARISON), analysis_label, numeric=False),
             Column("subset", "systems", text, numeric=False),
             Column("h1", "H1", text, numeric=False, cls="code"),
             Column("h0", "H0", text, numeric=False, cls="code"),
@@ -78,7 +88,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
         _comparisons(tables["contrasts"], settings),
         [
             Column("metric", "metric", metric_label, numeric=False),
-            Column("analysis", "comparison", analysis_label, numeric=False),
+            Column("analysis", analysis_label(COMPARISON), analysis_label, numeric=False),
             Column("level1", "system 1", text, numeric=False),
             Column("level2", "system 2", text, numeric=False),
             Column(
@@ -105,8 +115,8 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
         _comparisons(tables["means"], settings),
         [
             Column("metric", "metric", metric_label, numeric=False),
-            Column("analysis", "comparison", analysis_label, numeric=False),
-            Column("group", "system", text, numeric=False),
+            Column("analysis", analysis_label(COMPARISON), analysis_label, numeric=False),
+            Column("group", SYSTEM, text, numeric=False),
             Column("estimate", "model mean", points, title="estimated marginal mean, points"),
             Column("se", "SE", points),
             Column("n_obs", "rows", integer),

@@ -1,0 +1,313 @@
+"""Kenward-Roger's pieces on the cross-products, exploiting the block structure of Z'Z.
+
+pbkrtest's ``vcovAdj`` needs, with Sigma = s2 V, V = I + Z Lambda^2 Z', the variance
+parameters (s2 theta_r^2 for each random term r, and s2) and G_r = Z_r Z_r' (G = I for s2):
+
+    P_r   = -X'S^-1 G_r S^-1 X,            Q_rs = X'S^-1 G_r S^-1 G_s S^-1 X,
+    K_rs  = tr(S^-1 G_r S^-1 G_s)          (S = Sigma)
+
+(ddf.DdfCore.kr_parts turns them into Phi_A and W). Here every one of them is a function of
+Z'Z, Z'X and X'X only, so no matrix with a row per observation is touched, and of the
+structure the profiled deviance already uses (layout.py): the block part B (the primary factor,
+segments, plus terms nested in it) has a block-diagonal Z_B'Z_B = C_BB (one m x m block per
+primary level, m = 1 for segments alone); the rest R (runs, facets, slopes) is small.
+
+Two-stage Woodbury. With V_B = I + Z_B Lambda_B^2 Z_B' and g_1 = d = Lambda_B (I + Lambda_B
+C_BB Lambda_B)^-1 Lambda_B (block-diagonal), the powers are V_B^-k = I - Z_B g_k Z_B' with
+
+    g_{k+1} = g_k + d - d C_BB g_k,
+
+so N_k = W'V_B^-k W for W = [Z X] is C_WW - C_WB g_k C_BW (block-diagonal B x B part,
+B x R' and R' x R' dense, R' = R plus the p columns of X). Then, with the rest's Schur
+complement S_R = I + Lambda_R N_1,RR Lambda_R and J = Lambda_R S_R^-1 Lambda_R
+(zero on the X columns),
+
+    V^-1 = V_B^-1 - V_B^-1 Z_R J Z_R' V_B^-1
+    M_1  = W'V^-1 W = N_1 - N_1,.R J N_1,R.
+    M_2  = W'V^-2 W = N_2 - N_2,.R J N_1,R. - N_1,.R J N_2,R. + N_1,.R J N_2,RR J N_1,R.
+    tr V^-2 = n - tr(g_2 C_BB) - 2 tr(J N_3,RR) + tr(J N_2,RR J N_2,RR)
+
+and X'V^-3 X = X'V^-2 X - (Z'V^-2 X)' K Z'X with K = Lambda A^-1 Lambda = [[d, 0], [0, 0]] +
+Y J Y', Y = [-d C_BR; I]. The B x B blocks of M_1 (block-diagonal minus rank qR) enter only
+through traces: ||E - U J U'||^2 = ||E||^2 - 2 tr(J U'E U) + tr(J U'U J U'U). Every
+q_R x q_R Gram matrix is a sum over blocks sum_b C_b' M_b C_b with M_b a function of the block's
+Z_B'Z_B alone, so blocks with the same pattern (all segments of a balanced design) are summed
+once (BlockProducts.contract). The cost is O(q_B (q_R + p) p + q_R^3), plus O(q_B (q_R + p)^2)
+when the blocks are not grouped: linear in the number of segments, instead of O(q^3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+
+
+@dataclass(frozen=True)
+class BlockProducts:
+    """Z'Z, Z'X and X'X in the profiled deviance's layout (B = nb blocks of m slots; R' = the
+    rest columns then the p columns of X), with the term of every slot and rest column."""
+
+    cbb: np.ndarray  # (nb, m, m)    Z_B'Z_B, block-diagonal
+    cbr: np.ndarray  # (nb, m, qr + p)  Z_B'[Z_R X]
+    crr: np.ndarray  # (qr + p, qr + p) [Z_R X]'[Z_R X]
+    slot_term: np.ndarray  # (nb, m) term of each slot (number of terms for padding)
+    rest_term: np.ndarray  # (qr,) term of each rest column
+    n_terms: int
+    # blocks with the same Z_B'Z_B pattern and slot terms (balanced designs: one group): the
+    # representative block of each group and sum_b C_b' (x) C_b per group, (ng m m, w' w'),
+    # w' >= qr + p (profiled.py's grouped tensor), or None
+    first: np.ndarray | None = None
+    tens: np.ndarray | None = None
+
+    @property
+    def qr(self) -> int:
+        return len(self.rest_term)
+
+    def contract(self, mats: np.ndarray) -> np.ndarray:
+        """sum_b C_b' M_b C_b over the blocks (C_b = block b's rows of Z_B'[Z_R X]) for
+        per-block m x m matrices M_b that depend on the block's Z_B'Z_B and slot terms only:
+        by groups in O(groups m^2 w^2) when grouped, else O(q_B w^2)."""
+        nb, m, w = self.cbr.shape
+        if self.tens is not None and self.first is not None:
+            full = int(round(np.sqrt(self.tens.shape[1])))
+            out = (mats[self.first].reshape(-1) @ self.tens).reshape(full, full)
+            return out[:w, :w]
+        flat = self.cbr.reshape(nb * m, w)
+        return flat.T @ _bmm(mats, self.cbr).reshape(nb * m, w)
+
+
+def _bmm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Batched product of (nb, m, m) with (nb, m, k) (elementwise when m = 1)."""
+    if a.shape[1] == 1:
+        return a * b
+    return np.matmul(a, b)
+
+
+def _powers(bp: BlockProducts, tb: np.ndarray) -> list[np.ndarray]:
+    """g_1, g_2, g_3 of V_B^-k = I - Z_B g_k Z_B' (each (nb, m, m))."""
+    nb, m, _ = bp.cbb.shape
+    if m == 1:
+        t2 = tb[:, 0] ** 2
+        d = (t2 / (1.0 + t2 * bp.cbb[:, 0, 0]))[:, None, None]
+    else:
+        a = tb[:, :, None] * bp.cbb * tb[:, None, :] + np.eye(m)
+        d = tb[:, :, None] * np.linalg.inv(a) * tb[:, None, :]
+    dc = _bmm(d, bp.cbb)
+    g = [d]
+    for _ in range(2):
+        g.append(g[-1] + d - _bmm(dc, g[-1]))
+    return g
+
+
+@dataclass
+class _Parts:
+    """N_k pieces and J at one theta (see the module docstring). N_k,BR' = a_k C_BR' with
+    a_k = I - C_BB g_k per block, applied through the one contiguous C_BR (``cbr_r``)."""
+
+    g: list[np.ndarray]  # g_1..g_3
+    a: list[np.ndarray]  # a_1, a_2 (nb, m, m)
+    nbb: list[np.ndarray]  # N_1, N_2 block-diagonal parts (nb, m, m)
+    ux: list[np.ndarray]  # N_1, N_2 B x X parts (q_B, p)
+    nrr: list[np.ndarray]  # N_1, N_2, N_3 R' x R' parts
+    jr: np.ndarray  # J on the R' columns (zero on X)
+    cbr_r: np.ndarray  # C_BR (q_B, qr), contiguous
+
+    def u(self, k: int, y: np.ndarray) -> np.ndarray:
+        """N_k,BR y (y: qr x c)."""
+        nb, m, _ = self.a[k].shape
+        return _bmm(self.a[k], (self.cbr_r @ y).reshape(nb, m, -1)).reshape(nb * m, -1)
+
+    def ut(self, k: int, v: np.ndarray) -> np.ndarray:
+        """N_k,BR' v (v: q_B x c)."""
+        nb, m, _ = self.a[k].shape
+        at = np.swapaxes(self.a[k], 1, 2)
+        return self.cbr_r.T @ _bmm(at, v.reshape(nb, m, -1)).reshape(nb * m, -1)
+
+
+def _parts(bp: BlockProducts, theta: np.ndarray) -> _Parts:
+    """g_k, N_k = C - C_.B g_k C_B. and J = Lambda_R (I + Lambda_R N_1,RR Lambda_R)^-1
+    Lambda_R."""
+    nb, m, w = bp.cbr.shape
+    qr = bp.qr
+    tb = np.append(theta, 0.0)[bp.slot_term]
+    g = _powers(bp, tb)
+    nbb, a, ux, nrr = [], [], [], []
+    eye = np.eye(m)
+    for k, gk in enumerate(g):
+        nrr.append(bp.crr - bp.contract(gk))
+        if k < 2:
+            cg = _bmm(bp.cbb, gk)
+            nbb.append(bp.cbb - _bmm(cg, bp.cbb))
+            a.append(eye - cg)
+            ux.append(_bmm(a[k], bp.cbr[:, :, qr:]).reshape(nb * m, w - qr))
+    tf = theta[bp.rest_term]
+    jr = np.zeros((w, w))
+    if qr:
+        s = tf[:, None] * nrr[0][:qr, :qr] * tf[None, :] + np.eye(qr)
+        sinv = sla.cho_solve(sla.cho_factor(s, lower=True), np.eye(qr))
+        jr[:qr, :qr] = tf[:, None] * sinv * tf[None, :]
+    cbr_r = np.ascontiguousarray(bp.cbr[:, :, :qr].reshape(nb * m, qr))
+    return _Parts(g, a, nbb, ux, nrr, jr, cbr_r)
+
+
+@dataclass
+class _Moments:
+    """W'V^-1 W and W'V^-2 W where they are needed (unscaled, V = Sigma / s2)."""
+
+    m1_rr: np.ndarray  # R' x R'
+    m2_rr: np.ndarray  # R' x R'
+    zv1x: np.ndarray  # Z'V^-1 X (B rows then R rows)
+    zv2x: np.ndarray  # Z'V^-2 X
+    xv3x: np.ndarray  # X'V^-3 X
+    tr_v2: float  # tr V^-2
+
+
+def _moments(bp: BlockProducts, pt: _Parts, n: int) -> _Moments:
+    """M_1, M_2 on R' (and their B x X rows), X'V^-3 X and tr V^-2."""
+    qr = bp.qr
+    n1, n2, n3 = pt.nrr
+    j = pt.jr
+    m1_rr = n1 - n1 @ j @ n1
+    m2_rr = n2 - n2 @ j @ n1 - n1 @ j @ n2 + n1 @ j @ n2 @ j @ n1
+    x = slice(qr, None)
+    jr = j[:qr]
+    y1 = jr @ n1[:, x]
+    p = y1.shape[1]
+    u1y = pt.u(0, np.hstack([y1, jr @ n2 @ j @ n1[:, x] - jr @ n2[:, x]]))
+    m1_bx = pt.ux[0] - u1y[:, :p]
+    m2_bx = pt.ux[1] - pt.u(1, y1) + u1y[:, p:]
+    zv1x = np.vstack([m1_bx, m1_rr[:qr, x]])
+    zv2x = np.vstack([m2_bx, m2_rr[:qr, x]])
+    zx = np.vstack([bp.cbr[:, :, x].reshape(-1, p), bp.crr[:qr, x]])
+    xv3x = m2_rr[x, x] - zv2x.T @ _apply_k(pt, zx)
+    tr_g2c = float(np.sum(pt.g[1] * np.swapaxes(bp.cbb, 1, 2)))
+    jj = j[:qr, :qr]
+    tr_v2 = n - tr_g2c - 2.0 * float(np.sum(jj * n3[:qr, :qr].T))
+    tr_v2 += float(np.sum((jj @ n2[:qr, :qr]) * (jj @ n2[:qr, :qr]).T))
+    return _Moments(m1_rr, m2_rr, zv1x, zv2x, xv3x, tr_v2)
+
+
+def _apply_k(pt: _Parts, r: np.ndarray) -> np.ndarray:
+    """K r for K = Lambda A^-1 Lambda = [[d, 0], [0, 0]] + Y J Y', Y = [-d C_BR; I]."""
+    d = pt.g[0]
+    nb, m, _ = d.shape
+    qr = pt.cbr_r.shape[1]
+    drb = _bmm(d, r[: nb * m].reshape(nb, m, -1)).reshape(nb * m, -1)
+    jy = pt.jr[:qr, :qr] @ (r[nb * m :] - pt.cbr_r.T @ drb)
+    return np.vstack([drb - _bmm(d, (pt.cbr_r @ jy).reshape(nb, m, -1)).reshape(nb * m, -1), jy])
+
+
+def _apply_m1(pt: _Parts, v: np.ndarray, in_block: bool) -> np.ndarray:
+    """M_1 v = Z'V^-1 Z v = N_1 v - N_1,.R J N_1,R. v (v: q x c, B rows then R rows; nonzero
+    only in the block rows when ``in_block``, else only in the rest rows)."""
+    nb, m, _ = pt.nbb[0].shape
+    qr = pt.cbr_r.shape[1]
+    qb = nb * m
+    n1rr = pt.nrr[0][:qr, :qr]
+    j = pt.jr[:qr, :qr]
+    if in_block:
+        vb = v[:qb]
+        nvr = pt.ut(0, vb)
+        jn = j @ nvr
+        nvb = _bmm(pt.nbb[0], vb.reshape(nb, m, -1)).reshape(qb, -1) - pt.u(0, jn)
+        return np.vstack([nvb, nvr - n1rr @ jn])
+    vr = v[qb:]
+    nvr = n1rr @ vr
+    jn = j @ nvr
+    return np.vstack([pt.u(0, vr - jn), nvr - n1rr @ jn])
+
+
+def _block_traces(bp: BlockProducts, pt: _Parts, blocks: list[int]) -> dict:
+    """For block terms a, b: ||M_1,ab||^2 and tr M_2,aa, and the Gram matrices that give
+    their traces against the rest terms (G_a = U_a'U, U = N_1,BR = (I - C_BB g_1) C_BR),
+    each a contraction sum_b C_b' M_b C_b (BlockProducts.contract)."""
+    qr = bp.qr
+    a1, a2 = pt.a  # U_b = a1_b C_b
+    a1t = np.swapaxes(a1, 1, 2)
+    j = pt.jr[:qr, :qr]
+    jn2j = j @ pt.nrr[1][:qr, :qr] @ j
+    mask = {a: (bp.slot_term == a).astype(float) for a in blocks}
+    gram, out = {}, {}
+    for a in blocks:
+        ea = mask[a][:, :, None] * a1
+        gram[a] = bp.contract(_bmm(a1t, ea))[:qr, :qr]
+        h = bp.contract(_bmm(a1t, mask[a][:, :, None] * a2))[:qr, :qr]
+        tr_n2 = float(np.sum(np.diagonal(pt.nbb[1], axis1=1, axis2=2) * mask[a]))
+        out[a, None] = tr_n2 - 2.0 * float(np.sum(j * h.T)) + float(np.sum(jn2j * gram[a].T))
+    for i, a in enumerate(blocks):
+        for b in blocks[i:]:
+            e = mask[b][:, :, None] * pt.nbb[0] * mask[a][:, None, :]  # N_1 rows b, cols a
+            t = bp.contract(_bmm(a1t, _bmm(e, a1)))[:qr, :qr]
+            out[a, b] = (
+                float(np.sum(e * e))
+                - 2.0 * float(np.sum(j * t.T))
+                + float(np.sum((j @ gram[a]) * (j @ gram[b]).T))
+            )
+    return {"traces": out, "gram": gram}
+
+
+def kr_traces(bp: BlockProducts, pt: _Parts, mo: _Moments, rows: list[np.ndarray]) -> np.ndarray:
+    """K (unscaled): K_rs = ||Z_r'V^-1 Z_s||_F^2, K_r,e = tr(Z_r'V^-2 Z_r), K_e,e = tr V^-2."""
+    qb = bp.cbb.shape[0] * bp.cbb.shape[1]
+    qr = bp.qr
+    k = len(rows)
+    blocks = [t for t in range(k) if len(rows[t]) and rows[t][0] < qb]
+    bt = _block_traces(bp, pt, blocks)
+    f = np.eye(qr) - pt.jr[:qr, :qr] @ pt.nrr[0][:qr, :qr]  # M_1,BR = U F
+    rest = {t: rows[t] - qb for t in range(k) if t not in blocks}
+    ktr = np.zeros((k + 1, k + 1))
+    for a in range(k):
+        for b in range(a, k):
+            if a in blocks and b in blocks:
+                val = bt["traces"][a, b]
+            elif a in blocks or b in blocks:
+                blk, other = (a, b) if a in blocks else (b, a)
+                fb = f[:, rest[other]]
+                val = float(np.sum(fb * (bt["gram"][blk] @ fb)))
+            else:
+                val = float(np.sum(mo.m1_rr[np.ix_(rest[a], rest[b])] ** 2))
+            ktr[a, b] = ktr[b, a] = val
+        if a in blocks:
+            ktr[a, k] = ktr[k, a] = bt["traces"][a, None]
+        else:
+            ktr[a, k] = ktr[k, a] = float(np.trace(mo.m2_rr[np.ix_(rest[a], rest[a])]))
+    ktr[k, k] = mo.tr_v2
+    return ktr
+
+
+def kr_pieces(
+    bp: BlockProducts, theta: np.ndarray, sigma: float, n: int
+) -> tuple[np.ndarray, list[np.ndarray], dict[tuple[int, int], np.ndarray]]:
+    """pbkrtest's K (traces), P and Q (r <= s; the last index is the residual), as
+    ddf.DdfCore's dense reference computes them, from the cross-products alone."""
+    pt = _parts(bp, theta)
+    mo = _moments(bp, pt, n)
+    labels = np.concatenate([bp.slot_term.reshape(-1), bp.rest_term])
+    rows = [np.flatnonzero(labels == t) for t in range(bp.n_terms)]
+    s2 = sigma**2
+    qr = bp.qr
+    u = mo.zv1x
+    k = len(rows)
+    P = [-(u[r].T @ u[r]) / s2**2 for r in rows] + [-mo.m2_rr[qr:, qr:] / s2**2]
+    Q: dict[tuple[int, int], np.ndarray] = {}
+    p = u.shape[1]
+    for in_block in (True, False):  # M_1 (E_s U) for every term s of a part, in one pass
+        terms = [
+            s for s, rs in enumerate(rows) if len(rs) and (rs[0] < bp.slot_term.size) == in_block
+        ]
+        if not terms:
+            continue
+        v = np.zeros((u.shape[0], p * len(terms)))
+        for i, s in enumerate(terms):
+            v[rows[s], i * p : (i + 1) * p] = u[rows[s]]
+        mv = _apply_m1(pt, v, in_block)
+        for i, s in enumerate(terms):
+            for r in range(s + 1):
+                Q[r, s] = u[rows[r]].T @ mv[rows[r], i * p : (i + 1) * p] / s2**3
+    for s, rs in enumerate(rows):
+        Q[s, k] = u[rs].T @ mo.zv2x[rs] / s2**3
+    Q[k, k] = mo.xv3x / s2**3
+    ktr = kr_traces(bp, pt, mo, rows) / s2**2
+    return ktr, [0.5 * (m + m.T) for m in P], Q

@@ -1,0 +1,273 @@
+"""The registry of the analyses and of the models they fit: one entry each, read by every part.
+
+``ANALYSES`` holds what each analysis writes, the ``analyses:`` options it reads, the tables it
+needs from another analysis, its cost model and the function that runs it. The runner
+(infrepro.analyses.runner) dispatches from it; the workflow (workflow/rules/analysis.smk)
+derives each analysis's rule from it (outputs, inputs from ``needs``, params from ``reads``,
+resources from ``cost``); infrepro/resources.py reads the cost from it; a test checks the config
+schema's ``analyses.run`` enum and default against it. ``MODELS`` holds every value of the
+tables' ``analysis`` column: its family (the paper's model or a run-aware one), its label in the
+report and its formula builder; the analyses and the report take the names from the constants
+here.
+
+Import-light on purpose (standard library and infrepro.vocabulary only): Snakemake's rule files
+read it while parsing the workflow. Functions are named by dotted path (``module:function``)
+and imported only when a job runs them (:func:`resolve`).
+
+Adding an analysis (docs/method.md first):
+
+1. Its function, in a module of ``infrepro/analyses/``: ``run(data: MetricData, log: FitLog,
+   **needed) -> dict[str, pd.DataFrame]`` returning the tables it writes (the runner adds
+   ``diagnostics`` and ``qq`` from ``log``, maps user names back and conforms every table).
+2. Any new table: one ``table(...)`` line in ``infrepro.vocabulary.ANALYSIS_TABLE_SPECS``
+   (columns and kinds; readers and writers take their types from it).
+3. An ``AnalysisSpec`` in ``ANALYSES`` below, and the names of the models it fits in
+   ``MODELS`` (family, label, formula builder).
+4. Its name in the config schema's ``analyses.run`` enum and default, and any new option under
+   ``analyses:`` (tests compare the schema with this registry).
+5. A report section reading its tables (``infrepro/report/sections/``).
+
+Nothing else: no rule, runner or resource code names an analysis.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+# -- analyses -----------------------------------------------------------------------------------
+COMPARISON = "comparison"
+CONDITIONAL = "conditional"
+VARIANCE = "variance"
+METAPARAM = "metaparam"
+CLASSICAL = "classical"
+
+LOG_TABLES = ("diagnostics", "qq")  # every analysis records its fits and skips
+MODEL_TABLES = ("glrt", "tests", "means", "contrasts")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Peak memory (MiB) and CPU seconds of one job as lines in millions of evaluation rows:
+    ``base + per_mrow * rows / 1e6`` (infrepro/resources.py adds headroom and retries)."""
+
+    base_mib: float
+    mib_per_mrow: float
+    base_s: float
+    s_per_mrow: float
+
+
+@dataclass(frozen=True)
+class Need:
+    """A table an analysis reads from another analysis's job of the same metric, passed to its
+    function as the keyword ``argument``; ``user_names``: its columns whose cells hold user
+    names (facets, properties) that the job renames to internal ones."""
+
+    analysis: str
+    table: str
+    argument: str
+    user_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AnalysisSpec:
+    """One analysis: a Snakemake job per metric (see the module docstring)."""
+
+    name: str
+    function: str  # "module:function", called as function(data, log, **needed)
+    tables: tuple[str, ...]  # the tables it writes (its job declares exactly these)
+    reads: tuple[str, ...]  # the `analyses:` options it reads (others do not rerun it)
+    cost: Cost
+    needs: tuple[Need, ...] = ()
+    default: bool = True  # in the schema's default `analyses.run`
+
+
+def resolve(path: str) -> Callable[..., Any]:
+    """The function named by ``"package.module:function"``."""
+    module, _, name = path.partition(":")
+    found = getattr(importlib.import_module(module), name)
+    if not callable(found):
+        raise TypeError(f"{path} is not callable")
+    return found
+
+
+# Costs fitted to benchmarks/results/analysis_scale.md: lines on or above every measured point at
+# 1x, 3x and 10x the paper (peak MiB, remeasured after the FitCache of issue 14, which keeps one
+# property's model matrices alive; wall seconds on a loaded 2-core machine, from before it).
+# metaparam's memory grows with runs too (its fixed effects are the levels of the dominant
+# facet, e.g. the seeds, times each property's bins): the 10x point has 2.5x the paper's runs.
+ANALYSES: dict[str, AnalysisSpec] = {
+    spec.name: spec
+    for spec in (
+        AnalysisSpec(
+            COMPARISON,
+            "infrepro.analyses.comparison:compare_systems",
+            (*MODEL_TABLES, *LOG_TABLES),
+            ("dev_score_better", "bootstrap_lrt", "bootstrap", "facets"),
+            Cost(300, 510, 5, 9),
+        ),
+        AnalysisSpec(
+            CONDITIONAL,
+            "infrepro.analyses.conditional:conditional_analyses",
+            (*MODEL_TABLES, "slopes", "predictions", *LOG_TABLES),
+            (),
+            Cost(350, 580, 10, 26),
+        ),
+        AnalysisSpec(
+            VARIANCE,
+            "infrepro.analyses.variance:variance_components",
+            ("variance_components", "reliability", "dstudy", *LOG_TABLES),
+            ("facets", "vca_interactions", "dstudy_max_n"),
+            Cost(400, 220, 5, 2),
+        ),
+        AnalysisSpec(
+            METAPARAM,
+            "infrepro.analyses.metaparam:metaparameter_interactions",
+            (*MODEL_TABLES, "slopes", "predictions", "importance", *LOG_TABLES),
+            ("facets",),
+            Cost(300, 900, 30, 100),
+            # it ranks each system's facets by the variance components (the dominant facet)
+            needs=(Need(VARIANCE, "variance_components", "components", ("component",)),),
+        ),
+        AnalysisSpec(
+            CLASSICAL,
+            "infrepro.analyses.classical:classical_tests",
+            ("classical", "run_summary", "run_means", *LOG_TABLES),
+            ("dev_score_better", "bootstrap", "randomization"),
+            Cost(300, 200, 5, 1),
+        ),
+    )
+}
+
+
+def analysis_spec(name: str) -> AnalysisSpec:
+    """The registered analysis ``name`` (ValueError naming the choices otherwise)."""
+    if name not in ANALYSES:
+        raise ValueError(f"unknown analysis '{name}'; choose from {', '.join(ANALYSES)}")
+    return ANALYSES[name]
+
+
+def with_needs(chosen: list[str] | tuple[str, ...]) -> list[str]:
+    """The analyses to run for a choice: the chosen ones and, transitively, those they need, in
+    registry order."""
+    wanted = set(chosen)
+    while True:
+        needed = {n.analysis for a in wanted for n in analysis_spec(a).needs} - wanted
+        if not needed:
+            return [a for a in ANALYSES if a in wanted]
+        wanted |= needed
+
+
+# -- models: the values of the tables' `analysis` column ------------------------------------------
+PAPER = "paper"  # ML fits, GLRTs: runs fixed, inference conditional on the trained runs
+RUN_AWARE = "run-aware"  # REML fits with run terms; t/F tests with KR or Satterthwaite df
+JOB = "job"  # a row about the whole job (a skipped analysis) or a descriptive fit
+
+BEST_VS_BEST = "best_vs_best"
+ALL_RUNS = "all_runs"
+ALL_RUNS_RUN_AWARE = "all_runs_run_aware"
+HEADLINE = "all_runs_per_system"  # the run-aware comparison the verdict rests on
+FACET_AWARE = "all_runs_facet_aware"
+HEADLINE_BOOTSTRAP = HEADLINE + "_bootstrap"  # its LR test's parametric bootstrap check
+EFFECT_SCALE = "effect_scale"
+RUN_AWARE_SUFFIX = "_runaware"  # conditional -> conditional_runaware (its run-aware fit)
+JOINT_SUFFIX = "_joint"  # the test of factor and interaction
+INTERACTION_SUFFIX = "_interaction"  # the test of the interaction only
+
+
+def run_aware(model: str) -> str:
+    """``conditional`` -> ``conditional_runaware``."""
+    return model + RUN_AWARE_SUFFIX
+
+
+def joint(model: str) -> str:
+    """``conditional`` -> ``conditional_joint``."""
+    return model + JOINT_SUFFIX
+
+
+def interaction_only(model: str) -> str:
+    """``conditional`` -> ``conditional_interaction``."""
+    return model + INTERACTION_SUFFIX
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A value of the ``analysis`` column: its family, its report label and the function
+    (``module:function``) that writes its formula ('' when it fits none)."""
+
+    name: str
+    family: str
+    label: str
+    formula: str = ""
+
+
+_VOCABULARY = "infrepro.vocabulary"
+
+
+def _property_models(base: str, factor: str, paper_label: str, run_label: str) -> list[ModelSpec]:
+    """The six models of a conditional-type analysis: the paper's fit and its joint and
+    interaction GLRTs, the run-aware fit and its joint and interaction F tests."""
+    paper = f"{_VOCABULARY}:property_formulas"
+    runs = f"{_VOCABULARY}:runaware_property_formula"
+    return [
+        ModelSpec(base, PAPER, paper_label, paper),
+        ModelSpec(joint(base), PAPER, f"paper's joint: {factor} + interaction", paper),
+        ModelSpec(interaction_only(base), PAPER, "paper's interaction only", paper),
+        ModelSpec(run_aware(base), RUN_AWARE, run_label, runs),
+        ModelSpec(
+            joint(run_aware(base)), RUN_AWARE, f"run-aware joint: {factor} + interaction", runs
+        ),
+        ModelSpec(interaction_only(run_aware(base)), RUN_AWARE, "run-aware interaction only", runs),
+    ]
+
+
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec
+    for spec in (
+        ModelSpec(BEST_VS_BEST, PAPER, "best vs best", f"{_VOCABULARY}:comparison_formulas"),
+        ModelSpec(
+            ALL_RUNS, PAPER, "all runs (paper's model)", f"{_VOCABULARY}:comparison_formulas"
+        ),
+        ModelSpec(
+            ALL_RUNS_RUN_AWARE,
+            PAPER,
+            "all runs, shared (1|run_id) (paper's model + run intercept)",
+            f"{_VOCABULARY}:comparison_formulas",
+        ),
+        ModelSpec(
+            HEADLINE,
+            RUN_AWARE,
+            "all runs, run-aware (run variance per system)",
+            f"{_VOCABULARY}:headline_formula",
+        ),
+        ModelSpec(
+            FACET_AWARE,
+            RUN_AWARE,
+            "all runs, facet-aware (sensitivity)",
+            f"{_VOCABULARY}:facet_aware_formula",
+        ),
+        ModelSpec(
+            HEADLINE_BOOTSTRAP,
+            RUN_AWARE,
+            "all runs per system bootstrap",
+            f"{_VOCABULARY}:headline_formula",
+        ),
+        ModelSpec(EFFECT_SCALE, RUN_AWARE, "effect scale", f"{_VOCABULARY}:effect_scale_formula"),
+        *_property_models(
+            CONDITIONAL, "system", "conditional, paper's model", "conditional, run-aware"
+        ),
+        *_property_models(
+            METAPARAM, "facet", "meta-parameter, paper's model", "meta-parameter, run-aware"
+        ),
+        ModelSpec(
+            VARIANCE,
+            RUN_AWARE,
+            "variance components (REML)",
+            "infrepro.analyses.variance:vca_formula",
+        ),
+        ModelSpec(CLASSICAL, JOB, "classical tests"),
+        ModelSpec(COMPARISON, JOB, "comparison"),
+    )
+}

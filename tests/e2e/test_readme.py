@@ -1,0 +1,126 @@
+"""End-to-end: the README's shell blocks, run verbatim and in order in a fresh copy of the
+repository, with this test's Python environment first on PATH.
+
+A block preceded by ``<!-- not run in tests: reason -->`` is not run (installing packages, the
+test suite itself, a cluster, long benchmarks); every other ```bash block is.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from workflow_helpers import REPO_ROOT, job_counts
+
+pytestmark = pytest.mark.e2e
+
+NOT_RUN = re.compile(r"<!-- not run in tests: (.+) -->")
+SHELL_FENCE = re.compile(r"```(?:bash|sh|shell)\s*$")
+IGNORED = (".git", ".snakemake", "results", "logs", ".venv*", "__pycache__", "*.egg-info")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One shell block of the README: its section, its code, why it is not run (or None)."""
+
+    heading: str
+    code: str
+    not_run: str | None
+
+
+def shell_blocks(text: str) -> list[Block]:
+    """The README's shell blocks in order."""
+    blocks: list[Block] = []
+    lines = text.splitlines()
+    heading, index = "", 0
+    while index < len(lines):
+        line = lines[index]
+        if line.startswith("#") and not blocks_open(lines, index):
+            heading = line.lstrip("#").strip()
+        if SHELL_FENCE.fullmatch(line):
+            end = lines.index("```", index + 1)
+            previous = next((p for p in reversed(lines[:index]) if p.strip()), "")
+            marker = NOT_RUN.fullmatch(previous.strip())
+            code = "\n".join(lines[index + 1 : end]) + "\n"
+            blocks.append(Block(heading, code, marker.group(1) if marker else None))
+            index = end
+        index += 1
+    return blocks
+
+
+def blocks_open(lines: list[str], index: int) -> bool:
+    """Whether line ``index`` is inside a fenced block (a ``#`` there is a comment)."""
+    return sum(1 for line in lines[:index] if line.startswith("```")) % 2 == 1
+
+
+def readme_blocks() -> list[Block]:
+    return shell_blocks((REPO_ROOT / "README.md").read_text(encoding="utf-8"))
+
+
+def fresh_copy(destination: Path) -> Path:
+    """The repository's files as a fresh clone has them: the files git tracks or would track
+    (uncommitted edits included), else everything but outputs, caches and environments."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    if listed.returncode != 0:
+        shutil.copytree(REPO_ROOT, destination, ignore=shutil.ignore_patterns(*IGNORED))
+        return destination
+    for name in filter(None, listed.stdout.split("\0")):
+        source = REPO_ROOT / name
+        if source.is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / name)
+    return destination
+
+
+def test_every_block_not_run_says_why_and_the_guide_is_run() -> None:
+    blocks = readme_blocks()
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    markers = re.findall(rf"^{NOT_RUN.pattern}$", text, re.M)
+    assert len(markers) == sum(b.not_run is not None for b in blocks), (
+        "a `not run in tests` marker must stand right before a ```bash block"
+    )
+    run = {b.heading for b in blocks if b.not_run is None}
+    assert {"Run", "Describe your own experiment", "When new seeds arrive"} <= run
+
+
+def test_readme_shell_blocks_run_verbatim(tmp_path: Path) -> None:
+    """Each block runs in the copy with status 0; the new-seed block plans and scores only the
+    new run, and its results include it."""
+    root = fresh_copy(tmp_path / "clone")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    outputs: dict[str, str] = {}
+    for block in readme_blocks():
+        if block.not_run is not None:
+            continue
+        result = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", block.code],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        output = result.stdout + result.stderr
+        assert result.returncode == 0, (
+            f"README block under {block.heading!r}:\n{block.code}\n{output[-3000:]}"
+        )
+        outputs[block.heading] = outputs.get(block.heading, "") + output
+        if block.heading == "Run":
+            assert (root / "results" / "report.html").is_file()
+        if block.heading == "When new seeds arrive":
+            assert job_counts(output)["score_run"] == 1, output[-3000:]
+            means = pd.read_csv(root / "results" / "tables" / "run_means.csv")
+            assert "competitor_l0.5_gauss_s4" in set(means["run_id"])
+    assert "When new seeds arrive" in outputs

@@ -1,0 +1,139 @@
+"""The structured Kenward-Roger (infrepro/lmm/kr.py) against the dense q x q reference.
+
+The dense computation (ddf.DdfCore._kr_pieces_dense) is a step-for-step port of pbkrtest's
+vcovAdj and agrees with pbkrtest (tests/test_lmm_ddf_golden.py); the structured one works on
+the cross-products only. Here both run on the same fits: designs with a block size of 1
+(segments) and larger (terms nested in the segment), weighted rest terms (slopes, dummy()),
+facets, missing rows, zero variance estimates, and both profiled-deviance paths (dense with
+grouped blocks, sparse), and must give Phi_A, W and every df and p within 1e-8 relative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from infrepro.analyses.smalltests import ddf_method
+from infrepro.lmm import KENWARD_ROGER, fit
+from infrepro.lmm.ddf import DENSE_KR_MAX_COLUMNS
+from infrepro.lmm.errors import LmmError
+
+
+def _design(drop: float, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = [
+        (f"s{s:02d}", f"r{r}", "A" if r < 5 else "B", f"l{r % 3}")
+        for s in range(36)
+        for r in range(10)
+    ]
+    d = pd.DataFrame(rows, columns=["segment_id", "run_id", "system", "lam"])
+    if drop:
+        d = d.sample(frac=1.0 - drop, random_state=seed).reset_index(drop=True)
+    d["x"] = rng.normal(size=len(d)).round(2)
+    d["bin"] = "b" + (d.segment_id.str[1:].astype(int) % 3).astype(str)  # a segment property
+    seg = dict(zip(sorted(set(d.segment_id)), rng.normal(0, 0.2, 36), strict=True))
+    run = dict(zip(sorted(set(d.run_id)), rng.normal(0, 0.02, 10), strict=True))
+    d["score"] = (
+        0.4
+        + d.segment_id.map(seg)
+        + d.run_id.map(run)
+        + 0.02 * (d.system == "B")
+        + 0.01 * d.x
+        + rng.normal(0, 0.05, len(d))
+    )
+    return d
+
+
+DUMMIES = '(0 + dummy(system, "A")|run_id) + (0 + dummy(system, "B")|run_id)'
+FORMULAS = [
+    f"score ~ system + (1|segment_id) + {DUMMIES}",
+    "score ~ system + (1|segment_id) + (1|run_id)",
+    "score ~ system * x + (1|segment_id) + (1 + x || run_id)",
+    f'score ~ system + (1|segment_id) + {DUMMIES} + (0 + dummy(system, "B")|lam)',
+    "score ~ system + (1|segment_id) + (1|segment_id:system) + (1|run_id)",
+    "score ~ system * x + (1|segment_id) + (1|segment_id:lam) + (1 + x || run_id) + (1|lam)",
+    f"score ~ system * bin + (1|segment_id) + {DUMMIES} + (1|run_id:bin)",
+]
+
+
+def _rel(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(a))), 1e-300))
+
+
+@pytest.mark.parametrize("path", ["dense", "sparse"])
+@pytest.mark.parametrize("drop", [0.0, 0.15])
+@pytest.mark.parametrize("formula", FORMULAS)
+def test_structured_equals_dense_reference(formula: str, drop: float, path: str) -> None:
+    d = _design(drop, seed=3)
+    result = fit(formula, d, reml=True, keep_design=True, path=path)
+    core = result.ddf_core
+    dense = core.kr_parts("dense")
+    structured = core.kr_parts("structured")
+    assert _rel(dense[0], structured[0]) < 1e-8  # Phi_A
+    assert _rel(dense[2], structured[2]) < 1e-8  # W
+    for a, b in zip(dense[1], structured[1], strict=True):  # P
+        assert _rel(a, b) < 1e-8
+    names = list(result.fixed_effects.index)
+    L = np.eye(len(names))[1:]
+    for rows in [L[:1], L]:
+        a = result.contest(rows, KENWARD_ROGER)  # dense: q <= DENSE_KR_MAX_COLUMNS
+        core.kr_how = "structured"
+        b = result.contest(rows, KENWARD_ROGER)
+        core.kr_how = "auto"
+        assert b.dendf == pytest.approx(a.dendf, rel=1e-8)
+        assert b.p_value == pytest.approx(a.p_value, rel=1e-8)
+        assert b.statistic == pytest.approx(a.statistic, rel=1e-8)
+
+
+def test_zero_variance_estimate_and_grouped_blocks() -> None:
+    """A balanced design (one block group: the grouped contraction) with a run variance
+    estimated at zero: KR stays finite and equal to the reference."""
+    d = _design(0.0, seed=5)
+    d["score"] = d["score"] - d.run_id.map(d.groupby("run_id")["score"].mean())
+    result = fit(f"score ~ system + (1|segment_id) + {DUMMIES}", d, reml=True, keep_design=True)
+    assert np.any(result.theta == 0.0)
+    assert result.ddf_core.products().tens is not None
+    dense = result.ddf_core.kr_parts("dense")
+    structured = result.ddf_core.kr_parts("structured")
+    assert _rel(dense[0], structured[0]) < 1e-8
+
+
+def test_large_fits_use_the_structured_kr_without_model_matrices() -> None:
+    """Above DENSE_KR_MAX_COLUMNS the fit keeps no X and Z, the analyses still choose KR, and
+    it runs (structured)."""
+    rng = np.random.default_rng(7)
+    n_seg, runs = 1300, [("A", 0), ("A", 1), ("A", 2), ("B", 3), ("B", 4), ("B", 5)]
+    d = pd.DataFrame(
+        [(f"s{s:04d}", f"r{r}", sys_) for s in range(n_seg) for sys_, r in runs],
+        columns=["segment_id", "run_id", "system"],
+    )
+    d["score"] = (
+        rng.normal(0, 0.2, n_seg).repeat(len(runs))
+        + np.tile(rng.normal(0, 0.02, len(runs)), n_seg)
+        + rng.normal(0, 0.05, len(d))
+    )
+    result = fit(f"score ~ system + (1|segment_id) + {DUMMIES}", d, reml=True)
+    assert result.ddf_core.q > DENSE_KR_MAX_COLUMNS
+    assert result.ddf_core.design is None and ddf_method(result) == KENWARD_ROGER
+    test = result.contest({"systemB": 1.0}, KENWARD_ROGER)
+    assert test.method == KENWARD_ROGER and 1.0 < test.dendf < 10.0
+    kept = fit(f"score ~ system + (1|segment_id) + {DUMMIES}", d, reml=True, keep_design=True)
+    dense, structured = kept.ddf_core.kr_parts("dense"), kept.ddf_core.kr_parts("structured")
+    assert _rel(dense[0], structured[0]) < 1e-8 and _rel(dense[2], structured[2]) < 1e-8
+
+
+def test_ml_fits_have_no_kenward_roger() -> None:
+    result = fit(f"score ~ system + (1|segment_id) + {DUMMIES}", _design(0.0, 3), reml=False)
+    assert not result.kr_feasible()
+    with pytest.raises(LmmError, match="REML"):
+        result.contest({"systemB": 1.0}, KENWARD_ROGER)
+
+
+def test_beyond_the_memory_cap_the_analyses_name_satterthwaite(monkeypatch) -> None:
+    from infrepro.lmm import SATTERTHWAITE, ddf
+
+    monkeypatch.setattr(ddf, "KR_MAX_ENTRIES", 100)
+    result = fit(f"score ~ system + (1|segment_id) + {DUMMIES}", _design(0.0, 3), reml=True)
+    assert not result.kr_feasible() and ddf_method(result) == SATTERTHWAITE
+    assert result.contest({"systemB": 1.0}, SATTERTHWAITE).dendf > 0

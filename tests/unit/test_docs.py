@@ -1,0 +1,184 @@
+"""The documentation against the code: docs/reference.md documents every config option (from the
+schema, with its type, default and bounds), every analysis and every output table's columns (from
+infrepro.vocabulary), and nothing else; README.md stays a guide; the docs name only paths that
+exist. (tests/e2e/test_readme.py runs the README's shell blocks.)"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infrepro import registry, schema, vocabulary
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = REPO_ROOT / "docs" / "reference.md"
+README_MAX_LINES = 350
+
+
+# -- the config schema, rendered as docs/reference.md's option rows -----------------------------
+def schema_options(node: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, dict]]:
+    """Every option of the config as (dotted name, schema node): an object with ``properties``
+    is a section whose options are its properties; anything else is one option."""
+    for name, child in node["properties"].items():
+        dotted = f"{prefix}{name}"
+        if "properties" in child:
+            yield from schema_options(child, dotted + ".")
+        else:
+            yield dotted, child
+
+
+def _kind(node: Mapping[str, Any]) -> str:
+    """The option's type in words."""
+    if "enum" in node:
+        return "one of " + ", ".join(map(str, node["enum"]))
+    if "oneOf" in node:
+        return " or ".join(_kind(choice) for choice in node["oneOf"])
+    kind = node.get("type", "any")
+    if isinstance(kind, list):
+        return " or ".join("null" if k == "null" else k for k in kind)
+    if kind == "array":
+        items = node.get("items", {})
+        return f"list of {_kind(items) if items else 'any'}"
+    if kind == "object" and isinstance(node.get("additionalProperties"), Mapping):
+        return f"mapping of name to {_kind(node['additionalProperties'])}"
+    return str(kind)
+
+
+def _bounds(node: Mapping[str, Any]) -> str:
+    """The option's bounds in words ('' when it has none)."""
+    words = {
+        "minimum": ">= {}",
+        "maximum": "<= {}",
+        "exclusiveMinimum": "> {}",
+        "exclusiveMaximum": "< {}",
+        "pattern": "matches {}",
+    }
+    found = [text.format(node[key]) for key, text in words.items() if key in node]
+    if "minItems" in node:
+        found.append(f"at least {node['minItems']} item" + ("s" if node["minItems"] != 1 else ""))
+    if node.get("uniqueItems"):
+        found.append("no repeats")
+    return ", ".join(found)
+
+
+def option_row(node: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(type, default, bounds) of one option, as the reference's table shows them."""
+    default = "—" if "default" not in node else f"`{json.dumps(node['default'])}`"
+    return _kind(node), default, _bounds(node)
+
+
+# -- docs/reference.md, parsed ------------------------------------------------------------------
+def section(text: str, heading: str) -> str:
+    """The text under a ``## heading`` up to the next ``## ``."""
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def table_rows(text: str) -> list[list[str]]:
+    """The body rows of every Markdown table in ``text`` (cells stripped, header and rule not)."""
+    rows = []
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith("| ") and index + 1 < len(lines) and lines[index + 1].startswith("|--"):
+            continue  # a header
+        if line.startswith("| ") and not line.startswith("|--"):
+            rows.append([cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]])
+    return rows
+
+
+def code_name(cell: str) -> str:
+    """``name`` in a cell written as `name`."""
+    match = re.fullmatch(r"`([^`]+)`", cell)
+    assert match, f"docs/reference.md: expected a `name` cell, got {cell!r}"
+    return match.group(1)
+
+
+@pytest.fixture(scope="module")
+def reference() -> str:
+    return REFERENCE.read_text(encoding="utf-8")
+
+
+def test_every_option_is_documented_with_the_schemas_type_default_and_bounds(
+    reference: str,
+) -> None:
+    """Options: one row per schema option, in the schema's words; none that does not exist."""
+    config_schema = schema._schema()
+    expected = {name: option_row(node) for name, node in schema_options(config_schema)}
+    rows = table_rows(section(reference, "Options"))
+    documented = {code_name(row[0]): tuple(row[1:4]) for row in rows}
+    assert len(documented) == len(rows), "an option is documented twice"
+    assert sorted(documented) == sorted(expected)
+    for name, cells in expected.items():
+        assert documented[name] == cells, f"option {name}: documented {documented[name]}"
+    assert all(row[4] for row in rows), "every option says what it means"
+
+
+def test_every_analysis_is_documented_with_its_tables_and_options(reference: str) -> None:
+    rows = table_rows(section(reference, "Analyses"))
+    documented = {code_name(row[0]): row for row in rows}
+    assert list(documented) == list(registry.ANALYSES)
+    for name, row in documented.items():
+        tables = re.findall(r"`([a-z_]+)`", row[2])
+        options = re.findall(r"`([a-z_]+)`", row[3])
+        assert tables == list(registry.ANALYSES[name].tables), name
+        assert options == list(registry.ANALYSES[name].reads), name
+
+
+def documented_tables(reference: str) -> dict[str, list[str]]:
+    """{table: its documented columns}, from the ``### `name.csv` `` subsections."""
+    text = section(reference, "Output tables")
+    found: dict[str, list[str]] = {}
+    for part in re.split(r"\n### ", text)[1:]:
+        title = part.splitlines()[0]
+        name = re.fullmatch(r"`([a-z_0-9]+)\.csv`", title)
+        assert name, f"docs/reference.md: table heading {title!r} is not `name.csv`"
+        found[name.group(1)] = [row[0] for row in table_rows(part)]
+    return found
+
+
+def test_every_table_column_is_documented(reference: str) -> None:
+    """Each table of TABLE_COLUMNS with exactly its columns, in order; the other documented
+    tables (experiment-dependent columns, provenance) are tables the report reads."""
+    found = documented_tables(reference)
+    assert set(vocabulary.TABLE_COLUMNS) <= set(found)
+    assert set(found) <= set(vocabulary.REPORT_TABLES)
+    for table, columns in vocabulary.TABLE_COLUMNS.items():
+        if columns is not None:
+            assert [code_name(cell) for cell in found[table]] == vocabulary.columns(table), table
+
+
+def test_readme_is_a_guide() -> None:
+    lines = (REPO_ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES
+
+
+def test_method_has_no_planning_leftovers() -> None:
+    text = (REPO_ROOT / "docs" / "method.md").read_text(encoding="utf-8")
+    headings = [line for line in text.splitlines() if line.startswith("#")]
+    assert not [h for h in headings if "implemented" in h or "specified" in h]
+
+
+TOP_LEVEL = ("infrepro", "scripts", "workflow", "tests", "benchmarks", "config", "resources")
+PATH = re.compile(
+    r"(?<![\w./-])((?:%s|profiles|docs)/[\w./-]*[\w/])" % "|".join(TOP_LEVEL)  # noqa: UP031
+)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    ["README.md", "docs/method.md", "docs/architecture.md", "docs/reference.md"],
+)
+def test_docs_name_only_paths_that_exist(doc: str) -> None:
+    """Every repository path a document names (code spans, links, prose; not the commands of
+    its fenced blocks, which may create files) exists."""
+    text = re.sub(
+        r"^```.*?^```$", "", (REPO_ROOT / doc).read_text(encoding="utf-8"), flags=re.S | re.M
+    )
+    missing = sorted({p for p in PATH.findall(text) if not (REPO_ROOT / p.rstrip(".")).exists()})
+    assert not missing, f"{doc} names paths that do not exist: {missing}"
