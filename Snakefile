@@ -5,7 +5,7 @@ from snakemake.utils import min_version, validate
 from snakemake.exceptions import WorkflowError
 
 from infrepro.io import InputError
-from infrepro.io.options import check_config_size
+from infrepro.io.config import check_config, check_config_file
 from infrepro.schema import SCHEMA
 
 min_version("9.0")
@@ -15,12 +15,17 @@ min_version("9.0")
 # none is given, so none of its settings leak into a user's experiment. Defaults come only from
 # the schema (validate sets them, nested ones included).
 if not workflow.overwrite_configfiles:
+    try:  # Snakemake's own message for a YAML error names neither the file nor the line
+        check_config_file("config/config.yaml")
+    except InputError as err:
+        raise WorkflowError(f"infrepro: invalid input: {err}") from None
 
     configfile: "config/config.yaml"
 
 
 try:
-    check_config_size(config)  # before the schema check, whose messages print the value
+    # size, duplicate keys, finite numbers, the schema: each error names the option
+    check_config(config, workflow.configfiles)
 except InputError as err:
     raise WorkflowError(f"infrepro: invalid input: {err}") from None
 validate(config, str(SCHEMA))  # the package's schema: one file for the workflow and the API

@@ -26,6 +26,11 @@ def _schema() -> dict[str, Any]:
     return yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
 
 
+def schema() -> dict[str, Any]:
+    """The config schema, as loaded (cached: treat it as read-only)."""
+    return _schema()
+
+
 def _defaults(node: Mapping[str, Any]) -> Any:
     value = copy.deepcopy(node.get("default"))
     properties = node.get("properties")

@@ -2,16 +2,19 @@
 
 On the best runs: the paired bootstrap test (thesis Alg. 2.1) and approximate randomization
 (Alg. 2.2). On run-level mean scores: mean +- SD per system, Welch's t-test, Mann-Whitney U.
-Resampling p-values are (c + 1) / (K + 1), so they are never 0.
+Resampling p-values are (c + 1) / (K + 1), so they are never 0; with few segments every distinct
+resample is enumerated instead, and p is never below 1 / (number of distinct resamples) (§4.7).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 from infrepro.io.errors import plural
 from infrepro.registry import CLASSICAL
@@ -50,66 +53,77 @@ def approximate_randomization(
     return (count + 1) / (samples + 1), count
 
 
+TOLERANCE = 1e-9  # relative: a resample as extreme as the observed one, up to rounding
+BOOTSTRAP_MIN_SEGMENTS = 30  # below: the paired bootstrap's level exceeds alpha (method.md §4.7)
+
+
+@dataclass(frozen=True)
+class Resampled:
+    """A resampling test: p, resamples at least as extreme, resamples drawn (or enumerated)."""
+
+    p: float
+    count: int
+    resamples: int
+    exact: bool
+
+
+def paired_bootstrap_test(a: np.ndarray, b: np.ndarray, samples: int, seed: int) -> Resampled:
+    """The paired bootstrap; exact over the C(2n-1, n) distinct resamples when <= ``samples``."""
+    distinct = math.comb(2 * a.size - 1, a.size)
+    if distinct <= samples:
+        p, count = exact_paired_bootstrap(a - b)
+        return Resampled(p, count, distinct, True)
+    p, count = paired_bootstrap(a, b, samples, seed)
+    return Resampled(p, count, samples, False)
+
+
+def randomization_test(a: np.ndarray, b: np.ndarray, samples: int, seed: int) -> Resampled:
+    """Approximate randomization; exact over the 2^n sign assignments when <= ``samples``."""
+    if a.size < 63 and 2**a.size <= samples:
+        p, count = exact_randomization(a - b)
+        return Resampled(p, count, 2**a.size, True)
+    p, count = approximate_randomization(a, b, samples, seed)
+    return Resampled(p, count, samples, False)
+
+
+def exact_paired_bootstrap(differences: np.ndarray) -> tuple[float, int]:
+    """Every multiset m of n segments (segment i drawn c_i times), with probability
+    P(m) = n! / prod(c_i!) / n^n: p = max(sum P(m) [|mean_m - mean| >= |mean|], 1/D)."""
+    n = differences.size
+    draws = np.array(list(itertools.combinations_with_replacement(range(n), n)), dtype=np.intp)
+    means = differences[draws].mean(axis=1)
+    counts = np.zeros((len(draws), n), dtype=np.intp)
+    np.add.at(counts, (np.arange(len(draws))[:, None], draws), 1)
+    log_weight = special.gammaln(n + 1) - special.gammaln(counts + 1).sum(axis=1) - n * np.log(n)
+    centre = differences.mean()
+    extreme = np.abs(means - centre) >= abs(centre) - _slack(differences)
+    p = float(np.exp(log_weight[extreme]).sum())
+    return max(min(p, 1.0), 1.0 / len(draws)), int(extreme.sum())
+
+
+def exact_randomization(differences: np.ndarray) -> tuple[float, int]:
+    """Every sign assignment s: p = #{|mean(s * d)| >= |mean(d)|} / 2^n."""
+    sums = np.zeros(1)
+    for value in differences:
+        sums = np.concatenate([sums + value, sums - value])
+    extreme = np.abs(sums / differences.size) >= abs(differences.mean()) - _slack(differences)
+    count = int(extreme.sum())
+    return count / sums.size, count
+
+
+def _slack(differences: np.ndarray) -> float:
+    return TOLERANCE * max(float(np.abs(differences).mean()), np.finfo(float).tiny)
+
+
 def classical_tests(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
     """Best-run resampling tests and run-level tests of the baseline against every system."""
-    boot, perm = data.options["bootstrap"], data.options["randomization"]
-    boot_samples, boot_seed = int(boot["samples"]), int(boot["seed"])
-    perm_samples, perm_seed = int(perm["samples"]), int(perm["seed"])
     best = best_runs(data).set_index(SYSTEM)
     means = run_means(data)
     rows: list[dict[str, object]] = []
     baseline = data.baseline
     for other in data.systems[1:]:
         subset = f"{baseline} vs {other}"
-        a, b = _aligned(data, best.loc[baseline, RUN], best.loc[other, RUN])
-        note = f"best runs {best.loc[baseline, RUN]} vs {best.loc[other, RUN]}"
-        estimate = float(a.mean() - b.mean()) if a.size else math.nan
-        if a.size < 2:
-            # One segment: every resample repeats the observed difference, so the shifted
-            # bootstrap distribution is a point and would report the smallest possible p.
-            log.skip(
-                CLASSICAL,
-                subset,
-                "",
-                f"paired bootstrap: the best runs share {plural(a.size, 'segment')}; "
-                "resampling needs at least 2",
-            )
-        else:
-            p, count = paired_bootstrap(a, b, boot_samples, boot_seed)
-            rows.append(
-                _row(
-                    data,
-                    "paired bootstrap",
-                    subset,
-                    other,
-                    count,
-                    estimate,
-                    p,
-                    a.size,
-                    boot_samples,
-                    boot_seed,
-                    note,
-                )
-            )
-        if a.size == 0:
-            log.skip(CLASSICAL, subset, "", "approximate randomization: no shared segments")
-        else:
-            p, count = approximate_randomization(a, b, perm_samples, perm_seed)
-            rows.append(
-                _row(
-                    data,
-                    "approximate randomization",
-                    subset,
-                    other,
-                    count,
-                    estimate,
-                    p,
-                    a.size,
-                    perm_samples,
-                    perm_seed,
-                    note,
-                )
-            )
+        rows += _resampling_rows(data, log, best, subset, other)
         first = means.loc[means[SYSTEM] == baseline, "mean"].to_numpy()
         second = means.loc[means[SYSTEM] == other, "mean"].to_numpy()
         if min(first.size, second.size) < 2:
@@ -160,6 +174,85 @@ def classical_tests(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
         "run_summary": _summary(data, means, best),
         "run_means": _run_means_table(data, means, best),
     }
+
+
+def _resampling_rows(
+    data: MetricData, log: FitLog, best: pd.DataFrame, subset: str, other: str
+) -> list[dict[str, object]]:
+    """The paired bootstrap and approximate randomization rows of one pair of best runs."""
+    boot, perm = data.options["bootstrap"], data.options["randomization"]
+    run_a, run_b = best.loc[data.baseline, RUN], best.loc[other, RUN]
+    a, b = _aligned(data, run_a, run_b)
+    note = f"best runs {run_a} vs {run_b}"
+    estimate = float(a.mean() - b.mean()) if a.size else math.nan
+    rows = []
+    if a.size < 2:
+        # One segment: every resample repeats the observed difference, so the shifted
+        # bootstrap distribution is a point and would report the smallest possible p.
+        log.skip(
+            CLASSICAL,
+            subset,
+            "",
+            f"paired bootstrap: the best runs share {plural(a.size, 'segment')}; "
+            "resampling needs at least 2",
+        )
+    else:
+        test = paired_bootstrap_test(a, b, int(boot["samples"]), int(boot["seed"]))
+        caveat = (
+            f"; fewer than {BOOTSTRAP_MIN_SEGMENTS} segments: the paired bootstrap is "
+            "anti-conservative (docs/method.md §4.7)"
+            if a.size < BOOTSTRAP_MIN_SEGMENTS
+            else ""
+        )
+        rows.append(
+            _resampled_row(
+                data,
+                "paired bootstrap",
+                subset,
+                other,
+                test,
+                estimate,
+                a.size,
+                int(boot["seed"]),
+                note + caveat,
+            )
+        )
+    if a.size == 0:
+        log.skip(CLASSICAL, subset, "", "approximate randomization: no shared segments")
+    else:
+        test = randomization_test(a, b, int(perm["samples"]), int(perm["seed"]))
+        rows.append(
+            _resampled_row(
+                data,
+                "approximate randomization",
+                subset,
+                other,
+                test,
+                estimate,
+                a.size,
+                int(perm["seed"]),
+                note,
+            )
+        )
+    return rows
+
+
+def _resampled_row(
+    data: MetricData,
+    test: str,
+    subset: str,
+    other: str,
+    result: Resampled,
+    estimate: float,
+    n: int,
+    seed: int,
+    note: str,
+) -> dict[str, object]:
+    if result.exact:
+        note += f"; exact: all {result.resamples:,} distinct resamples"
+    return _row(
+        data, test, subset, other, result.count, estimate, result.p, n, result.resamples, seed, note
+    )
 
 
 def _aligned(data: MetricData, run_a: str, run_b: str) -> tuple[np.ndarray, np.ndarray]:

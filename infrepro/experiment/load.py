@@ -98,7 +98,7 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
     user_properties = [p for p in properties if p not in BUILTIN_PROPERTIES]
     has_dev = DEV_SCORE in runs and bool(runs[DEV_SCORE].notna().any())
     source = f"{runs_path} column '{DEV_SCORE}'"
-    _check_options(config, properties, user_properties, facets, systems, has_dev, source)
+    _check_options(config, properties, user_properties, facets, systems, runs, has_dev, source)
     return Experiment(
         mode="raw",
         name=str(config["experiment"]),
@@ -142,6 +142,7 @@ def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
         properties,
         list(columns.facets),
         systems,
+        runs,
         bool(columns.dev_score),
         source,
     )
@@ -183,6 +184,7 @@ def _check_options(
     user_properties: list[str],
     facets: list[str],
     systems: list[str],
+    runs: pd.DataFrame,
     has_dev_score: bool,
     dev_score_source: str | Path,
 ) -> None:
@@ -193,12 +195,20 @@ def _check_options(
         facets=facets,
         has_dev_score=has_dev_score,
         dev_score_source=str(dev_score_source),
+        runs=runs,
     )
     check_report_options(config["report"])
 
 
 def _better(config: Mapping[str, Any], metrics: list[str]) -> dict[str, str]:
     given = dict(config.get("better", {}) or {})
+    for metric in given:
+        if metric not in metrics:
+            raise InputError(
+                None,
+                f"better.{metric} is set, but '{metric}' is not one of the experiment's metrics "
+                f"({', '.join(metrics)}); remove it or check its spelling",
+            )
     result: dict[str, str] = {}
     for metric in metrics:
         direction = given.get(metric, DEFAULT_BETTER.get(metric))

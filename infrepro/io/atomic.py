@@ -19,11 +19,41 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 
-def current_umask() -> int:
-    """The process's umask (read by setting it and setting it back: there is no getter)."""
-    mask = os.umask(0o077)
-    os.umask(mask)
+def _proc_umask() -> int | None:
+    """The umask from the ``Umask:`` line of ``/proc/self/status`` (Linux >= 4.7), else None."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _umask_at_import() -> int:
+    """The umask read once, at import (in the importing thread, before workers start).
+
+    Without a getter, ``os.umask`` must set a value and set it back; doing that from a thread
+    while others create files would give them the wrong mode, so it is done once only, here.
+    """
+    mask = _proc_umask()
+    if mask is None:
+        mask = os.umask(0o077)
+        os.umask(mask)
     return mask
+
+
+_IMPORT_UMASK = _umask_at_import()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it (safe from any thread).
+
+    ``/proc/self/status`` where it has the line; otherwise the value read once at import.
+    """
+    mask = _proc_umask()
+    return _IMPORT_UMASK if mask is None else mask
 
 
 @contextlib.contextmanager

@@ -11,7 +11,9 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from infrepro.vocabulary import SEGMENT
+import pandas as pd
+
+from infrepro.vocabulary import SEGMENT, SYSTEM
 
 from .errors import InputError, plural
 
@@ -122,9 +124,14 @@ def check_analysis_options(
     facets: Sequence[str],
     has_dev_score: bool,
     dev_score_source: str,
+    runs: pd.DataFrame | None = None,
 ) -> None:
     """``analyses``: facets and interaction terms name real systems and facets; a dev score has
-    a stated direction (one dev score serves every metric, so no metric's direction applies)."""
+    a stated direction (one dev score serves every metric, so no metric's direction applies).
+
+    With ``runs`` (one row per run: system and facet columns), a facet chosen for a system must
+    take two or more levels among that system's runs: a variance component needs them.
+    """
     chosen: Mapping[str, Sequence[str]] = options.get("facets", {}) or {}
     for system, names in chosen.items():
         if system not in systems:
@@ -140,6 +147,8 @@ def check_analysis_options(
                     f"analyses.facets.{system} names facet '{name}', which the runs do not have "
                     f"(facets: {_listing(facets)})",
                 )
+            if runs is not None:
+                _check_facet_levels(runs, system, name)
     for name in options.get("metaparam_facets", []) or []:
         if name not in facets:
             raise InputError(
@@ -148,20 +157,7 @@ def check_analysis_options(
                 f"(facets: {_listing(facets)})",
             )
     for term in options.get("vca_interactions", []) or []:
-        parts = str(term).replace("/", ":").split(":")
-        allowed = [SEGMENT, *facets]
-        unknown = [p for p in parts if p not in allowed]
-        if len(parts) < 2 or unknown:
-            problem = (
-                f"'{unknown[0]}' is neither {SEGMENT} nor a facet"
-                if unknown
-                else "a term joins two or more names with ':'"
-            )
-            raise InputError(
-                None,
-                f"analyses.vca_interactions has '{term}': {problem} "
-                f"(allowed names: {_listing(allowed)})",
-            )
+        _check_interaction(str(term), facets)
     if has_dev_score and options.get("dev_score_better") is None:
         raise InputError(
             None,
@@ -171,10 +167,43 @@ def check_analysis_options(
         )
 
 
+def _check_facet_levels(runs: pd.DataFrame, system: str, facet: str) -> None:
+    values = runs.loc[runs[SYSTEM].astype(str) == system, facet].dropna()
+    levels = sorted(set(map(str, values)))
+    if len(levels) < 2:
+        found = f"one level ('{levels[0]}')" if levels else "no value"
+        raise InputError(
+            None,
+            f"analyses.facets.{system} names facet '{facet}', which has {found} among "
+            f"{system}'s runs; a variance component needs two or more levels",
+        )
+
+
+def _check_interaction(term: str, facets: Sequence[str]) -> None:
+    parts = term.replace("/", ":").split(":")
+    allowed = [SEGMENT, *facets]
+    unknown = [p for p in parts if p not in allowed]
+    repeated = sorted({p for p in parts if parts.count(p) > 1})
+    if len(parts) < 2 or unknown or repeated:
+        if unknown:
+            problem = f"'{unknown[0]}' is neither {SEGMENT} nor a facet"
+        elif repeated:
+            problem = f"'{repeated[0]}' appears twice; a term joins different names"
+        else:
+            problem = "a term joins two or more names with ':'"
+        raise InputError(
+            None,
+            f"analyses.vca_interactions has '{term}': {problem} "
+            f"(allowed names: {_listing(allowed)})",
+        )
+
+
 def check_report_options(options: Mapping[str, Any]) -> None:
     """``report.date`` is text (or a YAML date or number, shown as written)."""
     date = options.get("date")
-    if date is not None and not isinstance(date, str | int | float | datetime.date):
+    if date is not None and (
+        isinstance(date, bool) or not isinstance(date, str | int | float | datetime.date)
+    ):
         raise InputError(
             None,
             f"report.date is a {type(date).__name__} ({date!r}); it must be text such as "

@@ -54,8 +54,8 @@ def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFra
                 column=RUN,
             )
     frame[HYPOTHESES] = [
-        str((sheet.parent / p).resolve()) if not Path(p).is_absolute() else p
-        for p in frame[HYPOTHESES]
+        _absolute(sheet, p, int(line))
+        for p, line in zip(frame[HYPOTHESES], frame[LINE_COLUMN], strict=True)
     ]
     if check_files:
         for hyp, line in zip(frame[HYPOTHESES], frame[LINE_COLUMN], strict=True):
@@ -69,6 +69,21 @@ def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFra
     for facet in facet_columns(frame):
         frame[facet] = [_facet_value(v) for v in frame[facet]]
     return frame.drop(columns=[LINE_COLUMN]).reset_index(drop=True)
+
+
+def _absolute(sheet: Path, hypotheses: str, line: int) -> str:
+    """The hypotheses path, relative ones resolved against the sheet's folder."""
+    if Path(hypotheses).is_absolute():
+        return hypotheses
+    try:
+        return str((sheet.parent / hypotheses).resolve())
+    except (RuntimeError, OSError) as err:  # a symlink loop (RuntimeError before Python 3.13)
+        raise InputError(
+            sheet,
+            f"hypotheses file cannot be read ({err}): {hypotheses}",
+            line=line,
+            column=HYPOTHESES,
+        ) from None
 
 
 def facet_columns(frame: pd.DataFrame) -> list[str]:

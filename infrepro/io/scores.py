@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from infrepro.vocabulary import RUN, SEGMENT, SYSTEM
 
@@ -16,6 +18,7 @@ from .errors import InputError
 from .properties import property_values
 from .text import require_file
 
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".zip": "zip"}
 MAX_SCORE_MAGNITUDE = 1e12  # far beyond any metric; squares and sums stay exact enough
 
 
@@ -52,19 +55,46 @@ class ScoresColumns:
 
 
 def read_raw_scores(path: str | Path) -> pd.DataFrame:
-    """Read a CSV/TSV/Parquet file (gzip allowed) with every column as text (Parquet: as stored)."""
+    """Read a CSV/TSV/Parquet file (gzip allowed) with every column as text (Parquet: as stored).
+
+    Whatever goes wrong (a truncated or non-gzip ``.gz``, an empty file, a file that is not
+    Parquet, a header without rows) is one line naming the file and the problem.
+    """
     file = Path(path)
     require_file(file, "scores file")
     name = file.name.lower()
-    if name.endswith(".parquet"):
-        return pd.read_parquet(file)
-    sep = "\t" if name.endswith((".tsv", ".tsv.gz", ".txt", ".txt.gz")) else ","
     try:
-        return pd.read_csv(file, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8")
+        if name.endswith(".parquet"):
+            frame = pd.read_parquet(file)
+        else:
+            sep = "\t" if name.endswith((".tsv", ".tsv.gz", ".txt", ".txt.gz")) else ","
+            frame = pd.read_csv(file, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8")
     except UnicodeDecodeError as err:
         raise InputError(file, f"invalid UTF-8 ({err.reason}); files must be UTF-8") from None
+    except pd.errors.EmptyDataError:
+        raise InputError(file, "file is empty; expected a header line and rows of scores") from None
     except pd.errors.ParserError as err:
-        raise InputError(file, f"cannot parse: {err}") from None
+        raise InputError(file, f"cannot parse: {_one_line(err)}") from None
+    except (OSError, EOFError, zlib.error, pa.ArrowException) as err:
+        raise InputError(file, f"cannot read {_format_of(name)}: {_one_line(err)}") from None
+    if frame.empty:
+        raise InputError(
+            file,
+            f"file has a header ({', '.join(map(str, frame.columns)) or 'no columns'}) but no "
+            "rows of scores; expected one row per run and segment",
+        )
+    return frame
+
+
+def _format_of(name: str) -> str:
+    if name.endswith(".parquet"):
+        return "it as Parquet (is it a Parquet file, and complete?)"
+    kind = next((kind for end, kind in COMPRESSIONS.items() if name.endswith(end)), None)
+    return f"it as {kind}-compressed text (is it {kind}, and complete?)" if kind else "it"
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split()) or type(err).__name__
 
 
 def read_scores_table(

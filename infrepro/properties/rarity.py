@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from infrepro.io.errors import InputError
-from infrepro.io.text import decode_utf8, split_lines
+from infrepro.io.text import decode_utf8, require_file, split_lines
 
 
 def tokens(text: str) -> list[str]:
@@ -54,8 +54,7 @@ class FrequencyTable:
     def from_file(cls, path: str | Path) -> FrequencyTable:
         """A text corpus (one text per line) or, for ``.tsv`` files, ``word<TAB>count`` lines."""
         file = Path(path)
-        if not file.is_file():
-            raise InputError(file, "rarity frequency corpus not found")
+        require_file(file, "rarity frequency corpus")
         lines = split_lines(decode_utf8(file.read_bytes(), file))
         if file.suffix != ".tsv":
             return cls.from_texts(lines)

@@ -71,7 +71,7 @@ def unknown_metric(exp: MiniExperiment) -> str:
     config = exp.config()
     config["metrics"] = ["ter", "meteor"]
     exp.write_config(config)
-    return r"'meteor' is not one of"
+    return r"metrics\[1\] is 'meteor'; choose one of ter, "
 
 
 def unknown_property(exp: MiniExperiment) -> str:
@@ -116,6 +116,20 @@ def non_numeric_score(exp: MiniExperiment) -> str:
     return r"scores.csv.gz:6: column 'bleurt': non-numeric score 'n/a\?'"
 
 
+def scores_not_gzip(exp: MiniExperiment) -> str:
+    scores_mode(exp, "0.5", "seed")
+    path = exp.root / "scores.csv.gz"
+    path.write_bytes(gzip.decompress(path.read_bytes()))
+    return r"scores.csv.gz: cannot read it as gzip-compressed text \(is it gzip, and complete\?\)"
+
+
+def scores_header_only(exp: MiniExperiment) -> str:
+    scores_mode(exp, "0.5", "seed")
+    path = exp.root / "scores.csv.gz"
+    path.write_bytes(gzip.compress(b"seg,sys,seed,bleurt\n"))
+    return r"scores.csv.gz: file has a header \(seg, sys, seed, bleurt\) but no rows of scores"
+
+
 CASES: dict[str, Callable[[MiniExperiment], str]] = {
     "hypotheses file with an extra line": extra_line,
     "hypotheses file with a missing line": missing_line,
@@ -129,6 +143,8 @@ CASES: dict[str, Callable[[MiniExperiment], str]] = {
     "unknown property": unknown_property,
     "scores-mode mapping names a missing column": missing_mapped_column,
     "non-numeric scores": non_numeric_score,
+    "scores file that is not gzip": scores_not_gzip,
+    "scores file with a header only": scores_header_only,
 }
 
 

@@ -274,7 +274,7 @@ OPTION_CASES = {
     ),
     "report date as a mapping": (
         {"report": {"date": {"year": 2026}}},
-        r"report.date is a dict \(\{'year': 2026\}\); it must be text",
+        r"report.date is a mapping \(\{'year': 2026\}\); it must be text",
     ),
     "dev scores without a direction": (
         {"analyses": {}},
@@ -301,6 +301,52 @@ def test_every_option_is_checked_before_any_job(tmp_path: Path, case: str) -> No
     assert re.search("infrepro: invalid input: .*" + pattern, output), output[-2000:]
     assert "Traceback" not in output
     assert not (experiment.root / "results").exists()
+
+
+DRY_RUN_CASES = {
+    "bootstrap samples beyond a job's memory": (
+        "analyses:\n  dev_score_better: higher\n  bootstrap: {samples: 10000000000000}\n",
+        r"<config>: analyses.bootstrap.samples is 10000000000000; it must be at most 1000000",
+    ),
+    "alpha not a number": (
+        "analyses: {dev_score_better: higher}\nreport: {alpha: .nan}\n",
+        r"<config>: report.alpha is nan; it must be a finite number",
+    ),
+    "a key given twice": (
+        "analyses: {dev_score_better: higher}\nbaseline: comp\n",
+        r"config.yaml:\d+: the key 'baseline' is given twice in one mapping \(first on line \d+\)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(DRY_RUN_CASES))
+def test_bad_option_is_refused_by_a_dry_run(tmp_path: Path, case: str) -> None:
+    """`snakemake -n` refuses the config, naming the option or the file and line."""
+    experiment = make_mini_experiment(tmp_path / "exp", n_segments=4, n_seeds=1)
+    text, pattern = DRY_RUN_CASES[case]
+    kept = [
+        line
+        for line in experiment.config_path.read_text().splitlines(keepends=True)
+        if not line.startswith(("analyses:", "  dev_score_better"))
+    ]
+    experiment.config_path.write_text("".join(kept) + text)
+    result = run_snakemake(experiment.root, "--dry-run")
+    assert result.returncode != 0
+    output = result.stderr + result.stdout
+    assert re.search("infrepro: invalid input: .*" + pattern, output), output[-2000:]
+    assert "Traceback" not in output
+    assert not (experiment.root / "results").exists()
+
+
+def test_broken_default_config_is_refused_naming_file_and_line(tmp_path: Path) -> None:
+    """Snakemake's own message for config/config.yaml that is not YAML names no file."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config/config.yaml").write_text("baseline: base\nmetrics: [ter\n")
+    result = run_snakemake(tmp_path, "--dry-run", use_configfile=False)
+    assert result.returncode != 0
+    output = result.stderr + result.stdout
+    pattern = r"infrepro: invalid input: config/config.yaml:3: not valid YAML: expected ','"
+    assert re.search(pattern, output), output[-2000:]
 
 
 # -- 4. scores that are not finite, runs that are not complete -----------------------------------

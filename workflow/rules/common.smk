@@ -27,6 +27,20 @@ def hypotheses_of(wildcards):
     return EXPERIMENT.hypotheses_path(wildcards.run_id)
 
 
+def content_of(*paths):
+    """A job parameter from the SHA-256 of each file's bytes. Snakemake's params trigger reruns
+    the job whenever it changes, so a file whose content changed is reread whatever its mtime
+    (`cp -p`, `rsync -a`, `tar x`, `touch -d`); the mtime trigger alone would miss an older one.
+    A path may be a function of the job's wildcards, as an input function is."""
+    from infrepro.report.checksums import sha256
+
+    def digests(wildcards):
+        files = [p(wildcards) if callable(p) else p for p in paths]
+        return {str(p): sha256(p) for p in files}
+
+    return digests
+
+
 def final_outputs():
     """Everything `rule all` asks for."""
     return [

@@ -7,6 +7,8 @@ rule prepare_testset:
         script=rule_script("prepare_testset.py"),
     output:
         testset=f"{RESULTS}/inputs/testset.parquet",
+    params:
+        content=content_of(config["testset"]),
     log:
         "logs/prepare_testset.log",
     threads: 1
@@ -23,6 +25,8 @@ rule prepare_runs:
         script=rule_script("prepare_runs.py"),
     output:
         runs=f"{RESULTS}/inputs/runs.parquet",
+    params:
+        content=content_of(config["runs"]),
     log:
         "logs/prepare_runs.log",
     threads: 1

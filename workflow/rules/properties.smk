@@ -12,6 +12,7 @@ rule properties:
     params:
         properties=EXPERIMENT.properties,
         options=PROPERTY_OPTIONS,
+        content=content_of(*filter(None, [PROPERTY_OPTIONS.get("rarity_corpus")])),
     log:
         "logs/properties.log",
     threads: 1  # textstat is single-threaded; the job runs beside the scoring jobs (in a worker)

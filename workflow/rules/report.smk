@@ -46,6 +46,7 @@ rule report_provenance:
         ),
     params:
         versions=software_versions(),
+        content=content_of(*EXPERIMENT.inputs, *CONFIG_FILES),
     log:
         "logs/report_provenance.log",
     threads: 1

@@ -15,6 +15,7 @@ rule score_run:
         scores=f"{RESULTS}/scores/{{{RUN}}}.parquet",  # wildcard: the run id
     params:
         metrics=EXPERIMENT.metrics,
+        content=content_of(hypotheses_of),
         implementation=config["scoring"]["implementation"],
     log:
         f"logs/score/{{{RUN}}}.log",

@@ -1,0 +1,192 @@
+"""Start-up checks of the config as a whole, before the experiment is read and any job runs.
+
+The Snakefile runs :func:`check_config` first: the config files hold no duplicate keys, every key
+is text, every number is finite, and the schema (infrepro/assets/config.schema.yaml) holds, with
+an error that names the option (``analyses.bootstrap.samples is 10000000000000; it must be at most
+1000000``) rather than the schema's path. Checks that need the experiment (facets, systems,
+properties) follow in :mod:`infrepro.io.options`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import InputError
+from .options import check_config_size
+from .text import decode_utf8, require_file
+
+TYPE_WORDS = {
+    "string": "text",
+    "integer": "a whole number",
+    "number": "a number",
+    "array": "a list",
+    "object": "a mapping",
+    "boolean": "true or false",
+    "null": "empty",
+}
+KINDS = {bool: "a boolean", int: "a number", float: "a number", str: "text", list: "a list"}
+BOUNDS = {
+    "minimum": "at least",
+    "exclusiveMinimum": "more than",
+    "maximum": "at most",
+    "exclusiveMaximum": "less than",
+}
+
+
+def check_config(config: dict[str, Any], files: Iterable[str | Path] = ()) -> None:
+    """Refuse a config that is not what the schema allows; ``files`` are the config files read.
+
+    A YAML date in ``report.date`` becomes its ISO text (as the report shows it).
+    """
+    check_config_size(config)  # first: the checks below walk the config
+    for path in files:
+        check_config_file(path)
+    _check_values(config, ())
+    report = config.get("report")
+    if isinstance(report, dict) and isinstance(report.get("date"), datetime.date):
+        report["date"] = report["date"].isoformat()
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    from infrepro.schema import schema
+
+    error = best_match(Draft202012Validator(schema()).iter_errors(config))
+    if error is not None:
+        raise InputError(None, _message(error))
+
+
+def option_name(path: Iterable[object]) -> str:
+    """``analyses.bootstrap.samples``, ``property_options.bins.length[1]``."""
+    name = ""
+    for part in path:
+        name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
+    return name or "the config"
+
+
+def kind_of(value: object) -> str:
+    """``a number``, ``text``, ``a mapping``: what a value is, in a message."""
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return KINDS.get(type(value), f"a {type(value).__name__}")
+
+
+def _check_values(value: object, path: tuple[object, ...]) -> None:
+    """Every mapping key is text; every number is finite."""
+    if isinstance(value, Mapping):
+        for key, child in value.items():
+            if not isinstance(key, str):
+                raise InputError(
+                    None,
+                    f"{option_name(path)} has the key {key!r}, which YAML reads as "
+                    f"{kind_of(key)}; quote it ('{key}'): keys are names",
+                )
+            _check_values(child, (*path, key))
+    elif isinstance(value, list | tuple):
+        for index, child in enumerate(value):
+            _check_values(child, (*path, index))
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise InputError(None, f"{option_name(path)} is {value}; it must be a finite number")
+
+
+def _message(error: Any) -> str:
+    """One line naming the option and what it must be."""
+    option = option_name(error.absolute_path)
+    kind, value, expected = error.validator, error.instance, error.validator_value
+    why = error.schema.get("$comment") if isinstance(error.schema, Mapping) else None
+    reason = f" ({why})" if why else ""
+    if kind == "type":
+        wanted = [expected] if isinstance(expected, str) else list(expected)
+        words = " or ".join(TYPE_WORDS.get(t, t) for t in wanted)
+        return f"{option} is {kind_of(value)} ({value!r}); it must be {words}"
+    if kind in BOUNDS:
+        return f"{option} is {value!r}; it must be {BOUNDS[kind]} {expected}{reason}"
+    if kind == "enum":
+        return f"{option} is {value!r}; choose one of {', '.join(map(str, expected))}"
+    if kind == "additionalProperties":
+        known = sorted(error.schema.get("properties", {}))
+        unknown = [key for key in value if key not in known]
+        where = f"{option}." if error.absolute_path else ""
+        return f"unknown option {where}{unknown[0]}; the options here are {', '.join(known)}"
+    if kind == "required":
+        missing = next((name for name in expected if name not in value), expected[0])
+        where = f"{option}." if error.absolute_path else ""
+        return f"option {where}{missing} is required but not given"
+    if kind in {"minLength", "pattern"}:
+        return f"{option} is {value!r}; it must not be empty{reason}"
+    if kind == "uniqueItems":
+        return f"{option} is {value!r}; its entries must differ"
+    if kind == "oneOf" and not error.absolute_path:
+        return (
+            "give either testset and runs (raw mode) or scores and columns (scores mode), "
+            "not both and not neither"
+        )
+    return f"{option}: {error.message}"
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """A YAML loader that refuses a key given twice in one mapping (YAML keeps the last)."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        if isinstance(key, str | int | float | bool) and key in seen:
+            raise _Duplicate(key, seen[key], line)
+        seen[key] = line
+    return loader.construct_mapping(node, deep=True)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+class _Duplicate(Exception):
+    def __init__(self, key: object, first: int, line: int) -> None:
+        super().__init__(key, first, line)
+        self.key, self.first, self.line = key, first, line
+
+
+def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    for key in keys:
+        if keys.count(key) > 1:
+            raise _Duplicate(key, 0, 0)
+    return dict(pairs)
+
+
+def check_config_file(path: str | Path) -> None:
+    """Refuse a config file that is no file, not UTF-8, not JSON or YAML (naming the line), or
+    gives one key twice in a mapping (JSON and YAML keep the last; Snakemake says nothing)."""
+    require_file(path, "config file")
+    text = decode_utf8(Path(path).read_bytes(), path)
+    try:
+        try:
+            json.loads(text, object_pairs_hook=_json_pairs)
+        except ValueError:
+            yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader)
+    except _Duplicate as dup:
+        where = f" (first on line {dup.first})" if dup.first else ""
+        raise InputError(
+            path,
+            f"the key '{dup.key}' is given twice in one mapping{where}; YAML and JSON keep "
+            "only the last, so remove or merge one",
+            line=dup.line or None,
+        ) from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = " ".join(str(getattr(err, "problem", None) or err).split())
+        raise InputError(
+            path,
+            f"not valid YAML: {problem}",
+            line=None if mark is None else mark.line + 1,
+        ) from None
