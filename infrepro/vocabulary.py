@@ -222,6 +222,41 @@ TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
         "best_mean",
         "selected_by",
     ),
+    "summary": (
+        "metric",
+        "rank",
+        "system",
+        "runs",
+        "run_mean",
+        "run_sd",
+        "best_run",
+        "best_run_score",
+        "model_mean",
+        "model_se",
+        "model_df",
+        "model_lower",
+        "model_upper",
+        "improvement",
+        "improvement_se",
+        "improvement_df",
+        "improvement_lower",
+        "improvement_upper",
+        "comparison",
+        "p_value",
+        "log10_p",
+        "p_adjusted",
+        "log10_p_adjusted",
+        "family",
+        "verdict",
+        "group",
+        "rank_lower",
+        "rank_upper",
+        "sensitivity_p",
+        "sensitivity_ratio",
+        "model",
+        "df_method",
+        "note",
+    ),
     "run_means": None,  # its facet columns depend on the experiment
     "diagnostics": (
         "metric",
@@ -295,6 +330,28 @@ NUMERIC: dict[str, tuple[str, ...]] = {
     "importance": ("variance", "percent", "rank"),
     "classical": ("statistic", "estimate", "log10_p", "n", "samples"),
     "run_summary": ("n_runs", "mean", "sd", "min", "max", "best_mean"),
+    "summary": (
+        "rank",
+        "runs",
+        "run_mean",
+        "run_sd",
+        "best_run_score",
+        "model_mean",
+        "model_se",
+        "model_df",
+        "model_lower",
+        "model_upper",
+        "improvement",
+        "improvement_se",
+        "improvement_df",
+        "improvement_lower",
+        "improvement_upper",
+        "log10_p",
+        "log10_p_adjusted",
+        "rank_lower",
+        "rank_upper",
+        "sensitivity_ratio",
+    ),
     "run_means": ("dev_score", "mean", "n_segments"),
     "diagnostics": ("n_obs", "n_segments", "n_runs", "loglik"),
     "qq": ("theoretical", "sample"),
@@ -356,6 +413,14 @@ def run_terms(systems_with_runs: Sequence[str], pooled: bool) -> str:
 def headline_formula(metric: str, systems: Sequence[str], pooled: bool) -> str:
     """The run-aware comparison: ``score ~ system + (1|s) + per-system run intercepts``."""
     return f"{metric} ~ system + {SEGMENT_TERM} + {run_terms(systems, pooled)}"
+
+
+def decision_formula(metric: str, systems_with_runs: Sequence[str]) -> str:
+    """The decision table's model M over all systems (docs/method.md §4c.1): the headline model
+    with a run variance for each system that has at least two runs, none for single-run ones."""
+    if not systems_with_runs:
+        return f"{metric} ~ system + {SEGMENT_TERM}"
+    return headline_formula(metric, systems_with_runs, pooled=False)
 
 
 def facet_aware_formula(

@@ -1,0 +1,413 @@
+"""The decision table: any number of systems, ranked, with intervals (docs/method.md §4c).
+
+One REML fit of all systems (model M, §4c.1) gives the model means with Kenward-Roger (or
+Satterthwaite) intervals, every pairwise contrast, the improvement over the baseline in the
+metric's own direction, the group letters and the rank intervals. A pair with a single-run
+side is the segment-level comparison of outputs (§4c.4), with the borrowed-variance test as a
+sensitivity line. Pure functions on the engine's fits; ``decision_table`` returns the rows of
+``summary.csv``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from infrepro.lmm import LmmError, LmmResult
+from infrepro.vocabulary import (
+    RUN,
+    SYSTEM,
+    columns,
+    comparison_formulas,
+    decision_formula,
+    headline_formula,
+)
+
+from .data import MetricData, best_runs, run_means
+from .fitlog import FitLog
+from .letters import compact_letters
+from .pvalues import format_p, holm_log10
+from .smalltests import contest, ddf_method, t_quantile
+
+ANALYSIS = "summary"
+RUN_AWARE = "run-aware"
+OUTPUTS = "outputs"
+OUTPUTS_BEST = "outputs (best run)"
+ONE_RUN = (
+    "one run: this compares these outputs on these segments; "
+    "how it varies with retraining is unknown"
+)
+FAMILIES = ("baseline", "all_pairs")
+RANK_DRAWS = 2000
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An estimate with its SE and df; ``interval`` is the 95 % t interval."""
+
+    estimate: float
+    se: float
+    df: float
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """estimate -/+ t_{0.975, df} se."""
+        half = t_quantile(self.df) * self.se
+        return self.estimate - half, self.estimate + half
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """The borrowed-variance test of a pair with one single-run side (§4c.4)."""
+
+    log10_p: float
+    df: float
+    ratio: float  # r*: the run-variance ratio at which it stops being significant
+
+
+@dataclass(frozen=True)
+class PairTest:
+    """A pairwise comparison, Δ = μ_first − μ_second, with its test and kind (§4c.4)."""
+
+    first: str
+    second: str
+    kind: str
+    delta: Estimate
+    log10_p: float
+    model: str
+    sensitivity: Sensitivity | None = None
+
+
+@dataclass
+class DecisionModel:
+    """Model M fitted, with its means, pairs (raw) and the df method."""
+
+    formula: str
+    fit: LmmResult
+    method: str
+    systems: list[str]
+    means: dict[str, Estimate] = field(default_factory=dict)
+    pairs: list[PairTest] = field(default_factory=list)
+
+
+def mean_rows(fitted: LmmResult, systems: list[str]) -> np.ndarray:
+    """L with row l_S = e_(Intercept) + e_systemS (the baseline, first, is the intercept)."""
+    rows = [{"(Intercept)": 1.0}] + [{"(Intercept)": 1.0, f"system{s}": 1.0} for s in systems[1:]]
+    return fitted.contrast_matrix(rows)
+
+
+def fit_decision_model(data: MetricData, log: FitLog) -> DecisionModel | None:
+    """Fit M on every row (REML, baseline as reference) and test its means and all pairs."""
+    counts = data.evaluation.groupby(SYSTEM, observed=True)[RUN].nunique()
+    single = {s for s in data.systems if counts.get(s, 0) < 2}
+    formula = decision_formula(data.metric, [s for s in data.systems if s not in single])
+    fitted = log.fit(
+        formula,
+        data.evaluation,
+        reml=True,
+        analysis=ANALYSIS,
+        subset="all systems",
+        reference_levels=data.reference_levels,
+    )
+    if fitted is None:
+        return None
+    return decision_model(log, fitted, data.systems, single)
+
+
+def decision_model(
+    log: FitLog, fitted: LmmResult, systems: list[str], single: set[str]
+) -> DecisionModel | None:
+    """The model means and all pairwise contrasts of a fit of M (baseline first in
+    ``systems``; ``single``: the systems with one run); None (recorded) if a df fails."""
+    model = DecisionModel(fitted.formula, fitted, ddf_method(fitted), systems)
+    L = mean_rows(fitted, systems)
+    for system, row in zip(systems, L, strict=True):
+        mean = _mean_estimate(log, model, row, system)
+        if mean is None:
+            return None
+        model.means[system] = mean
+    for i, j in itertools.combinations(range(len(systems)), 2):
+        a, b = systems[i], systems[j]
+        subset = f"{a} vs {b}"
+        test = contest(
+            log, fitted, (L[i] - L[j])[None, :], analysis=ANALYSIS, subset=subset, prop=""
+        )
+        if test is None:
+            return None
+        kind = OUTPUTS if {a, b} <= single else RUN_AWARE
+        delta = Estimate(test.estimate, test.se, test.dendf)
+        model.pairs.append(PairTest(a, b, kind, delta, test.log10_p, fitted.formula))
+    return model
+
+
+def _mean_estimate(
+    log: FitLog, model: DecisionModel, row: np.ndarray, system: str
+) -> Estimate | None:
+    """l'β̂ with its SE and df (no test: a mean's p is meaningless); None if the df fails."""
+    try:
+        with np.errstate(all="ignore"):
+            test = model.fit.contest(row[None, :], model.method)
+    except (LmmError, np.linalg.LinAlgError, ValueError) as err:
+        log.skip(ANALYSIS, system, "", f"the model mean's df failed: {err}")
+        return None
+    if not (math.isfinite(test.dendf) and test.dendf > 0):
+        log.skip(ANALYSIS, system, "", f"the model mean's df is unusable ({test.dendf:.4g})")
+        return None
+    return Estimate(test.estimate, test.se, test.dendf)
+
+
+def outputs_pair(
+    data: MetricData, log: FitLog, pair: PairTest, best: dict[str, str], alpha: float
+) -> PairTest | None:
+    """A pair with one single-run side: the segment-level comparison of the single run's
+    output with the other system's best run, ``score ~ system + (1|s)`` (REML, t with the df of
+    §4b.4), plus the borrowed-variance sensitivity test."""
+    a, b = pair.first, pair.second
+    rows = data.rows_of(runs=[best[a], best[b]])
+    formula = comparison_formulas(data.metric, run_aware=False)[0]
+    test = _pair_test(data, log, rows, formula, a, b)
+    if test is None:
+        return None
+    pooled = headline_formula(data.metric, [a, b], pooled=True)
+    borrowed = _pair_test(data, log, data.rows_of(systems=[a, b]), pooled, a, b)
+    sensitivity = None
+    if borrowed is not None:
+        estimate, fitted = borrowed
+        run_var = float(fitted.variance_components.get(RUN, np.nan))
+        ratio = critical_ratio(estimate, run_var, alpha)
+        log10_p = _t_log10_p(estimate)
+        sensitivity = Sensitivity(log10_p, estimate.df, ratio)
+    estimate = test[0]
+    return PairTest(a, b, OUTPUTS_BEST, estimate, _t_log10_p(estimate), formula, sensitivity)
+
+
+def _pair_test(
+    data: MetricData, log: FitLog, rows: pd.DataFrame, formula: str, a: str, b: str
+) -> tuple[Estimate, LmmResult] | None:
+    """The contrast a − b in a REML fit of ``formula`` on ``rows`` (reference a)."""
+    subset = f"{a} vs {b}"
+    fitted = log.fit(
+        formula, rows, reml=True, analysis=ANALYSIS, subset=subset, reference_levels={SYSTEM: a}
+    )
+    if fitted is None:
+        return None
+    L = fitted.contrast_matrix({f"system{b}": -1.0})
+    test = contest(log, fitted, L, analysis=ANALYSIS, subset=subset, prop="")
+    if test is None:
+        return None
+    return Estimate(test.estimate, test.se, test.dendf), fitted
+
+
+def _t_log10_p(estimate: Estimate) -> float:
+    """log10 of the two-sided t p-value of estimate / se with its df."""
+    t = abs(estimate.estimate / estimate.se)
+    return (float(stats.t.logsf(t, estimate.df)) + math.log(2.0)) / math.log(10.0)
+
+
+def critical_ratio(delta: Estimate, run_var: float, alpha: float) -> float:
+    """r* = 1 + ((Δ / t_{1−α/2, ν})² − V) / σ²_run: the single-run system's run variance, as a
+    multiple of the pooled σ²_run, at which the borrowed-variance t stops being significant
+    (V(r) = V + (r − 1) σ²_run, df held at ν). NaN when it is not significant at r = 1."""
+    crit = float(stats.t.ppf(1.0 - alpha / 2.0, delta.df))
+    if abs(delta.estimate / delta.se) < crit or not run_var >= 0:
+        return float("nan")
+    if run_var == 0:
+        return float("inf")
+    return 1.0 + ((delta.estimate / crit) ** 2 - delta.se**2) / run_var
+
+
+def rank_intervals(
+    model: DecisionModel, sign: int, draws: int, seed: int
+) -> dict[str, tuple[int, int]]:
+    """2.5 % and 97.5 % quantiles (inverted_cdf) of each system's rank (1 = best) over
+    parametric draws β* ~ N(β̂, Cov(β̂)) of M, μ* = L β*, ranked by sign · μ* (§4c.7)."""
+    fitted = model.fit
+    L = mean_rows(fitted, model.systems)
+    rng = np.random.default_rng(seed)
+    beta = rng.multivariate_normal(
+        fitted.fixed_effects.to_numpy(), fitted.fixed_cov.to_numpy(), size=draws, method="cholesky"
+    )
+    scores = sign * (beta @ L.T)
+    ranks = np.argsort(np.argsort(-scores, axis=1, kind="stable"), axis=1) + 1
+    out = {}
+    for j, system in enumerate(model.systems):
+        low, high = np.quantile(ranks[:, j], [0.025, 0.975], method="inverted_cdf")
+        out[system] = (int(low), int(high))
+    return out
+
+
+def holm_pairs(pairs: list[PairTest]) -> dict[tuple[str, str], float]:
+    """log10 Holm-adjusted p of each pair over the given family."""
+    adjusted = holm_log10([p.log10_p for p in pairs])
+    return {(p.first, p.second): float(v) for p, v in zip(pairs, adjusted, strict=True)}
+
+
+def group_letters(
+    systems: list[str], means: dict[str, Estimate], pairs: list[PairTest], sign: int, alpha: float
+) -> dict[str, str]:
+    """Letters over all pairs, Holm over k(k−1)/2 (§4c.6); rows best first, insertion by
+    increasing model mean (multcomp's order)."""
+    adjusted = holm_pairs(pairs)
+    separated = [key for key, v in adjusted.items() if v < math.log10(alpha)]
+    by_mean = sorted(systems, key=lambda s: means[s].estimate)
+    best_first = sorted(systems, key=lambda s: -sign * means[s].estimate)
+    return compact_letters(best_first, by_mean, separated)
+
+
+def decided_pairs(
+    data: MetricData, log: FitLog, model: DecisionModel, alpha: float
+) -> list[PairTest] | None:
+    """M's pairs, with each pair that has exactly one single-run side replaced by the
+    segment-level comparison of outputs (§4c.4)."""
+    counts = data.evaluation.groupby(SYSTEM, observed=True)[RUN].nunique()
+    best = dict(best_runs(data)[[SYSTEM, RUN]].itertuples(index=False))
+    out = []
+    for pair in model.pairs:
+        singles = [counts.get(s, 0) < 2 for s in (pair.first, pair.second)]
+        if sum(singles) == 1:
+            replaced = outputs_pair(data, log, pair, best, alpha)
+            if replaced is None:
+                return None
+            pair = replaced
+        out.append(pair)
+    return out
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The choices of the table: family (§4c.5), α, rank draws and their seed."""
+
+    family: str = "baseline"
+    alpha: float = 0.05
+    draws: int = RANK_DRAWS
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ValueError(f"analyses.comparisons: {self.family!r}; choose from {FAMILIES}")
+
+
+def family_label(settings: Settings, k: int) -> str:
+    """``Holm over 2 (vs baseline)`` / ``Holm over 3 (all pairs)``."""
+    if settings.family == "baseline":
+        return f"Holm over {k - 1} (vs baseline)"
+    return f"Holm over {k * (k - 1) // 2} (all pairs)"
+
+
+def decision_table(data: MetricData, log: FitLog, settings: Settings) -> pd.DataFrame:
+    """The rows of ``summary.csv`` for one metric, best system first (§4c)."""
+    model = fit_decision_model(data, log)
+    pairs = None if model is None else decided_pairs(data, log, model, settings.alpha)
+    if model is None or pairs is None or len(model.systems) < 2:
+        return pd.DataFrame(columns=columns("summary"))
+    sign = data.sign()
+    base = data.baseline
+    against = [p for p in pairs if p.first == base]
+    family = against if settings.family == "baseline" else pairs
+    adjusted = holm_pairs(family)
+    letters = group_letters(model.systems, model.means, pairs, sign, settings.alpha)
+    ranks = rank_intervals(model, sign, settings.draws, settings.seed)
+    runs = _run_columns(data)
+    label = family_label(settings, len(model.systems))
+    rows = []
+    for system in model.systems:
+        pair = next((p for p in against if p.second == system), None)
+        row = {
+            "metric": log.metric,
+            "system": system,
+            **runs[system],
+            **_mean_columns(model.means[system]),
+            **_improvement_columns(pair, adjusted, sign, settings.alpha),
+            "family": label if pair is not None else "",
+            "group": letters[system],
+            "rank_lower": ranks[system][0],
+            "rank_upper": ranks[system][1],
+            "model": model.formula,
+            "df_method": model.method,
+            "note": ONE_RUN if runs[system]["runs"] < 2 else "",
+        }
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    order = np.argsort(-sign * table["model_mean"].to_numpy(), kind="stable")
+    table = table.iloc[order].reset_index(drop=True)
+    table["rank"] = np.arange(1, len(table) + 1)
+    return table[columns("summary")]
+
+
+def _run_columns(data: MetricData) -> dict[str, dict[str, object]]:
+    """runs, mean and SD of the run means, the best run and its score, per system."""
+    means = run_means(data)
+    best = dict(best_runs(data)[[SYSTEM, RUN]].itertuples(index=False))
+    out: dict[str, dict[str, object]] = {}
+    for system in data.systems:
+        own = means[means[SYSTEM] == system]
+        scores = own["mean"].astype(float)
+        out[system] = {
+            "runs": len(own),
+            "run_mean": float(scores.mean()),
+            "run_sd": float(scores.std(ddof=1)) if len(own) > 1 else float("nan"),
+            "best_run": best[system],
+            "best_run_score": float(own.loc[own[RUN] == best[system], "mean"].iloc[0]),
+        }
+    return out
+
+
+def _mean_columns(mean: Estimate) -> dict[str, float]:
+    lower, upper = mean.interval
+    return {
+        "model_mean": mean.estimate,
+        "model_se": mean.se,
+        "model_df": mean.df,
+        "model_lower": lower,
+        "model_upper": upper,
+    }
+
+
+def _improvement_columns(
+    pair: PairTest | None, adjusted: dict[tuple[str, str], float], sign: int, alpha: float
+) -> dict[str, object]:
+    """improvement = sign · (μ_S − μ_B) = −sign · Δ(B, S), its CI, p and verdict (§4c.3)."""
+    empty = {"comparison": "", "p_value": "", "p_adjusted": "", "verdict": "baseline"}
+    if pair is None:
+        nan = float("nan")
+        numbers = ("improvement", "improvement_se", "improvement_df", "improvement_lower")
+        return {
+            **dict.fromkeys((*numbers, "improvement_upper"), nan),
+            **empty,
+            "log10_p": nan,
+            "log10_p_adjusted": nan,
+            "sensitivity_p": "",
+            "sensitivity_ratio": nan,
+        }
+    lower, upper = (-sign * v for v in pair.delta.interval)
+    improvement = -sign * pair.delta.estimate
+    log10_adj = adjusted[(pair.first, pair.second)]
+    return {
+        "improvement": improvement,
+        "improvement_se": pair.delta.se,
+        "improvement_df": pair.delta.df,
+        "improvement_lower": min(lower, upper),
+        "improvement_upper": max(lower, upper),
+        "comparison": pair.kind,
+        "p_value": format_p(pair.log10_p),
+        "log10_p": pair.log10_p,
+        "p_adjusted": format_p(log10_adj),
+        "log10_p_adjusted": log10_adj,
+        "verdict": verdict(pair.kind, improvement, log10_adj, alpha),
+        "sensitivity_p": format_p(pair.sensitivity.log10_p) if pair.sensitivity else "",
+        "sensitivity_ratio": pair.sensitivity.ratio if pair.sensitivity else float("nan"),
+    }
+
+
+def verdict(kind: str, improvement: float, log10_p_adjusted: float, alpha: float) -> str:
+    """``better``/``worse`` (``outputs better``/``outputs worse`` for outputs) when the
+    adjusted p is below α, else ``not shown`` (§4c.5)."""
+    if not log10_p_adjusted < math.log10(alpha):
+        return "not shown"
+    word = "better" if improvement > 0 else "worse"
+    return word if kind == RUN_AWARE else f"outputs {word}"
