@@ -68,6 +68,7 @@ class Sensitivity:
     log10_p: float
     df: float
     ratio: float  # r*: the run-variance ratio at which it stops being significant
+    run_sd: float  # the single-run system's run SD at which it stops being significant
 
 
 @dataclass(frozen=True)
@@ -179,9 +180,12 @@ def outputs_pair(
     if borrowed is not None:
         estimate, fitted = borrowed
         run_var = float(fitted.variance_components.get(RUN, np.nan))
-        ratio = critical_ratio(estimate, run_var, alpha)
-        log10_p = _t_log10_p(estimate)
-        sensitivity = Sensitivity(log10_p, estimate.df, ratio)
+        sensitivity = Sensitivity(
+            _t_log10_p(estimate),
+            estimate.df,
+            critical_ratio(estimate, run_var, alpha),
+            critical_run_sd(estimate, run_var, alpha),
+        )
     estimate = test[0]
     return PairTest(a, b, OUTPUTS_BEST, estimate, _t_log10_p(estimate), formula, sensitivity)
 
@@ -212,13 +216,32 @@ def _t_log10_p(estimate: Estimate) -> float:
 def critical_ratio(delta: Estimate, run_var: float, alpha: float) -> float:
     """r* = 1 + ((Δ / t_{1−α/2, ν})² − V) / σ²_run: the single-run system's run variance, as a
     multiple of the pooled σ²_run, at which the borrowed-variance t stops being significant
-    (V(r) = V + (r − 1) σ²_run, df held at ν). NaN when it is not significant at r = 1."""
-    crit = float(stats.t.ppf(1.0 - alpha / 2.0, delta.df))
-    if abs(delta.estimate / delta.se) < crit or not run_var >= 0:
+    (V(r) = V + (r − 1) σ²_run, df held at ν). NaN when it is not significant at r = 1; inf
+    when σ²_run is 0 (then see ``critical_run_sd``)."""
+    extra = _critical_extra(delta, alpha)
+    if math.isnan(extra) or not run_var >= 0:
         return float("nan")
     if run_var == 0:
         return float("inf")
-    return 1.0 + ((delta.estimate / crit) ** 2 - delta.se**2) / run_var
+    return 1.0 + extra / run_var
+
+
+def critical_run_sd(delta: Estimate, run_var: float, alpha: float) -> float:
+    """sqrt(r* σ²_run) = sqrt(σ²_run + (Δ / t)² − V): the same threshold as a run SD, in the
+    metric's units (finite even when the pooled run variance is estimated as 0)."""
+    extra = _critical_extra(delta, alpha)
+    if math.isnan(extra) or not run_var >= 0:
+        return float("nan")
+    return math.sqrt(run_var + extra)
+
+
+def _critical_extra(delta: Estimate, alpha: float) -> float:
+    """(Δ / t_{1−α/2, ν})² − V, the variance the contrast can still absorb; NaN if the test is
+    not significant."""
+    crit = float(stats.t.ppf(1.0 - alpha / 2.0, delta.df))
+    if not abs(delta.estimate / delta.se) >= crit:
+        return float("nan")
+    return (delta.estimate / crit) ** 2 - delta.se**2
 
 
 def rank_intervals(
@@ -293,10 +316,10 @@ class Settings:
 
 
 def family_label(settings: Settings, k: int) -> str:
-    """``Holm over 2 (vs baseline)`` / ``Holm over 3 (all pairs)``."""
+    """``Holm over 2, vs baseline`` / ``Holm over 3, all pairs``."""
     if settings.family == "baseline":
-        return f"Holm over {k - 1} (vs baseline)"
-    return f"Holm over {k * (k - 1) // 2} (all pairs)"
+        return f"Holm over {k - 1}, vs baseline"
+    return f"Holm over {k * (k - 1) // 2}, all pairs"
 
 
 def decision_table(data: MetricData, log: FitLog, settings: Settings) -> pd.DataFrame:
@@ -329,7 +352,7 @@ def decision_table(data: MetricData, log: FitLog, settings: Settings) -> pd.Data
             "rank_upper": ranks[system][1],
             "model": model.formula,
             "df_method": model.method,
-            "note": ONE_RUN if runs[system]["runs"] < 2 else "",
+            "note": _note(runs[system]["runs"], pair),
         }
         rows.append(row)
     table = pd.DataFrame(rows)
@@ -372,17 +395,13 @@ def _improvement_columns(
     pair: PairTest | None, adjusted: dict[tuple[str, str], float], sign: int, alpha: float
 ) -> dict[str, object]:
     """improvement = sign · (μ_S − μ_B) = −sign · Δ(B, S), its CI, p and verdict (§4c.3)."""
-    empty = {"comparison": "", "p_value": "", "p_adjusted": "", "verdict": "baseline"}
     if pair is None:
-        nan = float("nan")
-        numbers = ("improvement", "improvement_se", "improvement_df", "improvement_lower")
+        text = ("comparison", "p_value", "p_adjusted", "sensitivity_p")
+        numbers = [c for c in columns("summary") if c.startswith(("improvement", "sensitivity_"))]
         return {
-            **dict.fromkeys((*numbers, "improvement_upper"), nan),
-            **empty,
-            "log10_p": nan,
-            "log10_p_adjusted": nan,
-            "sensitivity_p": "",
-            "sensitivity_ratio": nan,
+            **dict.fromkeys((*numbers, "log10_p", "log10_p_adjusted"), float("nan")),
+            **dict.fromkeys(text, ""),
+            "verdict": "baseline",
         }
     lower, upper = (-sign * v for v in pair.delta.interval)
     improvement = -sign * pair.delta.estimate
@@ -401,7 +420,24 @@ def _improvement_columns(
         "verdict": verdict(pair.kind, improvement, log10_adj, alpha),
         "sensitivity_p": format_p(pair.sensitivity.log10_p) if pair.sensitivity else "",
         "sensitivity_ratio": pair.sensitivity.ratio if pair.sensitivity else float("nan"),
+        "sensitivity_run_sd": pair.sensitivity.run_sd if pair.sensitivity else float("nan"),
     }
+
+
+def _note(runs: int, pair: PairTest | None) -> str:
+    """The one-run sentence and the borrowed-variance sensitivity line (§4c.4)."""
+    parts = [ONE_RUN] if runs < 2 else []
+    sens = pair.sensitivity if pair is not None else None
+    if pair is not None and sens is not None:
+        single = pair.first if runs >= 2 else pair.second
+        line = (
+            f"sensitivity, not a verdict: borrowing the other system's run variance for "
+            f"{single}, t({sens.df:.3g}) p = {format_p(sens.log10_p)}"
+        )
+        if math.isfinite(sens.run_sd):
+            line += f"; not significant once {single}'s run SD exceeds {sens.run_sd:.3g}"
+        parts.append(line)
+    return "; ".join(parts)
 
 
 def verdict(kind: str, improvement: float, log10_p_adjusted: float, alpha: float) -> str:

@@ -1,0 +1,201 @@
+"""Paste-ready decision tables: ``results/paper/<metric>.tex`` (booktabs) and ``.md``.
+
+Pure functions of one metric's rows of ``summary.csv`` (docs/method.md §4c). Scores in points
+(x 100) as in the report; the best value of each score column in bold; a dagger marks a
+significant improvement over the baseline (a double dagger when the comparison is of one run's
+outputs, §4c.4); the caption names the model, the df method, the family and α.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .formatting import is_missing, points
+
+RUN_AWARE = "run-aware"  # summary.RUN_AWARE (the report does not import the analyses)
+DAGGER = "\u2020"
+DOUBLE_DAGGER = "\u2021"
+
+
+@dataclass(frozen=True)
+class PaperRow:
+    """One system's cells, as text; ``best`` names the score columns where it is best."""
+
+    rank: str
+    system: str
+    runs: str
+    run_mean: str
+    model_mean: str
+    best_run: str
+    improvement: str
+    mark: str  # "", DAGGER or DOUBLE_DAGGER
+    p: str
+    group: str
+    ranks: str
+    best: frozenset[str]
+
+
+def header(table: pd.DataFrame) -> list[str]:
+    """The column titles; the p column names its family and adjustment."""
+    family = next((f for f in table["family"] if not is_missing(f)), "")
+    return [
+        "Rank",
+        "System",
+        "Runs",
+        "Mean ± SD over runs",
+        "Model mean [95 % CI]",
+        "Best run",
+        "Improvement [95 % CI]",
+        f"p ({family})" if family else "p",
+        "Group",
+        "Rank interval",
+    ]
+
+
+# the score columns whose best value is bold: cell -> column of summary.csv
+SCORES = {"run_mean": "run_mean", "model_mean": "model_mean", "best_run": "best_run_score"}
+
+
+def _interval(value: object, lower: object, upper: object) -> str:
+    if is_missing(value):
+        return "(baseline)"
+    return f"{points(value)} [{points(lower)}, {points(upper)}]"
+
+
+def _mark(row: pd.Series, alpha: float) -> str:
+    """Dagger for a significant improvement (adjusted p < α, improvement > 0)."""
+    if is_missing(row["log10_p_adjusted"]) or not row["improvement"] > 0:
+        return ""
+    if not 10 ** float(row["log10_p_adjusted"]) < alpha:
+        return ""
+    return DAGGER if row["comparison"] == RUN_AWARE else DOUBLE_DAGGER
+
+
+def _rank_range(low: int, high: int) -> str:
+    return str(low) if low == high else f"{low}–{high}"
+
+
+def paper_rows(table: pd.DataFrame, better: str, alpha: float) -> list[PaperRow]:
+    """The cells of one metric's decision table, in its order (best first)."""
+    pick = max if better == "higher" else min
+    best = {c: pick(table[SCORES[c]].dropna()) for c in SCORES if table[SCORES[c]].notna().any()}
+    rows = []
+    for _, row in table.iterrows():
+        sd = "" if is_missing(row["run_sd"]) else f" ± {points(row['run_sd'])}"
+        rows.append(
+            PaperRow(
+                rank=str(int(row["rank"])),
+                system=str(row["system"]),
+                runs=str(int(row["runs"])),
+                run_mean=points(row["run_mean"]) + sd,
+                model_mean=_interval(row["model_mean"], row["model_lower"], row["model_upper"]),
+                best_run=points(row["best_run_score"]),
+                improvement=_interval(
+                    row["improvement"], row["improvement_lower"], row["improvement_upper"]
+                ),
+                mark=_mark(row, alpha),
+                p="" if is_missing(row["p_adjusted"]) else str(row["p_adjusted"]),
+                group=str(row["group"]),
+                ranks=_rank_range(int(row["rank_lower"]), int(row["rank_upper"])),
+                best=frozenset(c for c in best if row[SCORES[c]] == best[c]),
+            )
+        )
+    return rows
+
+
+def caption(table: pd.DataFrame, metric: str, better: str, alpha: float) -> str:
+    """What the table shows and how: model, df method, family, α, the marks."""
+    k = len(table)
+    family = next((f for f in table["family"] if not is_missing(f)), "")
+    family = f"{family}, " if family else ""
+    return (
+        f"{metric} in points ({better} is better), systems ranked by the model mean. "
+        "Model means with 95 % CI from one REML fit of score ~ system + (1|segment) + a run "
+        f"intercept per system with two or more runs, t with {table['df_method'].iloc[0]} df. "
+        "Improvement over the baseline: positive = better. "
+        f"p: {family}α = {alpha:g}. Group: systems sharing a letter are not separated by any "
+        f"significant pairwise difference (Holm over all {k * (k - 1) // 2} pairs). "
+        "Rank interval: 95 % of parametric draws from the fit. "
+        f"{DAGGER} significant improvement (run-aware); {DOUBLE_DAGGER} significant improvement "
+        "of one run's outputs (single-run comparison: how it varies with retraining is unknown)."
+    )
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "|": r"\textbar{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+}
+_LATEX_TEXT = {"±": r"$\pm$", "–": "--", "\u2212": "$-$", "α": r"$\alpha$", DAGGER: r"\dag{}"}
+_LATEX_TEXT[DOUBLE_DAGGER] = r"\ddag{}"
+
+
+def latex_escape(text: str) -> str:
+    """Plain text as LaTeX (ASCII out: special characters escaped, ±, −, –, α, daggers)."""
+    out = re.sub(r"[\\&%$#_{}~^|<>]", lambda m: _LATEX_SPECIAL[m.group()], text)
+    for char, command in _LATEX_TEXT.items():
+        out = out.replace(char, command)
+    return out
+
+
+def _cells(row: PaperRow, escape: Callable[[str], str], bold: Callable[[str], str]) -> list[str]:
+    """A row's cells in header order, escaped, the best score cells bold."""
+    cells = [row.rank, row.system, row.runs, row.run_mean, row.model_mean, row.best_run]
+    cells += [row.improvement + row.mark, row.p, row.group, row.ranks]
+    out = [escape(c) for c in cells]
+    for name, index in (("run_mean", 3), ("model_mean", 4), ("best_run", 5)):
+        if name in row.best and out[index]:
+            out[index] = bold(out[index])
+    return out
+
+
+def latex_table(table: pd.DataFrame, *, metric: str, better: str, alpha: float) -> str:
+    """A booktabs ``table`` environment of one metric's decision table (needs \\usepackage
+    {booktabs}); the best value of each score column bold, daggers as in the caption."""
+    rows = paper_rows(table, better, alpha)
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\small",
+        r"\begin{tabular}{rlrlllllll}",
+        r"\toprule",
+        " & ".join(latex_escape(h) for h in header(table)) + r" \\",
+        r"\midrule",
+    ]
+    for row in rows:
+        out = _cells(row, latex_escape, lambda c: r"\textbf{" + c + "}")
+        lines.append(" & ".join(out) + r" \\")
+    label = re.sub(r"[^A-Za-z0-9]+", "-", metric).strip("-").lower()
+    lines += [
+        r"\bottomrule",
+        r"\end{tabular}",
+        r"\caption{" + latex_escape(caption(table, metric, better, alpha)) + "}",
+        r"\label{tab:" + (label or "metric") + "}",
+        r"\end{table}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def markdown_table(table: pd.DataFrame, *, metric: str, better: str, alpha: float) -> str:
+    """The same table as GitHub Markdown, the caption below it."""
+    rows = paper_rows(table, better, alpha)
+    titles = header(table)
+    lines = ["| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
+    for row in rows:
+        cells = _cells(row, lambda c: c.replace("|", "\\|"), lambda c: f"**{c}**")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n\n" + caption(table, metric, better, alpha) + "\n"

@@ -1,0 +1,182 @@
+"""The decision table (docs/method.md §4c) on the bundled Kreutzer et al. (2020) TER data and
+on small synthetic designs: ranking, families, single-run systems, sign convention, letters."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from infrepro.analyses import load_metric_data
+from infrepro.analyses.data import MetricData
+from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.letters import compact_letters
+from infrepro.analyses.summary import (
+    OUTPUTS_BEST,
+    Estimate,
+    Settings,
+    critical_ratio,
+    critical_run_sd,
+    decision_table,
+)
+from infrepro.experiment import import_scores
+from infrepro.io import ScoresColumns
+from infrepro.vocabulary import columns
+
+COLUMNS = ScoresColumns.from_config(
+    {
+        "segment": "sentence_id",
+        "system": "system",
+        "run": ["system", "replication"],
+        "metrics": ["ter"],
+        "facets": ["replication"],
+        "properties": [],
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def kreutzer(kreutzer_dir: Path) -> MetricData:
+    evaluation, runs, bins = import_scores(str(kreutzer_dir / "data_ter.csv.gz"), COLUMNS)
+    return load_metric_data(
+        evaluation,
+        runs,
+        bins,
+        metric="ter",
+        better="lower",
+        baseline="Baseline",
+        facets=["replication"],
+        properties=[],
+        options={},
+    )
+
+
+@pytest.fixture(scope="module")
+def kreutzer_table(kreutzer: MetricData) -> pd.DataFrame:
+    return decision_table(kreutzer, FitLog(kreutzer.metric), Settings(seed=1))
+
+
+def test_kreutzer_ranks_names_family_and_flags_baseline(kreutzer_table: pd.DataFrame) -> None:
+    table = kreutzer_table
+    assert list(table.columns) == columns("summary")
+    assert list(table["system"]) == ["Marking", "PostEdit", "Baseline"]  # lower TER first
+    assert list(table["rank"]) == [1, 2, 3]
+    assert (np.diff(table["model_mean"]) > 0).all()
+    competitors = table[table["system"] != "Baseline"]
+    assert set(competitors["family"]) == {"Holm over 2, vs baseline"}
+    assert set(competitors["comparison"]) == {OUTPUTS_BEST}  # Baseline has one run
+    assert (competitors["improvement"] > 0).all()  # lower TER = better = positive
+    # the borrowed-variance test is a sensitivity line (tests.csv's raw 0.02781 for Marking)
+    marking = competitors.iloc[0]
+    assert marking["sensitivity_p"] == "0.02781"
+    assert "sensitivity, not a verdict" in marking["note"]
+    assert "Baseline" in marking["note"]
+    baseline = table[table["system"] == "Baseline"].iloc[0]
+    assert baseline["note"].startswith("one run: this compares these outputs")
+    assert baseline["verdict"] == "baseline"
+    assert baseline["group"] != marking["group"]
+
+
+def test_intervals_contain_estimates(kreutzer_table: pd.DataFrame) -> None:
+    table = kreutzer_table
+    assert (table["model_lower"] < table["model_mean"]).all()
+    assert (table["model_mean"] < table["model_upper"]).all()
+    rows = table.dropna(subset=["improvement"])
+    assert (rows["improvement_lower"] < rows["improvement"]).all()
+    assert (rows["improvement"] < rows["improvement_upper"]).all()
+    assert (table["rank_lower"] <= table["rank_upper"]).all()
+
+
+def _synthetic(sign: int, runs: dict[str, int], shift: dict[str, float]) -> MetricData:
+    rng = np.random.default_rng(7)
+    segments = rng.normal(0, 0.2, 30)
+    rows, run_rows = [], []
+    for system, n in runs.items():
+        for r in range(n):
+            run = f"{system}_{r}"
+            run_rows.append({"run_id": run, "system": system})
+            values = 0.4 + shift[system] + segments + rng.normal(0, 0.02) + rng.normal(0, 0.05, 30)
+            for s, value in enumerate(values):
+                rows.append({"run_id": run, "system": system, "segment_id": f"s{s}", "y": value})
+    evaluation = pd.DataFrame(rows)
+    evaluation["y"] *= sign
+    return MetricData(
+        metric="y",
+        better="higher" if sign > 0 else "lower",
+        baseline="A",
+        evaluation=evaluation,
+        runs=pd.DataFrame(run_rows),
+        facets=[],
+        properties=[],
+    )
+
+
+RUNS = {"A": 4, "B": 3, "C": 5, "D": 1}
+SHIFT = {"A": 0.0, "B": 0.01, "C": 0.08, "D": -0.05}
+
+
+def test_improvement_sign_follows_the_metric_direction() -> None:
+    """Negating the scores and flipping the direction changes no improvement, rank or letter."""
+    up = decision_table(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings())
+    down = decision_table(_synthetic(-1, RUNS, SHIFT), FitLog("y"), Settings())
+    assert list(up["system"]) == list(down["system"]) == ["C", "B", "A", "D"]
+    np.testing.assert_allclose(up["improvement"], down["improvement"], rtol=1e-5)
+    np.testing.assert_allclose(up["improvement_lower"], down["improvement_lower"], rtol=1e-5)
+    assert list(up["group"]) == list(down["group"])
+    c = up[up["system"] == "C"].iloc[0]
+    assert c["improvement"] > 0 and c["verdict"] == "better" and c["comparison"] == "run-aware"
+
+
+def test_families_and_determinism() -> None:
+    data = _synthetic(1, RUNS, SHIFT)
+    baseline = decision_table(data, FitLog("y"), Settings(seed=3))
+    again = decision_table(data, FitLog("y"), Settings(seed=3))
+    pd.testing.assert_frame_equal(baseline, again)
+    pairs = decision_table(data, FitLog("y"), Settings(family="all_pairs", seed=3))
+    assert set(pairs["family"].dropna()) - {""} == {"Holm over 6, all pairs"}
+    assert set(baseline["family"].dropna()) - {""} == {"Holm over 3, vs baseline"}
+    rows = baseline["p_adjusted"] != ""
+    assert (pairs.loc[rows, "log10_p_adjusted"] >= baseline.loc[rows, "log10_p_adjusted"]).all()
+    pd.testing.assert_series_equal(baseline["log10_p"], pairs["log10_p"])
+    with pytest.raises(ValueError, match="analyses.comparisons"):
+        Settings(family="pairs")
+
+
+def test_all_single_run_systems_compare_outputs() -> None:
+    table = decision_table(
+        _synthetic(1, {"A": 1, "B": 1, "C": 1}, {"A": 0, "B": 0.03, "C": 0.0}),
+        FitLog("y"),
+        Settings(),
+    )
+    assert list(table["runs"]) == [1, 1, 1]
+    assert set(table["comparison"]) - {""} == {"outputs"}
+    assert table["note"].str.startswith("one run").all()
+    assert table["model"].iloc[0] == "y ~ system + (1|segment_id)"
+
+
+def test_critical_run_sd_is_where_significance_ends() -> None:
+    """At the returned threshold the t statistic equals the critical value."""
+    delta = Estimate(0.02, 0.006, 12.0)
+    run_var = 0.0001
+    ratio = critical_ratio(delta, run_var, 0.05)
+    sd = critical_run_sd(delta, run_var, 0.05)
+    assert sd**2 == pytest.approx(ratio * run_var)
+    variance = delta.se**2 + (ratio - 1.0) * run_var
+    t = delta.estimate / math.sqrt(variance)
+    assert t == pytest.approx(stats.t.ppf(0.975, 12.0))
+    assert math.isnan(critical_ratio(Estimate(0.001, 0.006, 12.0), run_var, 0.05))
+    assert math.isinf(critical_ratio(delta, 0.0, 0.05))
+
+
+def test_letters_chain_and_separated_pairs() -> None:
+    # means a < b < c < d; a-c, a-d and b-d separated: groups {a, b}, {b, c}, {c, d}
+    letters = compact_letters(
+        ["d", "c", "b", "a"], ["a", "b", "c", "d"], [("a", "c"), ("a", "d"), ("b", "d")]
+    )
+    assert letters == {"d": "a", "c": "ab", "b": "bc", "a": "c"}
+    assert compact_letters(["x", "y"], ["y", "x"], []) == {"x": "a", "y": "a"}
+    assert compact_letters(["x", "y"], ["y", "x"], [("x", "y")]) == {"x": "a", "y": "b"}
