@@ -29,9 +29,9 @@ class PaperRow:
     system: str
     runs: str
     run_mean: str
-    model_mean: str
+    model_mean: tuple[str, str]  # (estimate, "[lower, upper]")
     best_run: str
-    improvement: str
+    improvement: tuple[str, str]
     mark: str  # "", DAGGER or DOUBLE_DAGGER
     p: str
     group: str
@@ -39,20 +39,23 @@ class PaperRow:
     best: frozenset[str]
 
 
-def header(table: pd.DataFrame) -> list[str]:
-    """The column titles; the p column names its family and adjustment."""
+def header(table: pd.DataFrame) -> list[tuple[str, ...]]:
+    """The column titles, as lines; the p column names its family and adjustment."""
     family = next((f for f in table["family"] if not is_missing(f)), "")
+    p_title: tuple[str, ...] = ("p",)
+    if family:  # "Holm over 2, vs baseline" -> p / (Holm over 2, / vs baseline)
+        count, scope = family.split(", ")
+        p_title = ("p", f"({count},", f"{scope})")
     return [
-        "Rank",
-        "System",
-        "Runs",
-        "Mean ± SD over runs",
-        "Model mean [95 % CI]",
-        "Best run",
-        "Improvement [95 % CI]",
-        f"p ({family})" if family else "p",
-        "Group",
-        "Rank interval",
+        ("Rank", "(95 %)"),
+        ("System",),
+        ("Runs",),
+        ("Runs:", "mean ± SD"),
+        ("Model mean", "[95 % CI]"),
+        ("Best", "run"),
+        ("Improvement", "[95 % CI]"),
+        p_title,
+        ("Group",),
     ]
 
 
@@ -60,10 +63,10 @@ def header(table: pd.DataFrame) -> list[str]:
 SCORES = {"run_mean": "run_mean", "model_mean": "model_mean", "best_run": "best_run_score"}
 
 
-def _interval(value: object, lower: object, upper: object) -> str:
+def _interval(value: object, lower: object, upper: object) -> tuple[str, str]:
     if is_missing(value):
-        return "(baseline)"
-    return f"{points(value)} [{points(lower)}, {points(upper)}]"
+        return "(baseline)", ""
+    return points(value), f"[{points(lower)}, {points(upper)}]"
 
 
 def _mark(row: pd.Series, alpha: float) -> str:
@@ -119,14 +122,15 @@ def caption(table: pd.DataFrame, metric: str, better: str, alpha: float) -> str:
         "Improvement over the baseline: positive = better. "
         f"p: {family}α = {alpha:g}. Group: systems sharing a letter are not separated by any "
         f"significant pairwise difference (Holm over all {k * (k - 1) // 2} pairs). "
-        "Rank interval: 95 % of parametric draws from the fit. "
+        "Rank (95 %): the rank by model mean and the ranks of 95 % of parametric draws from the "
+        "fit. "
         f"{DAGGER} significant improvement (run-aware); {DOUBLE_DAGGER} significant improvement "
         "of one run's outputs (single-run comparison: how it varies with retraining is unknown)."
     )
 
 
 _LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
+    "\\": r"$\backslash$",
     "&": r"\&",
     "%": r"\%",
     "$": r"\$",
@@ -134,14 +138,15 @@ _LATEX_SPECIAL = {
     "_": r"\_",
     "{": r"\{",
     "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "|": r"\textbar{}",
-    "<": r"\textless{}",
-    ">": r"\textgreater{}",
+    "~": r"$\sim$",
+    "^": r"\^{}",
+    "|": r"$|$",
+    "<": r"$<$",
+    ">": r"$>$",
 }
 _LATEX_TEXT = {"±": r"$\pm$", "–": "--", "\u2212": "$-$", "α": r"$\alpha$", DAGGER: r"\dag{}"}
 _LATEX_TEXT[DOUBLE_DAGGER] = r"\ddag{}"
+_LATEX_TEXT[" \\%"] = "~\\%"  # "95 %" never breaks
 
 
 def latex_escape(text: str) -> str:
@@ -152,40 +157,60 @@ def latex_escape(text: str) -> str:
     return out
 
 
-def _cells(row: PaperRow, escape: Callable[[str], str], bold: Callable[[str], str]) -> list[str]:
-    """A row's cells in header order, escaped, the best score cells bold."""
-    cells = [row.rank, row.system, row.runs, row.run_mean, row.model_mean, row.best_run]
-    cells += [row.improvement + row.mark, row.p, row.group, row.ranks]
-    out = [escape(c) for c in cells]
+@dataclass(frozen=True)
+class Markup:
+    """How a format escapes text and makes it bold."""
+
+    escape: Callable[[str], str]
+    bold: Callable[[str], str]
+
+
+def _cells(row: PaperRow, markup: Markup) -> tuple[list[str], list[str]]:
+    """A row's cells in header order, escaped, the best score cells bold; and the cells of
+    its intervals (empty elsewhere), for a line below or to append."""
+    esc = markup.escape
+    cells = [esc(f"{row.rank} ({row.ranks})"), esc(row.system), esc(row.runs)]
+    cells += [esc(row.run_mean), esc(row.model_mean[0]), esc(row.best_run)]
+    cells += [esc(row.improvement[0] + row.mark), esc(row.p), esc(row.group)]
     for name, index in (("run_mean", 3), ("model_mean", 4), ("best_run", 5)):
-        if name in row.best and out[index]:
-            out[index] = bold(out[index])
-    return out
+        if name in row.best and cells[index]:
+            cells[index] = markup.bold(cells[index])
+    below = [""] * len(cells)
+    below[4], below[6] = esc(row.model_mean[1]), esc(row.improvement[1])
+    return cells, below
+
+
+LATEX = Markup(latex_escape, lambda c: r"\textbf{" + c + "}")
+MARKDOWN = Markup(lambda c: c.replace("|", "\\|"), lambda c: f"**{c}**")
 
 
 def latex_table(table: pd.DataFrame, *, metric: str, better: str, alpha: float) -> str:
-    """A booktabs ``table`` environment of one metric's decision table (needs \\usepackage
-    {booktabs}); the best value of each score column bold, daggers as in the caption."""
+    """A booktabs ``table*`` environment of one metric's decision table (needs \\usepackage
+    {booktabs}); one line per system and its intervals on the line below; the best value of
+    each score column bold, daggers as in the caption."""
     rows = paper_rows(table, better, alpha)
+    titles = [r"\shortstack[l]{" + r"\\{}".join(map(latex_escape, h)) + "}" for h in header(table)]
     lines = [
-        r"\begin{table}[t]",
+        r"\begin{table*}[t]",
         r"\centering",
-        r"\small",
-        r"\begin{tabular}{rlrlllllll}",
+        r"\footnotesize",
+        r"\setlength{\tabcolsep}{3pt}",
+        r"\begin{tabular}{llrlllllc}",
         r"\toprule",
-        " & ".join(latex_escape(h) for h in header(table)) + r" \\",
+        " & ".join(titles) + r" \\",
         r"\midrule",
     ]
     for row in rows:
-        out = _cells(row, latex_escape, lambda c: r"\textbf{" + c + "}")
-        lines.append(" & ".join(out) + r" \\")
+        cells, below = _cells(row, LATEX)
+        lines.append(" & ".join(cells) + r" \\")
+        lines.append(" & ".join(below) + r" \\[2pt]")
     label = re.sub(r"[^A-Za-z0-9]+", "-", metric).strip("-").lower()
     lines += [
         r"\bottomrule",
         r"\end{tabular}",
         r"\caption{" + latex_escape(caption(table, metric, better, alpha)) + "}",
         r"\label{tab:" + (label or "metric") + "}",
-        r"\end{table}",
+        r"\end{table*}",
     ]
     return "\n".join(lines) + "\n"
 
@@ -193,9 +218,10 @@ def latex_table(table: pd.DataFrame, *, metric: str, better: str, alpha: float) 
 def markdown_table(table: pd.DataFrame, *, metric: str, better: str, alpha: float) -> str:
     """The same table as GitHub Markdown, the caption below it."""
     rows = paper_rows(table, better, alpha)
-    titles = header(table)
+    titles = [" ".join(h) for h in header(table)]
     lines = ["| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
     for row in rows:
-        cells = _cells(row, lambda c: c.replace("|", "\\|"), lambda c: f"**{c}**")
-        lines.append("| " + " | ".join(cells) + " |")
+        cells, below = _cells(row, MARKDOWN)
+        merged = [f"{c} {b}".strip() for c, b in zip(cells, below, strict=True)]
+        lines.append("| " + " | ".join(merged) + " |")
     return "\n".join(lines) + "\n\n" + caption(table, metric, better, alpha) + "\n"
