@@ -36,7 +36,7 @@ def unbinned(name: str) -> str:
 
 
 # -- the analyses and the tables they write (results/tables/*.csv) ------------------------------
-ANALYSES = ("comparison", "conditional", "variance", "metaparam", "classical")
+ANALYSES = ("comparison", "conditional", "variance", "metaparam", "classical", "summary")
 _LOG = ("diagnostics", "qq")  # every analysis records its fits and skips
 _MODELS = ("glrt", "tests", "means", "contrasts")
 # The tables each analysis writes (its Snakemake job declares exactly these) ...
@@ -46,6 +46,7 @@ ANALYSIS_TABLES: dict[str, tuple[str, ...]] = {
     "variance": ("variance_components", "reliability", "dstudy", *_LOG),
     "metaparam": (*_MODELS, "slopes", "predictions", "importance", *_LOG),
     "classical": ("classical", "run_summary", "run_means", *_LOG),
+    "summary": ("summary", *_LOG),
 }
 # ... and the `analyses:` options it reads (a change of another option does not rerun it).
 ANALYSIS_READS: dict[str, tuple[str, ...]] = {
@@ -54,6 +55,8 @@ ANALYSIS_READS: dict[str, tuple[str, ...]] = {
     "variance": ("facets", "vca_interactions", "dstudy_max_n"),
     "metaparam": ("facets",),
     "classical": ("dev_score_better", "bootstrap", "randomization"),
+    # + the report's alpha (`report.alpha`), passed as option "alpha" (workflow/rules/analysis.smk)
+    "summary": ("comparisons", "dev_score_better", "bootstrap"),
 }
 
 TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {

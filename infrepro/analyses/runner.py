@@ -18,6 +18,7 @@ from .data import MetricData
 from .fitlog import FitLog
 from .metaparam import metaparameter_interactions
 from .names import Names
+from .summary import summary_table
 from .tables import conform
 from .variance import variance_components
 
@@ -91,6 +92,8 @@ def run_analysis(
         tables = metaparameter_interactions(data, log, components)
     elif name == "classical":
         tables = classical_tests(data, log)
+    elif name == "summary":
+        tables = {"summary": summary_table(data, log)}
     else:
         raise ValueError(f"unknown analysis '{name}'; choose from {', '.join(ANALYSES)}")
     tables["diagnostics"] = log.diagnostics()

@@ -19,6 +19,7 @@ import pandas as pd
 from scipy import stats
 
 from infrepro.lmm import LmmError, LmmResult
+from infrepro.schema import defaults
 from infrepro.vocabulary import (
     RUN,
     SYSTEM,
@@ -305,8 +306,8 @@ def decided_pairs(
 class Settings:
     """The choices of the table: family (§4c.5), α, rank draws and their seed."""
 
-    family: str = "baseline"
-    alpha: float = 0.05
+    family: str = field(default_factory=lambda: str(defaults("analyses")["comparisons"]))
+    alpha: float = field(default_factory=lambda: float(defaults("report")["alpha"]))
     draws: int = RANK_DRAWS
     seed: int = 0
 
@@ -320,6 +321,17 @@ def family_label(settings: Settings, k: int) -> str:
     if settings.family == "baseline":
         return f"Holm over {k - 1}, vs baseline"
     return f"Holm over {k * (k - 1) // 2}, all pairs"
+
+
+def summary_table(data: MetricData, log: FitLog) -> pd.DataFrame:
+    """``decision_table`` with the settings of the analysis options: ``comparisons``, the
+    report's ``alpha`` (passed as option ``alpha``) and ``bootstrap.seed`` for the rank draws."""
+    settings = Settings(
+        family=str(data.options["comparisons"]),
+        alpha=float(data.options.get("alpha", defaults("report")["alpha"])),
+        seed=int(data.options["bootstrap"]["seed"]),
+    )
+    return decision_table(data, log, settings)
 
 
 def decision_table(data: MetricData, log: FitLog, settings: Settings) -> pd.DataFrame:

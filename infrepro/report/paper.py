@@ -225,3 +225,17 @@ def markdown_table(table: pd.DataFrame, *, metric: str, better: str, alpha: floa
         merged = [f"{c} {b}".strip() for c, b in zip(cells, below, strict=True)]
         lines.append("| " + " | ".join(merged) + " |")
     return "\n".join(lines) + "\n\n" + caption(table, metric, better, alpha) + "\n"
+
+
+def paper_files(summary: pd.DataFrame, metric: str, better: str, alpha: float) -> tuple[str, str]:
+    """``<metric>.tex`` and ``<metric>.md`` from ``summary.csv`` (read by report.inputs):
+    the metric's rows, or a line saying there is no table (see the diagnostics)."""
+    rows = summary[summary["metric"] == metric] if not summary.empty else summary
+    if rows.empty:
+        text = f"No decision table for {metric}: see results/tables/diagnostics.csv."
+        return f"% {text}\n", f"{text}\n"
+    rows = rows.sort_values("rank", kind="stable").reset_index(drop=True)
+    return (
+        latex_table(rows, metric=metric, better=better, alpha=alpha),
+        markdown_table(rows, metric=metric, better=better, alpha=alpha),
+    )
