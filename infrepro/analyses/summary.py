@@ -444,10 +444,13 @@ def _note(runs: int, pair: PairTest | None) -> str:
         single = pair.first if runs >= 2 else pair.second
         line = (
             f"sensitivity, not a verdict: borrowing the other system's run variance for "
-            f"{single}, t({sens.df:.3g}) p = {format_p(sens.log10_p)}"
+            f"{single}, t({sens.df:.3g}), p = {format_p(sens.log10_p)}"
         )
         if math.isfinite(sens.run_sd):
-            line += f"; not significant once {single}'s run SD exceeds {sens.run_sd:.3g}"
+            line += (
+                f"; not significant once {single}'s run SD exceeds {sens.run_sd:.3g} "
+                f"({100 * sens.run_sd:.3g} points)"
+            )
         parts.append(line)
     return "; ".join(parts)
 

@@ -1,0 +1,108 @@
+"""Decision tables at the top of the report: one per metric, every system ranked by the
+run-aware model, with intervals, the improvement over the baseline, group letters and the
+paste-ready LaTeX (docs/method.md §4c; summary.csv)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..formatting import integer, is_missing, points
+from ..htmltable import Column, Table, frame_table, text
+from ..inputs import ReportSettings
+from ..labels import metric_label
+from ..paper import caption, paper_files
+from ..query import select
+
+
+@dataclass
+class Decision:
+    """One metric's decision table, its caption and its LaTeX."""
+
+    metric: str
+    label: str
+    table: Table
+    caption: str
+    latex: str
+    notes: list[str]
+
+
+def _interval(value: object, lower: object, upper: object, sign: bool = False) -> str:
+    if is_missing(value):
+        return "–"
+    return f"{points(value, sign=sign)} [{points(lower)}, {points(upper)}]"
+
+
+def _rows(rows: pd.DataFrame) -> list[tuple[object, ...]]:
+    return list(rows.itertuples(index=False))
+
+
+def _cells(rows: pd.DataFrame) -> pd.DataFrame:
+    """The text cells the table shows: estimates with their intervals, mean ± SD, ranks."""
+    out = rows.copy()
+    records = _rows(rows)
+    out["mean_sd"] = [
+        points(r.run_mean) + ("" if is_missing(r.run_sd) else f" ± {points(r.run_sd)}")
+        for r in records
+    ]
+    out["model"] = [_interval(r.model_mean, r.model_lower, r.model_upper) for r in records]
+    out["gain"] = [
+        _interval(r.improvement, r.improvement_lower, r.improvement_upper, sign=True)
+        for r in records
+    ]
+    out["rank_range"] = [
+        f"{integer(r.rank_lower)}–{integer(r.rank_upper)}"
+        if r.rank_lower != r.rank_upper
+        else integer(r.rank_lower)
+        for r in records
+    ]
+    return out
+
+
+def _columns(family: str) -> list[Column]:
+    return [
+        Column("rank", "rank", integer),
+        Column("system", "system", numeric=False),
+        Column("runs", "runs", integer),
+        Column("mean_sd", "mean ± SD over runs", text, "run_mean"),
+        Column("model", "model mean [95 % CI]", text, "model_mean", title="t with the named df"),
+        Column("best_run_score", "best run", points),
+        Column("gain", "improvement [95 % CI]", text, "improvement"),
+        Column("p_adjusted", f"p ({family})" if family else "p", text, "log10_p_adjusted"),
+        Column("verdict", "verdict", text, numeric=False),
+        Column("group", "group", text, numeric=False, title="Holm over all pairs"),
+        Column("rank_range", "rank interval", text, "rank_lower"),
+    ]
+
+
+def _notes(rows: pd.DataFrame) -> list[str]:
+    """The per-system notes (one run; the borrowed-variance sensitivity line)."""
+    return [f"{r.system}: {r.note}" for r in _rows(rows) if not is_missing(r.note)]
+
+
+def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Decision]:
+    """The decision table of every metric that has one."""
+    summary = tables.get("summary", pd.DataFrame())
+    out = []
+    for metric in settings.metrics:
+        rows = select(summary, metric=metric)
+        if rows.empty:
+            continue
+        rows = rows.sort_values("rank", kind="stable").reset_index(drop=True)
+        better = settings.better.get(metric, "higher")
+        family = next((f for f in rows["family"] if not is_missing(f)), "")
+        label = metric_label(metric)
+        table = frame_table(_cells(rows), _columns(family), csv=settings.link("summary"))
+        latex = paper_files(rows, metric, better, settings.alpha)[0]
+        out.append(
+            Decision(
+                metric,
+                label,
+                table,
+                caption(rows, label, better, settings.alpha),
+                latex,
+                _notes(rows),
+            )
+        )
+    return out
