@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special, stats
 
 from infrepro.lmm import LmmError, LmmResult
 from infrepro.schema import defaults
@@ -33,7 +33,7 @@ from .data import MetricData, best_runs, run_means
 from .fitlog import FitLog
 from .letters import compact_letters
 from .pvalues import format_p, holm_log10
-from .smalltests import contest, ddf_method, t_quantile
+from .smalltests import ddf_method, t_quantile
 
 ANALYSIS = "summary"
 RUN_AWARE = "run-aware"
@@ -129,36 +129,33 @@ def decision_model(
     model = DecisionModel(fitted.formula, fitted, ddf_method(fitted), systems)
     L = mean_rows(fitted, systems)
     for system, row in zip(systems, L, strict=True):
-        mean = _mean_estimate(log, model, row, system)
+        mean = _estimate(log, fitted, model.method, row, system)
         if mean is None:
             return None
         model.means[system] = mean
     for i, j in itertools.combinations(range(len(systems)), 2):
         a, b = systems[i], systems[j]
-        subset = f"{a} vs {b}"
-        test = contest(
-            log, fitted, (L[i] - L[j])[None, :], analysis=ANALYSIS, subset=subset, prop=""
-        )
-        if test is None:
+        delta = _estimate(log, fitted, model.method, L[i] - L[j], f"{a} vs {b}")
+        if delta is None:
             return None
         kind = OUTPUTS if {a, b} <= single else RUN_AWARE
-        delta = Estimate(test.estimate, test.se, test.dendf)
-        model.pairs.append(PairTest(a, b, kind, delta, test.log10_p, fitted.formula))
+        model.pairs.append(PairTest(a, b, kind, delta, _t_log10_p(delta), fitted.formula))
     return model
 
 
-def _mean_estimate(
-    log: FitLog, model: DecisionModel, row: np.ndarray, system: str
+def _estimate(
+    log: FitLog, fitted: LmmResult, method: str, row: np.ndarray, subset: str
 ) -> Estimate | None:
-    """l'β̂ with its SE and df (no test: a mean's p is meaningless); None if the df fails."""
+    """l'β̂ with its SE and df by ``method`` (the p comes from ``_t_log10_p``, which never
+    underflows); None (recorded) if the df fails."""
     try:
         with np.errstate(all="ignore"):
-            test = model.fit.contest(row[None, :], model.method)
+            test = fitted.contest(row[None, :], method)
     except (LmmError, np.linalg.LinAlgError, ValueError) as err:
-        log.skip(ANALYSIS, system, "", f"the model mean's df failed: {err}")
+        log.skip(ANALYSIS, subset, "", f"small-sample df on {fitted.formula} failed: {err}")
         return None
-    if not (math.isfinite(test.dendf) and test.dendf > 0):
-        log.skip(ANALYSIS, system, "", f"the model mean's df is unusable ({test.dendf:.4g})")
+    if not (math.isfinite(test.dendf) and test.dendf > 0 and test.se > 0):
+        log.skip(ANALYSIS, subset, "", f"small-sample df on {fitted.formula}: {test.dendf:.4g}")
         return None
     return Estimate(test.estimate, test.se, test.dendf)
 
@@ -202,16 +199,32 @@ def _pair_test(
     if fitted is None:
         return None
     L = fitted.contrast_matrix({f"system{b}": -1.0})
-    test = contest(log, fitted, L, analysis=ANALYSIS, subset=subset, prop="")
-    if test is None:
-        return None
-    return Estimate(test.estimate, test.se, test.dendf), fitted
+    estimate = _estimate(log, fitted, ddf_method(fitted), L[0], subset)
+    return None if estimate is None else (estimate, fitted)
 
 
 def _t_log10_p(estimate: Estimate) -> float:
-    """log10 of the two-sided t p-value of estimate / se with its df."""
+    """log10 of the two-sided t p-value of estimate / se with its df, never -inf.
+
+    Where scipy's log tail underflows: p = I_x(a, b), the regularized incomplete beta with
+    x = ν / (ν + t²), a = ν/2, b = 1/2, by its hypergeometric series
+    I_x(a, b) = x^a (1 − x)^b / (a B(a, b)) · Σ_k (a + b)_k / (a + 1)_k x^k (every term ratio
+    below x < 1), in logs."""
     t = abs(estimate.estimate / estimate.se)
-    return (float(stats.t.logsf(t, estimate.df)) + math.log(2.0)) / math.log(10.0)
+    nu = estimate.df
+    log_sf = float(stats.t.logsf(t, nu))
+    if math.isfinite(log_sf):
+        return (log_sf + math.log(2.0)) / math.log(10.0)
+    a, b = nu / 2.0, 0.5
+    x = nu / (nu + t * t)
+    total, term, k = 1.0, 1.0, 0
+    while term > 1e-17 * total and k < 100_000:
+        term *= (a + b + k) / (a + 1.0 + k) * x
+        total += term
+        k += 1
+    log_1mx = math.log(t * t) - math.log(nu + t * t)
+    log_p = a * math.log(x) + b * log_1mx - math.log(a) - float(special.betaln(a, b))
+    return (log_p + math.log(total)) / math.log(10.0)
 
 
 def critical_ratio(delta: Estimate, run_var: float, alpha: float) -> float:

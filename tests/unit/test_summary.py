@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from infrepro.analyses import load_metric_data
+from infrepro.analyses import load_metric_data, summary
 from infrepro.analyses.data import MetricData
 from infrepro.analyses.fitlog import FitLog
 from infrepro.analyses.letters import compact_letters
@@ -241,3 +241,16 @@ def test_markdown_table(kreutzer_table: pd.DataFrame) -> None:
     assert lines[2].startswith("| 1 (1–2) | Marking | 3 | **")
     assert "(baseline)" in lines[4]
     assert "Kenward-Roger" in md and "α = 0.05" in md
+
+
+@pytest.mark.parametrize("t, df", [(3.0, 10.0), (30.0, 1000.0), (8.0, 3.0), (50.0, 5.0)])
+def test_t_p_series_equals_scipy_where_scipy_is_finite(monkeypatch, t: float, df: float) -> None:
+    """The underflow-free tail (the incomplete-beta series) agrees with scipy; p never 0."""
+    exact = (stats.t.logsf(t, df) + math.log(2.0)) / math.log(10.0)
+    monkeypatch.setattr(summary.stats.t, "logsf", lambda *args: -math.inf)
+    assert summary._t_log10_p(Estimate(t, 1.0, df)) == pytest.approx(exact, rel=1e-12)
+
+
+def test_t_p_is_finite_far_below_the_float_range() -> None:
+    value = summary._t_log10_p(Estimate(100.0, 1.0, 1000.0))
+    assert math.isfinite(value) and value < -500
