@@ -29,6 +29,7 @@ from infrepro.analyses.summary import (
 from infrepro.experiment import import_scores
 from infrepro.io import ScoresColumns
 from infrepro.report.paper import latex_table, markdown_table
+from infrepro.report.sections.decision import sentence
 from infrepro.vocabulary import columns
 
 COLUMNS = ScoresColumns.from_config(
@@ -254,3 +255,16 @@ def test_t_p_series_equals_scipy_where_scipy_is_finite(monkeypatch, t: float, df
 def test_t_p_is_finite_far_below_the_float_range() -> None:
     value = summary._t_log10_p(Estimate(100.0, 1.0, 1000.0))
     assert math.isfinite(value) and value < -500
+
+
+def test_sentences_name_model_df_and_family() -> None:
+    table = decision_table(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings())
+    rows = list(table.astype(object).itertuples(index=False))
+    c = next(r for r in rows if r.system == "C")
+    text = sentence(c, "Y", "A")
+    assert text.startswith("C better than A by ")
+    assert "run-aware model (REML, Kenward-Roger df), t(" in text
+    assert "(Holm over 3, vs baseline)" in text
+    d = next(r for r in rows if r.system == "D")  # one run against four
+    assert sentence(d, "Y", "A").startswith("D's outputs ")
+    assert "how it varies with retraining is unknown" in sentence(d, "Y", "A")

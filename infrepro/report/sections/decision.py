@@ -5,14 +5,15 @@ paste-ready LaTeX (docs/method.md §4c; summary.csv)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
-from ..formatting import integer, is_missing, points
+from ..formatting import integer, is_missing, points, significant
 from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import metric_label
-from ..paper import caption, paper_files
+from ..paper import RUN_AWARE, caption, paper_files
 from ..query import select
 
 
@@ -26,6 +27,7 @@ class Decision:
     caption: str
     latex: str
     notes: list[str]
+    sentences: list[str]
 
 
 def _interval(value: object, lower: object, upper: object, sign: bool = False) -> str:
@@ -81,6 +83,38 @@ def _notes(rows: pd.DataFrame) -> list[str]:
     return [f"{r.system}: {r.note}" for r in _rows(rows) if not is_missing(r.note)]
 
 
+def sentence(r: Any, label: str, baseline: str) -> str:
+    """A sentence to quote for one comparison with the baseline (``r``: a row of summary.csv),
+    naming the model, the df and the one p (adjusted, with its family)."""
+    t = float(r.improvement) / float(r.improvement_se)
+    df = float(r.improvement_df)
+    test = f"t({df:.0f}) = {significant(t)}" if df >= 100 else f"t({df:.1f}) = {significant(t)}"
+    p = f"p = {r.p_adjusted} ({r.family})"
+    size = (
+        f"{points(abs(float(r.improvement)))} {label} points "
+        f"[{points(r.improvement_lower)}, {points(r.improvement_upper)}]"
+    )
+    subject, other = r.system, baseline
+    if r.comparison == RUN_AWARE:
+        model = f"run-aware model (REML, {r.df_method} df), {test}, {p}"
+    else:
+        subject, other = f"{r.system}'s outputs", f"{baseline}'s"
+        model = f"segment-level comparison of these outputs, {test}, {p}; one run: how it varies "
+        model += "with retraining is unknown"
+    if str(r.verdict).endswith(("better", "worse")):
+        word = "better" if float(r.improvement) > 0 else "worse"
+        return f"{subject} {word} than {other} by {size}, {model}."
+    return f"No difference shown between {subject} and {baseline} (improvement {size}), {model}."
+
+
+def _sentences(rows: pd.DataFrame, label: str, baseline: str) -> list[str]:
+    return [
+        sentence(r, label, baseline)
+        for r in _rows(rows)
+        if not is_missing(r.improvement) and not is_missing(r.improvement_se)
+    ]
+
+
 def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Decision]:
     """The decision table of every metric that has one."""
     summary = tables.get("summary", pd.DataFrame())
@@ -103,6 +137,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Dec
                 caption(rows, label, better, settings.alpha),
                 latex,
                 _notes(rows),
+                _sentences(rows, label, settings.baseline),
             )
         )
     return out
