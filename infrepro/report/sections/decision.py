@@ -9,6 +9,9 @@ from typing import Any
 
 import pandas as pd
 
+from infrepro.plots.forest import improvement_forest
+
+from ..figure import Figure, make_figure
 from ..formatting import integer, is_missing, points, significant
 from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
@@ -28,6 +31,7 @@ class Decision:
     latex: str
     notes: list[str]
     sentences: list[str]
+    forest: list[Figure]
 
 
 def _interval(value: object, lower: object, upper: object, sign: bool = False) -> str:
@@ -107,6 +111,31 @@ def sentence(r: Any, label: str, baseline: str) -> str:
     return f"No difference shown between {subject} and {baseline} (improvement {size}), {model}."
 
 
+def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSettings) -> list[Figure]:
+    """The improvements over the baseline with their 95 % CIs, in points, best first."""
+    shown = rows[[not is_missing(v) for v in rows["improvement"]]]
+    if shown.empty:
+        return []
+    key = f"forest-{metric}"
+    svg = improvement_forest(
+        [str(s) for s in shown["system"]],
+        [100 * float(v) for v in shown["improvement"]],
+        [
+            (100 * float(r.improvement_lower), 100 * float(r.improvement_upper))
+            for r in _rows(shown)
+        ],
+        [str(v).endswith(("better", "worse")) for v in shown["verdict"]],
+        xlabel=f"improvement over {settings.baseline}, {label} points (positive = better)",
+        title=f"{label}: improvement over {settings.baseline}",
+        key=key,
+    )
+    text = (
+        "95 % CIs (t with the named df); filled: significant after the table's Holm "
+        "adjustment; dashed: no difference."
+    )
+    return [make_figure(svg, text, key)]
+
+
 def _sentences(rows: pd.DataFrame, label: str, baseline: str) -> list[str]:
     return [
         sentence(r, label, baseline)
@@ -138,6 +167,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Dec
                 latex,
                 _notes(rows),
                 _sentences(rows, label, settings.baseline),
+                _forest(rows, metric, label, settings),
             )
         )
     return out
