@@ -27,8 +27,10 @@ from infrepro.analyses.summary import (
     decision_table,
 )
 from infrepro.experiment import import_scores
-from infrepro.io import ScoresColumns
+from infrepro.io import ScoresColumns, write_csv
+from infrepro.report.inputs import ReportSettings, read_table
 from infrepro.report.paper import latex_table, markdown_table
+from infrepro.report.sections import decision
 from infrepro.report.sections.decision import sentence
 from infrepro.vocabulary import columns
 
@@ -268,3 +270,20 @@ def test_sentences_name_model_df_and_family() -> None:
     d = next(r for r in rows if r.system == "D")  # one run against four
     assert sentence(d, "Y", "A").startswith("D's outputs ")
     assert "how it varies with retraining is unknown" in sentence(d, "Y", "A")
+
+
+def test_report_section_from_the_csv(tmp_path: Path) -> None:
+    """summary.csv, written and read back as the report reads it, gives the section: the
+    table best first, the p header naming the family, the forest plot, sentences and LaTeX."""
+    table = decision_table(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings())
+    write_csv(table, tmp_path / "summary.csv")
+    tables = {"summary": read_table("summary", tmp_path / "summary.csv")}
+    settings = ReportSettings(
+        name="toy", baseline="A", systems=list("ABCD"), metrics=["y"], better={"y": "higher"}
+    )
+    (section,) = decision.build(tables, settings)
+    assert [row[1].text for row in section.table.rows] == ["C", "B", "A", "D"]
+    assert "p (Holm over 3, vs baseline)" in [c.label for c in section.table.headers]
+    assert len(section.forest) == 1 and "<svg" in section.forest[0].svg
+    assert len(section.sentences) == 3
+    assert section.latex.startswith("\\begin{table*}")
