@@ -361,6 +361,8 @@ def decision_table(data: MetricData, log: FitLog, settings: Settings) -> pd.Data
     letters = group_letters(model.systems, model.means, pairs, sign, settings.alpha)
     ranks = rank_intervals(model, sign, settings.draws, settings.seed)
     runs = _run_columns(data)
+    best = {s: float(runs[s]["best_run_score"]) for s in model.systems}
+    orders = best_run_orders(best, model.means, pairs, sign, settings.alpha)
     label = family_label(settings, len(model.systems))
     rows = []
     for system in model.systems:
@@ -375,6 +377,9 @@ def decision_table(data: MetricData, log: FitLog, settings: Settings) -> pd.Data
             "group": letters[system],
             "rank_lower": ranks[system][0],
             "rank_upper": ranks[system][1],
+            "best_run_rank": 1 + sum(sign * v > sign * best[system] for v in best.values()),
+            "best_run_wins": orders[system][0],
+            "best_run_wins_confirmed": orders[system][1],
             "model": model.formula,
             "df_method": model.method,
             "note": _note(runs[system]["runs"], pair),
@@ -385,6 +390,34 @@ def decision_table(data: MetricData, log: FitLog, settings: Settings) -> pd.Data
     table = table.iloc[order].reset_index(drop=True)
     table["rank"] = np.arange(1, len(table) + 1)
     return table[columns("summary")]
+
+
+def best_run_orders(
+    best: dict[str, float],
+    means: dict[str, Estimate],
+    pairs: list[PairTest],
+    sign: int,
+    alpha: float,
+) -> dict[str, tuple[int, int]]:
+    """Per system: how many systems its best run beats (sign · (best_S − best_T) > 0), and how
+    many of those orders M confirms: the pair's Holm p over all pairs below α with
+    sign · (μ_S − μ_T) > 0 (§4c.8)."""
+    adjusted = holm_pairs(pairs)
+    separated = {
+        frozenset((p.first, p.second))
+        for p in pairs
+        if adjusted[(p.first, p.second)] < math.log10(alpha)
+    }
+    out = {}
+    for s in best:
+        wins = [t for t in best if sign * (best[s] - best[t]) > 0]
+        confirmed = [
+            t
+            for t in wins
+            if frozenset((s, t)) in separated and sign * (means[s].estimate - means[t].estimate) > 0
+        ]
+        out[s] = (len(wins), len(confirmed))
+    return out
 
 
 def _run_columns(data: MetricData) -> dict[str, dict[str, object]]:

@@ -287,3 +287,15 @@ def test_report_section_from_the_csv(tmp_path: Path) -> None:
     assert len(section.forest) == 1 and "<svg" in section.forest[0].svg
     assert len(section.sentences) == 3
     assert section.latex.startswith("\\begin{table*}")
+
+
+def test_best_run_orders_confirmed_by_the_model() -> None:
+    table = decision_table(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings())
+    k = len(table)
+    assert sorted(table["best_run_rank"]) == list(range(1, k + 1))
+    assert table["best_run_wins"].sum() == k * (k - 1) // 2  # no ties
+    assert (table["best_run_wins_confirmed"] <= table["best_run_wins"]).all()
+    c = table[table["system"] == "C"].iloc[0]  # 8 points above the rest: every order confirmed
+    assert c["best_run_wins"] == c["best_run_wins_confirmed"] == 3
+    text = decision.best_run_orders(table, 0.05)
+    assert f"of the {k * (k - 1) // 2} pairwise orders" in text

@@ -32,6 +32,7 @@ class Decision:
     notes: list[str]
     sentences: list[str]
     forest: list[Figure]
+    orders: str
 
 
 def _interval(value: object, lower: object, upper: object, sign: bool = False) -> str:
@@ -79,6 +80,7 @@ def _columns(family: str) -> list[Column]:
         Column("verdict", "verdict", text, numeric=False),
         Column("group", "group", text, numeric=False, title="Holm over all pairs"),
         Column("rank_range", "rank interval", text, "rank_lower"),
+        Column("best_run_rank", "best-run rank", integer, title="rank by the best run's score"),
     ]
 
 
@@ -136,6 +138,18 @@ def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSetting
     return [make_figure(svg, text, key)]
 
 
+def best_run_orders(rows: pd.DataFrame, alpha: float) -> str:
+    """How many of the best-run ranking's pairwise orders the run-aware model confirms."""
+    wins = int(sum(float(v) for v in rows["best_run_wins"]))
+    confirmed = int(sum(float(v) for v in rows["best_run_wins_confirmed"]))
+    k = len(rows)
+    return (
+        f"The run-aware model confirms {confirmed} of the {wins} pairwise orders of the "
+        f"best-run ranking (significant in the same direction, Holm over all "
+        f"{k * (k - 1) // 2} pairs, α = {alpha:g})."
+    )
+
+
 def _sentences(rows: pd.DataFrame, label: str, baseline: str) -> list[str]:
     return [
         sentence(r, label, baseline)
@@ -168,6 +182,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Dec
                 _notes(rows),
                 _sentences(rows, label, settings.baseline),
                 _forest(rows, metric, label, settings),
+                best_run_orders(rows, settings.alpha),
             )
         )
     return out
