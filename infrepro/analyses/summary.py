@@ -26,9 +26,11 @@ from infrepro.vocabulary import (
     columns,
     comparison_formulas,
     decision_formula,
+    facet_aware_formula,
     headline_formula,
 )
 
+from .comparison import shared_facets
 from .data import MetricData, best_runs, run_means
 from .fitlog import FitLog
 from .letters import compact_letters
@@ -39,6 +41,7 @@ ANALYSIS = "summary"
 RUN_AWARE = "run-aware"
 OUTPUTS = "outputs"
 OUTPUTS_BEST = "outputs (best run)"
+FACET_AWARE = "facet-aware"
 ONE_RUN = (
     "one run: this compares these outputs on these segments; "
     "how it varies with retraining is unknown"
@@ -315,6 +318,40 @@ def decided_pairs(
     return out
 
 
+def facet_aware_pairs(
+    data: MetricData, log: FitLog, against: list[PairTest]
+) -> dict[str, PairTest]:
+    """For each run-aware comparison with the baseline whose runs share facet levels, the
+    facet-aware model of §4b.2 on the pair's rows (REML, t with the df of §4b.4), keyed by the
+    competitor (§4c.5: the second reading a general claim needs)."""
+    out = {}
+    for pair in against:
+        if pair.kind != RUN_AWARE:
+            continue
+        members = [pair.first, pair.second]
+        rows = data.rows_of(systems=members)
+        groups = {s: shared_facets(data, rows, s) for s in members}
+        groups = {s: g for s, g in groups.items() if g}
+        if not groups:
+            continue
+        formula = facet_aware_formula(data.metric, members, groups)
+        found = _pair_test(data, log, rows, formula, pair.first, pair.second)
+        if found is not None:
+            estimate = found[0]
+            out[pair.second] = PairTest(
+                pair.first, pair.second, FACET_AWARE, estimate, _t_log10_p(estimate), formula
+            )
+    return out
+
+
+def facet_reading(
+    family: list[PairTest], facet: dict[str, PairTest], baseline: str
+) -> dict[tuple[str, str], float]:
+    """log10 Holm p over the same family with each facet-aware p in place of its per-system p
+    (the pairs with the baseline that have one)."""
+    return holm_pairs([facet.get(p.second, p) if p.first == baseline else p for p in family])
+
+
 @dataclass(frozen=True)
 class Settings:
     """The choices of the table: family (§4c.5), α, rank draws and their seed."""
@@ -358,6 +395,8 @@ def decision_table(data: MetricData, log: FitLog, settings: Settings) -> pd.Data
     against = [p for p in pairs if p.first == base]
     family = against if settings.family == "baseline" else pairs
     adjusted = holm_pairs(family)
+    facet = facet_aware_pairs(data, log, against)
+    facet_adjusted = facet_reading(family, facet, base)
     letters = group_letters(model.systems, model.means, pairs, sign, settings.alpha)
     ranks = rank_intervals(model, sign, settings.draws, settings.seed)
     runs = _run_columns(data)
@@ -367,12 +406,15 @@ def decision_table(data: MetricData, log: FitLog, settings: Settings) -> pd.Data
     rows = []
     for system in model.systems:
         pair = next((p for p in against if p.second == system), None)
+        reading = None
+        if system in facet:
+            reading = (-sign * facet[system].delta.estimate, facet_adjusted[(base, system)])
         row = {
             "metric": log.metric,
             "system": system,
             **runs[system],
             **_mean_columns(model.means[system]),
-            **_improvement_columns(pair, adjusted, sign, settings.alpha),
+            **_improvement_columns(pair, adjusted, sign, settings.alpha, reading),
             "family": label if pair is not None else "",
             "group": letters[system],
             "rank_lower": ranks[system][0],
@@ -450,14 +492,21 @@ def _mean_columns(mean: Estimate) -> dict[str, float]:
 
 
 def _improvement_columns(
-    pair: PairTest | None, adjusted: dict[tuple[str, str], float], sign: int, alpha: float
+    pair: PairTest | None,
+    adjusted: dict[tuple[str, str], float],
+    sign: int,
+    alpha: float,
+    facet: tuple[float, float] | None,
 ) -> dict[str, object]:
-    """improvement = sign · (μ_S − μ_B) = −sign · Δ(B, S), its CI, p and verdict (§4c.3)."""
+    """improvement = sign · (μ_S − μ_B) = −sign · Δ(B, S), its CI, p and verdict (§4c.3);
+    ``facet``: the facet-aware reading's (improvement, log10 adjusted p), if fitted."""
+    nan = float("nan")
     if pair is None:
-        text = ("comparison", "p_value", "p_adjusted", "sensitivity_p")
+        text = ("comparison", "p_value", "p_adjusted", "sensitivity_p", "facet_aware_p")
         numbers = [c for c in columns("summary") if c.startswith(("improvement", "sensitivity_"))]
+        numbers += ["log10_p", "log10_p_adjusted", "log10_facet_aware_p"]
         return {
-            **dict.fromkeys((*numbers, "log10_p", "log10_p_adjusted"), float("nan")),
+            **dict.fromkeys(numbers, nan),
             **dict.fromkeys(text, ""),
             "verdict": "baseline",
         }
@@ -475,10 +524,12 @@ def _improvement_columns(
         "log10_p": pair.log10_p,
         "p_adjusted": format_p(log10_adj),
         "log10_p_adjusted": log10_adj,
-        "verdict": verdict(pair.kind, improvement, log10_adj, alpha),
+        "verdict": verdict(pair.kind, improvement, log10_adj, alpha, facet),
+        "facet_aware_p": format_p(facet[1]) if facet else "",
+        "log10_facet_aware_p": facet[1] if facet else nan,
         "sensitivity_p": format_p(pair.sensitivity.log10_p) if pair.sensitivity else "",
-        "sensitivity_ratio": pair.sensitivity.ratio if pair.sensitivity else float("nan"),
-        "sensitivity_run_sd": pair.sensitivity.run_sd if pair.sensitivity else float("nan"),
+        "sensitivity_ratio": pair.sensitivity.ratio if pair.sensitivity else nan,
+        "sensitivity_run_sd": pair.sensitivity.run_sd if pair.sensitivity else nan,
     }
 
 
@@ -501,10 +552,23 @@ def _note(runs: int, pair: PairTest | None) -> str:
     return "; ".join(parts)
 
 
-def verdict(kind: str, improvement: float, log10_p_adjusted: float, alpha: float) -> str:
+def verdict(
+    kind: str,
+    improvement: float,
+    log10_p_adjusted: float,
+    alpha: float,
+    facet: tuple[float, float] | None = None,
+) -> str:
     """``better``/``worse`` (``outputs better``/``outputs worse`` for outputs) when the
-    adjusted p is below α, else ``not shown`` (§4c.5)."""
-    if not log10_p_adjusted < math.log10(alpha):
+    adjusted p is below α, else ``not shown``; where a facet-aware reading exists, a general
+    claim needs it significant in the same direction, else ``better for these settings``
+    (§4c.5, as the verdict rule §4b.6)."""
+    cut = math.log10(alpha)
+    if not log10_p_adjusted < cut:
         return "not shown"
     word = "better" if improvement > 0 else "worse"
-    return word if kind == RUN_AWARE else f"outputs {word}"
+    if kind != RUN_AWARE:
+        return f"outputs {word}"
+    if facet is not None and not (facet[1] < cut and facet[0] * improvement > 0):
+        return f"{word} for these settings"
+    return word

@@ -299,3 +299,35 @@ def test_best_run_orders_confirmed_by_the_model() -> None:
     assert c["best_run_wins"] == c["best_run_wins_confirmed"] == 3
     text = decision.best_run_orders(table, 0.05)
     assert f"of the {k * (k - 1) // 2} pairwise orders" in text
+
+
+def test_shared_facets_need_the_facet_aware_reading_for_a_general_claim() -> None:
+    """The bundled example's TER (tests/golden/data/example_ter.csv.gz): per-system p 0.02228
+    (lmerTest, fixtures_ddf/example_ter_persys), facet-aware p 0.46: no general claim."""
+    evaluation = pd.read_csv(
+        Path(__file__).parents[1] / "golden" / "data" / "example_ter.csv.gz",
+        dtype={"lambda": str, "noise": str, "seed": str},
+    )
+    facets = ["lambda", "noise", "seed"]
+    runs = evaluation[["run_id", "system", *facets]].drop_duplicates().reset_index(drop=True)
+    data = MetricData(
+        metric="ter",
+        better="lower",
+        baseline="baseline",
+        evaluation=evaluation,
+        runs=runs,
+        facets=facets,
+        properties=[],
+    )
+    table = decision_table(data, FitLog("ter"), Settings())
+    competitor = table[table["system"] == "competitor"].iloc[0]
+    assert competitor["p_value"] == "0.02228"
+    assert competitor["improvement"] == pytest.approx(-0.038447, abs=1e-6)  # TER 3.84 worse
+    assert float(competitor["facet_aware_p"]) == pytest.approx(0.46, abs=0.005)
+    assert competitor["verdict"] == "worse for these settings"
+    row = next(r for r in table.astype(object).itertuples(index=False) if r.system == "competitor")
+    text = sentence(row, "TER", "baseline")
+    assert text.startswith(
+        "competitor worse than baseline for these meta-parameter settings by 3.84"
+    )
+    assert "treating the shared facets' levels as draws: p = 0.4622" in text

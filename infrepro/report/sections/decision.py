@@ -89,6 +89,11 @@ def _notes(rows: pd.DataFrame) -> list[str]:
     return [f"{r.system}: {r.note}" for r in _rows(rows) if not is_missing(r.note)]
 
 
+def _claimed(verdict: object) -> bool:
+    """Whether a verdict mark claims a direction (for the table's adjusted p)."""
+    return str(verdict) not in ("", "baseline", "not shown")
+
+
 def sentence(r: Any, label: str, baseline: str) -> str:
     """A sentence to quote for one comparison with the baseline (``r``: a row of summary.csv),
     naming the model, the df and the one p (adjusted, with its family)."""
@@ -107,9 +112,12 @@ def sentence(r: Any, label: str, baseline: str) -> str:
         subject, other = f"{r.system}'s outputs", f"{baseline}'s"
         model = f"segment-level comparison of these outputs, {test}, {p}; one run: how it varies "
         model += "with retraining is unknown"
-    if str(r.verdict).endswith(("better", "worse")):
+    if not is_missing(r.facet_aware_p):
+        model += f"; treating the shared facets' levels as draws: p = {r.facet_aware_p}"
+    if _claimed(r.verdict):
         word = "better" if float(r.improvement) > 0 else "worse"
-        return f"{subject} {word} than {other} by {size}, {model}."
+        scope = " for these meta-parameter settings" if "settings" in str(r.verdict) else ""
+        return f"{subject} {word} than {other}{scope} by {size}, {model}."
     return f"No difference shown between {subject} and {baseline} (improvement {size}), {model}."
 
 
@@ -126,7 +134,7 @@ def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSetting
             (100 * float(r.improvement_lower), 100 * float(r.improvement_upper))
             for r in _rows(shown)
         ],
-        [str(v).endswith(("better", "worse")) for v in shown["verdict"]],
+        [_claimed(v) for v in shown["verdict"]],
         xlabel=f"improvement over {settings.baseline}, {label} points (positive = better)",
         title=f"{label}: improvement over {settings.baseline}",
         key=key,
