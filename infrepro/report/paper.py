@@ -19,6 +19,15 @@ from .formatting import is_missing, points
 RUN_AWARE = "run-aware"  # summary.RUN_AWARE (the report does not import the analyses)
 DAGGER = "\u2020"
 DOUBLE_DAGGER = "\u2021"
+SECTION = "\u00a7"
+MARKS = {"better": DAGGER, "better for these settings": SECTION, "outputs better": DOUBLE_DAGGER}
+MARK_TEXT = {
+    DAGGER: "significant improvement over the baseline (run-aware)",
+    SECTION: "significant for these meta-parameter settings only (not once the shared facets' "
+    "levels are treated as draws)",
+    DOUBLE_DAGGER: "significant improvement of one run's outputs (single-run comparison: how it "
+    "varies with retraining is unknown)",
+}
 
 
 @dataclass(frozen=True)
@@ -32,7 +41,7 @@ class PaperRow:
     model_mean: tuple[str, str]  # (estimate, "[lower, upper]")
     best_run: str
     improvement: tuple[str, str]
-    mark: str  # "", DAGGER or DOUBLE_DAGGER
+    mark: str  # "" or one of MARKS
     p: str
     group: str
     ranks: str
@@ -70,12 +79,10 @@ def _interval(value: object, lower: object, upper: object) -> tuple[str, str]:
 
 
 def _mark(row: pd.Series, alpha: float) -> str:
-    """Dagger for a significant improvement (adjusted p < α, improvement > 0)."""
-    if is_missing(row["log10_p_adjusted"]) or not row["improvement"] > 0:
-        return ""
-    if not 10 ** float(row["log10_p_adjusted"]) < alpha:
-        return ""
-    return DAGGER if row["comparison"] == RUN_AWARE else DOUBLE_DAGGER
+    """The mark of a significant improvement, by the table's verdict (docs/method.md §4c.5):
+    dagger (run-aware), section sign (for these meta-parameter settings only), double dagger
+    (one run's outputs)."""
+    return MARKS.get(str(row["verdict"]), "")
 
 
 def _rank_range(low: int, high: int) -> str:
@@ -115,6 +122,7 @@ def caption(table: pd.DataFrame, metric: str, better: str, alpha: float) -> str:
     k = len(table)
     family = next((f for f in table["family"] if not is_missing(f)), "")
     family = f"{family}, " if family else ""
+    used = {MARKS.get(str(v), "") for v in table["verdict"]}
     return (
         f"{metric} in points ({better} is better), systems ranked by the model mean. "
         "Model means with 95 % CI from one REML fit of score ~ system + (1|segment) + a run "
@@ -123,9 +131,7 @@ def caption(table: pd.DataFrame, metric: str, better: str, alpha: float) -> str:
         f"p: {family}α = {alpha:g}. Group: systems sharing a letter are not separated by any "
         f"significant pairwise difference (Holm over all {k * (k - 1) // 2} pairs). "
         "Rank (95 %): the rank by model mean and the ranks of 95 % of parametric draws from the "
-        "fit. "
-        f"{DAGGER} significant improvement (run-aware); {DOUBLE_DAGGER} significant improvement "
-        "of one run's outputs (single-run comparison: how it varies with retraining is unknown)."
+        "fit." + "".join(f" {m} {MARK_TEXT[m]}." for m in MARKS.values() if m in used)
     )
 
 
@@ -146,6 +152,7 @@ _LATEX_SPECIAL = {
 }
 _LATEX_TEXT = {"±": r"$\pm$", "–": "--", "\u2212": "$-$", "α": r"$\alpha$", DAGGER: r"\dag{}"}
 _LATEX_TEXT[DOUBLE_DAGGER] = r"\ddag{}"
+_LATEX_TEXT[SECTION] = r"\S{}"
 _LATEX_TEXT[" \\%"] = "~\\%"  # "95 %" never breaks
 
 
