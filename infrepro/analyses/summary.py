@@ -4,7 +4,9 @@ One REML fit of all systems (model M, §4c.1) gives the model means with Kenward
 Satterthwaite) intervals, every pairwise contrast, the improvement over the baseline in the
 metric's own direction, the group letters and the rank intervals. A pair with a single-run
 side is the segment-level comparison of outputs (§4c.4), with the borrowed-variance test as a
-sensitivity line. Pure functions on the engine's fits; ``decision_table`` returns the rows of
+sensitivity line; where the runs share facet levels, the facet-aware model gives the second
+reading a general claim needs (§4c.5). The best-run ranking's pairwise orders are checked
+against M (§4c.8). Pure functions on the engine's fits; ``decision_table`` returns the rows of
 ``summary.csv``.
 """
 
