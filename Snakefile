@@ -42,9 +42,11 @@ if RAW_MODE:  # scores mode reads per-segment scores instead of scoring hypothes
 include: "workflow/rules/evaluation.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/paper.smk"
 
 
 rule all:
     input:
         final_outputs(),
+        paper_outputs(),
     default_target: True

@@ -43,6 +43,7 @@ CONDITIONAL = "conditional"
 VARIANCE = "variance"
 METAPARAM = "metaparam"
 CLASSICAL = "classical"
+SUMMARY = "summary"
 
 LOG_TABLES = ("diagnostics", "qq")  # every analysis records its fits and skips
 MODEL_TABLES = ("glrt", "tests", "means", "contrasts")
@@ -82,6 +83,7 @@ class AnalysisSpec:
     cost: Cost
     needs: tuple[Need, ...] = ()
     default: bool = True  # in the schema's default `analyses.run`
+    report_reads: tuple[str, ...] = ()  # the `report:` options it reads (passed with the others)
 
 
 def resolve(path: str) -> Callable[..., Any]:
@@ -137,6 +139,14 @@ ANALYSES: dict[str, AnalysisSpec] = {
             ("classical", "run_summary", "run_means", *LOG_TABLES),
             ("dev_score_better", "bootstrap", "randomization"),
             Cost(300, 200, 5, 1),
+        ),
+        AnalysisSpec(
+            SUMMARY,
+            "infrepro.analyses.summary:summary_tables",
+            ("summary", *LOG_TABLES),
+            ("comparisons", "dev_score_better", "bootstrap"),
+            Cost(300, 510, 5, 9),  # one fit of the comparison's size (not measured apart)
+            report_reads=("alpha",),  # its verdicts and the p it adjusts use the report's alpha
         ),
     )
 }

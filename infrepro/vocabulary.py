@@ -19,6 +19,7 @@ DEV_SCORE = "dev_score"
 SOURCE = "source"
 REFERENCE = "reference"
 VARIANCE_COLUMN = "variance"  # of variance_components and importance
+COMPARISON_COLUMN = "comparison"  # of summary: what a system is compared by
 CLASSICAL_TABLE = "classical"  # the classical tests' table
 BIN_SUFFIX = "_bin"  # the binned version of a numeric property: ``length`` -> ``length_bin``
 RESERVED = (RUN, SYSTEM, HYPOTHESES, DEV_SCORE, SEGMENT)
@@ -156,6 +157,18 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
         "n_segments:int n_runs:int facets_lt5 loglik:float messages",
     ),
     table("qq", f"{_KEY} model theoretical:float sample:float"),
+    # the decision table (docs/method.md §4c): one row per metric and system
+    table(
+        "summary",
+        "metric rank:float system runs:float run_mean:float run_sd:float best_run "
+        "best_run_score:float model_mean:float model_se:float model_df:float model_lower:float "
+        "model_upper:float improvement:float improvement_se:float improvement_df:float "
+        "improvement_lower:float improvement_upper:float comparison p_value log10_p:float "
+        "p_adjusted log10_p_adjusted:float family facet_aware_p log10_facet_aware_p:float verdict "
+        "group rank_lower:float rank_upper:float best_run_rank:float best_run_wins:float "
+        "best_run_wins_confirmed:float sensitivity_p sensitivity_ratio:float "
+        "sensitivity_run_sd:float model df_method note",
+    ),
 )
 # ... and the tables the report reads besides them: the property bins and the provenance
 PROVENANCE_TABLE_SPECS: tuple[TableSpec, ...] = (
@@ -238,6 +251,14 @@ def run_terms(systems_with_runs: Sequence[str], pooled: bool, factor: str = SYST
 def headline_formula(metric: str, systems: Sequence[str], pooled: bool) -> str:
     """The run-aware comparison: ``score ~ system + (1|s) + per-system run intercepts``."""
     return f"{metric} ~ system + {SEGMENT_TERM} + {run_terms(systems, pooled)}"
+
+
+def decision_formula(metric: str, systems_with_runs: Sequence[str]) -> str:
+    """The decision table's model M over all systems (docs/method.md §4c.1): the headline model
+    with a run variance for each system that has at least two runs, none for single-run ones."""
+    if not systems_with_runs:
+        return f"{metric} ~ system + {SEGMENT_TERM}"
+    return headline_formula(metric, systems_with_runs, pooled=False)
 
 
 def facet_aware_formula(

@@ -176,7 +176,7 @@ def _run_aware(
         )
         formula = headline_formula(data.metric, members, pooled)
         _one_test(data, log, scale, rows, formula, members, subset, HEADLINE, note, out)
-        groups = {s: _shared_facets(data, rows, s) for s in members}
+        groups = {s: shared_facets(data, rows, s) for s in members}
         groups = {s: g for s, g in groups.items() if g}
         if groups and not pooled:
             formula = facet_aware_formula(data.metric, members, groups)
@@ -319,7 +319,7 @@ def _bootstrap_row(
     }
 
 
-def _shared_facets(data: MetricData, rows: pd.DataFrame, system: str) -> list[str]:
+def shared_facets(data: MetricData, rows: pd.DataFrame, system: str) -> list[str]:
     """Facets (and pairwise crossings) whose levels a system's runs share: groups of runs
     that are more than single runs and fewer than all of them."""
     runs = data.runs[data.runs[SYSTEM] == system]

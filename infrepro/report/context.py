@@ -11,6 +11,7 @@ from infrepro.registry import CLASSICAL
 from .inputs import ReportSettings
 from .labels import metric_label, property_label
 from .sections import (
+    decision,
     diagnostics,
     header,
     headline,
@@ -23,6 +24,7 @@ from .sections import (
 )
 
 SECTIONS = (
+    ("decision", "Decision tables"),
     ("headline", "Headline"),
     ("scores", "Score distributions"),
     ("significance", "Significance"),
@@ -53,6 +55,7 @@ def build_context(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> 
         "settings": settings,
         "sections": SECTIONS,
         "header": header.build(tables, settings),
+        "decision": decision.build(tables, settings),
         "headline": headline.build(tables, settings, bins),
         "scores": scores.build(tables, settings),
         "significance": significance.build(tables, settings),

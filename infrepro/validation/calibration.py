@@ -20,7 +20,7 @@ import numpy as np
 from scipy import stats
 
 from infrepro.analyses.classical import classical_tests
-from infrepro.analyses.comparison import _shared_facets
+from infrepro.analyses.comparison import shared_facets
 from infrepro.analyses.conditional import run_intercepts
 from infrepro.analyses.data import MetricData
 from infrepro.analyses.fitlog import FitLog
@@ -375,7 +375,7 @@ def comparison_experiment(data: MetricData, tests: tuple[str, ...]) -> dict[str,
     out: dict[str, object] = {}
     models = {"headline": headline_formula(data.metric, members, pooled=False)}
     if "facet_aware" in tests:
-        groups = {s: _shared_facets(data, rows, s) for s in members}
+        groups = {s: shared_facets(data, rows, s) for s in members}
         groups = {s: g for s, g in groups.items() if g}
         models["facet_aware"] = facet_aware_formula(data.metric, members, groups)
     for key, formula in models.items():

@@ -215,3 +215,18 @@ def test_annotation_gstudy_tables_3_1_3_2(annotation: Path) -> None:
     reliability = reliability[reliability["vca"] == VCA_MAIN_EFFECTS].set_index("system")
     assert reliability.loc["Marking", "phi"] == pytest.approx(**printed(0.12, 2))
     assert reliability.loc["Post Edit", "phi"] == pytest.approx(**printed(0.604, 3))
+
+
+def test_decision_table_and_paper_files(ter: Path) -> None:
+    """docs/method.md §4c on the bundled data: three systems ranked, the family named, Baseline's
+    single run flagged (outputs comparison, borrowed-variance sensitivity line), paper files."""
+    summary = table(ter, "summary")
+    assert list(summary["system"]) == ["Marking", "PostEdit", "Baseline"]
+    competitors = summary[summary["system"] != "Baseline"]
+    assert set(competitors["family"]) == {"Holm over 2, vs baseline"}
+    assert set(competitors["comparison"]) == {"outputs (best run)"}
+    assert competitors["note"].str.contains("borrowing the other system's run variance").all()
+    assert summary["note"].iloc[2].startswith("one run:")
+    tex = (ter / "paper" / "ter.tex").read_text()
+    assert "\\toprule" in tex and "Holm over 2" in tex and "Kenward-Roger" in tex
+    assert (ter / "paper" / "ter.md").read_text().startswith("| Rank (95 %) | System |")

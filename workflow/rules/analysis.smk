@@ -40,7 +40,8 @@ for _analysis in ANALYSES:
             baseline=EXPERIMENT.baseline,
             facets=EXPERIMENT.facets,
             properties=EXPERIMENT.properties,
-            options={k: ANALYSIS_OPTIONS[k] for k in ANALYSES[_analysis].reads if k in ANALYSIS_OPTIONS},
+            options={k: ANALYSIS_OPTIONS[k] for k in ANALYSES[_analysis].reads if k in ANALYSIS_OPTIONS}
+            | {k: config["report"][k] for k in ANALYSES[_analysis].report_reads},
         wildcard_constraints:
             metric="|".join(map(re.escape, EXPERIMENT.metrics)),
         log:

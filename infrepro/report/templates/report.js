@@ -31,6 +31,17 @@
     rows.forEach(function (r) { body.appendChild(r); });
   }
 
+  document.querySelectorAll("button[data-copy]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var source = document.getElementById(button.getAttribute("data-copy"));
+      if (source && navigator.clipboard) {
+        navigator.clipboard.writeText(source.textContent).then(function () {
+          button.textContent = "Copied";
+        });
+      }
+    });
+  });
+
   document.querySelectorAll("table.sortable thead th").forEach(function (th) {
     th.tabIndex = 0;
     th.addEventListener("click", function () { sortBy(th); });

@@ -20,6 +20,7 @@ from infrepro.report import (
     render_report,
     table_paths,
 )
+from infrepro.report.context import SECTIONS
 from infrepro.report.render import TEMPLATE_DIR
 
 TEMPLATES = TEMPLATE_DIR  # package data
@@ -250,7 +251,7 @@ def test_an_experiment_without_tables_still_renders() -> None:
     html = render(build_context(tables, settings(properties=["length"])), TEMPLATES)
     assert "date: not set" in html
     assert "Not computed for this experiment." in html
-    assert html.count("<section") == 9
+    assert html.count("<section") == len(SECTIONS) == 10
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import pytest
 
 from infrepro import registry, schema, vocabulary
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = REPO_ROOT / "docs" / "reference.md"
 README_MAX_LINES = 350
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from infrepro.registry import ANALYSES, MODELS
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 HOMES = {REPO / "infrepro" / "vocabulary.py", REPO / "infrepro" / "registry.py"}
 NAMES = frozenset({"run_id", "segment_id", "system", *MODELS, *ANALYSES})
 # names that cannot be prose are also caught inside longer strings: "(1|run_id)", f"{x}_joint"

@@ -15,7 +15,7 @@ from infrepro.schema import _schema
 from infrepro.vocabulary import TABLE_SPECS
 from infrepro.workflow import resources
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def analyses_schema() -> dict:

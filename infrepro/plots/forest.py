@@ -1,0 +1,48 @@
+"""Forest plot of the decision table: each system's improvement over the baseline with its 95 %
+CI, one row per system in the table's order (best first), zero marked (docs/method.md §4c)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .svg import figure, to_svg
+
+SIGNIFICANT = "#1f5fa8"
+NOT_SHOWN = "#8a8f98"
+
+
+def improvement_forest(
+    systems: Sequence[str],
+    estimates: Sequence[float],
+    intervals: Sequence[tuple[float, float]],
+    significant: Sequence[bool],
+    *,
+    xlabel: str,
+    title: str,
+    key: str,
+) -> str:
+    """Points with horizontal 95 % CI bars; filled where the adjusted p is below α."""
+    left = 0.25 + 0.055 * max((len(s) for s in systems), default=4)
+    height = 0.75 + 0.24 * len(systems)
+    with figure(4.8, height, left=left, bottom=0.45, top=0.28) as fig:
+        ax = fig.add_subplot()
+        for row, (estimate, (low, high), filled) in enumerate(
+            zip(estimates, intervals, significant, strict=True)
+        ):
+            colour = SIGNIFICANT if filled else NOT_SHOWN
+            ax.plot([low, high], [row, row], color=colour, linewidth=1.4)
+            ax.plot(
+                [estimate],
+                [row],
+                marker="o",
+                markersize=4.5,
+                color=colour,
+                markerfacecolor=colour if filled else "white",
+            )
+        ax.axvline(0.0, color="#444444", linewidth=0.8, linestyle="--")
+        ax.set_yticks(range(len(systems)), list(systems))
+        ax.set_ylim(len(systems) - 0.5, -0.5)
+        ax.set_xlabel(xlabel)
+        ax.set_title(title)
+        ax.grid(axis="y", visible=False)
+        return to_svg(fig, key, title)

@@ -1,0 +1,21 @@
+"""Snakemake script: write results/paper/<metric>.tex and .md from the decision table."""
+
+from infrepro.io.atomic import write_text
+from infrepro.io.results import read_result_table
+from infrepro.registry import SUMMARY
+from infrepro.report.paper import paper_files
+from infrepro.workflow.jobs import run_rule_script
+
+
+def main(smk) -> None:
+    summary = read_result_table(SUMMARY, smk.input.summary)
+    for metric, tex, md in zip(smk.params.metrics, smk.output.tex, smk.output.md, strict=True):
+        tex_text, md_text = paper_files(
+            summary, metric, smk.params.better[metric], smk.params.alpha
+        )
+        write_text(tex, tex_text)
+        write_text(md, md_text)
+
+
+if __name__ == "__main__":
+    run_rule_script(main, snakemake)  # noqa: F821

@@ -1,0 +1,31 @@
+# Paste-ready decision tables (docs/method.md §4c): results/paper/<metric>.tex (booktabs) and
+# .md from results/tables/summary.csv.
+from infrepro.registry import SUMMARY
+
+
+def paper_outputs():
+    """The paper tables, when the summary analysis runs."""
+    if SUMMARY not in ANALYSES_TO_RUN:
+        return []
+    return [f"{RESULTS}/paper/{m}.{ext}" for m in EXPERIMENT.metrics for ext in ("tex", "md")]
+
+
+rule paper_tables:
+    input:
+        summary=f"{RESULTS}/tables/{SUMMARY}.csv",
+        script=rule_script("paper_tables.py"),
+    output:
+        tex=[f"{RESULTS}/paper/{m}.tex" for m in EXPERIMENT.metrics],
+        md=[f"{RESULTS}/paper/{m}.md" for m in EXPERIMENT.metrics],
+    params:
+        metrics=EXPERIMENT.metrics,
+        better=EXPERIMENT.better,
+        alpha=config["report"]["alpha"],
+    log:
+        "logs/paper_tables.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    run:
+        run_script(locals())
