@@ -62,6 +62,8 @@ ANALYSIS_COST = {
     "variance": Cost(400, 220, 5, 2),
     "metaparam": Cost(300, 900, 30, 100),
     "classical": Cost(300, 200, 5, 1),
+    "planning": Cost(300, 510, 5, 9),  # one headline fit per pair, then simulation (as comparison)
+    "budget": Cost(300, 200, 5, 1),  # run means only (as classical)
 }
 ASSEMBLE_COST = Cost(300, 245, 5, 4)
 # collect_tables reads the CSV parts of the analyses: rows of the evaluation table do not

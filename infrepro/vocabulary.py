@@ -36,7 +36,7 @@ def unbinned(name: str) -> str:
 
 
 # -- the analyses and the tables they write (results/tables/*.csv) ------------------------------
-ANALYSES = ("comparison", "conditional", "variance", "metaparam", "classical")
+ANALYSES = ("comparison", "conditional", "variance", "metaparam", "classical", "planning", "budget")
 _LOG = ("diagnostics", "qq")  # every analysis records its fits and skips
 _MODELS = ("glrt", "tests", "means", "contrasts")
 # The tables each analysis writes (its Snakemake job declares exactly these) ...
@@ -46,6 +46,8 @@ ANALYSIS_TABLES: dict[str, tuple[str, ...]] = {
     "variance": ("variance_components", "reliability", "dstudy", *_LOG),
     "metaparam": (*_MODELS, "slopes", "predictions", "importance", *_LOG),
     "classical": ("classical", "run_summary", "run_means", *_LOG),
+    "planning": ("planning", *_LOG),
+    "budget": ("budget", *_LOG),
 }
 # ... and the `analyses:` options it reads (a change of another option does not rerun it).
 ANALYSIS_READS: dict[str, tuple[str, ...]] = {
@@ -54,6 +56,8 @@ ANALYSIS_READS: dict[str, tuple[str, ...]] = {
     "variance": ("facets", "vca_interactions", "dstudy_max_n"),
     "metaparam": ("facets",),
     "classical": ("dev_score_better", "bootstrap", "randomization"),
+    "planning": ("planning",),  # and report.alpha (workflow/rules/analysis.smk)
+    "budget": ("dev_score_better", "bootstrap"),
 }
 
 TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
@@ -223,6 +227,41 @@ TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
         "selected_by",
     ),
     "run_means": None,  # its facet columns depend on the experiment
+    "planning": (
+        "metric",
+        "subset",
+        "alpha",
+        "effect_source",
+        "effect_points",
+        "var_segment",
+        "var_run_baseline",
+        "var_run_competitor",
+        "var_residual",
+        "segments",
+        "design",
+        "target",
+        "runs_baseline",
+        "runs_competitor",
+        "power",
+        "mc_se",
+        "power_analytic",
+        "draws",
+    ),
+    "budget": (
+        "metric",
+        "system",
+        "source",
+        "budget",
+        "expected_best",
+        "bootstrap_mean",
+        "bootstrap_sd",
+        "standard_low",
+        "standard_high",
+        "percentile_low",
+        "percentile_high",
+        "runs",
+        "crossing_budget",
+    ),
     "diagnostics": (
         "metric",
         "analysis",
@@ -296,6 +335,33 @@ NUMERIC: dict[str, tuple[str, ...]] = {
     "classical": ("statistic", "estimate", "log10_p", "n", "samples"),
     "run_summary": ("n_runs", "mean", "sd", "min", "max", "best_mean"),
     "run_means": ("dev_score", "mean", "n_segments"),
+    "planning": (
+        "alpha",
+        "effect_points",
+        "var_segment",
+        "var_run_baseline",
+        "var_run_competitor",
+        "var_residual",
+        "segments",
+        "target",
+        "runs_baseline",
+        "runs_competitor",
+        "power",
+        "mc_se",
+        "power_analytic",
+        "draws",
+    ),
+    "budget": (
+        "budget",
+        "expected_best",
+        "bootstrap_mean",
+        "bootstrap_sd",
+        "standard_low",
+        "standard_high",
+        "percentile_low",
+        "percentile_high",
+        "runs",
+    ),
     "diagnostics": ("n_obs", "n_segments", "n_runs", "loglik"),
     "qq": ("theoretical", "sample"),
     "property_bins": ("lower", "upper"),

@@ -76,7 +76,10 @@ def budget_curve(values: np.ndarray, samples: int, seed: int) -> pd.DataFrame:
     for budget in range(1, len(u) + 1):
         rng = np.random.default_rng([seed, budget])
         boot = bootstrap_max(u, budget, samples, rng)
-        rows.append({"budget": budget, "expected_best": exact[budget - 1], **asdict(boot)})
+        fields = {
+            f"bootstrap_{k}" if k in ("mean", "sd") else k: v for k, v in asdict(boot).items()
+        }
+        rows.append({"budget": budget, "expected_best": exact[budget - 1], **fields})
     return pd.DataFrame(rows)
 
 
@@ -134,7 +137,7 @@ def budget_table(data: MetricData) -> pd.DataFrame:
     for system, source, better, scores in _pools(data):
         sign = 1.0 if better == "higher" else -1.0
         curve = budget_curve(sign * scores, samples, seed)
-        for column in ("expected_best", "mean"):
+        for column in ("expected_best", "bootstrap_mean"):
             curve[column] *= sign
         for low, high in (("standard_low", "standard_high"), ("percentile_low", "percentile_high")):
             a, b = sign * curve[low], sign * curve[high]

@@ -11,6 +11,7 @@ from infrepro.io.errors import plural
 from infrepro.io.scores import incomplete_runs
 from infrepro.vocabulary import ANALYSES, ANALYSIS_TABLES, BIN_SUFFIX, SEGMENT
 
+from .budget import budget_table
 from .classical import classical_tests
 from .comparison import compare_systems
 from .conditional import conditional_analyses
@@ -18,6 +19,7 @@ from .data import MetricData
 from .fitlog import FitLog
 from .metaparam import metaparameter_interactions
 from .names import Names
+from .planning import planning_analysis
 from .tables import conform
 from .variance import variance_components
 
@@ -91,6 +93,10 @@ def run_analysis(
         tables = metaparameter_interactions(data, log, components)
     elif name == "classical":
         tables = classical_tests(data, log)
+    elif name == "planning":
+        tables = planning_analysis(data, log)
+    elif name == "budget":
+        tables = {"budget": budget_table(data)}
     else:
         raise ValueError(f"unknown analysis '{name}'; choose from {', '.join(ANALYSES)}")
     tables["diagnostics"] = log.diagnostics()

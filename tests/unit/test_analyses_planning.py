@@ -140,6 +140,6 @@ def test_planning_analysis_table():
     table = planning_analysis(data, FitLog("score"), alpha=0.05)["planning"]
     assert set(table["effect_source"]) == {"observed", "min_effect"}
     current = table[(table["design"] == "current") & (table["effect_source"] == "observed")]
-    assert (current["n_a"].iloc[0], current["n_b"].iloc[0]) == (4, 5)
+    assert (current["runs_baseline"].iloc[0], current["runs_competitor"].iloc[0]) == (4, 5)
     assert len(table[table["design"] == "equal"]) == 2 * 29
     assert table["mc_se"].dropna().between(0, 0.5).all()

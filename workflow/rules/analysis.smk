@@ -42,7 +42,8 @@ for _analysis in ANALYSES:
             baseline=EXPERIMENT.baseline,
             facets=EXPERIMENT.facets,
             properties=EXPERIMENT.properties,
-            options={k: ANALYSIS_OPTIONS[k] for k in ANALYSIS_READS[_analysis] if k in ANALYSIS_OPTIONS},
+            options={k: ANALYSIS_OPTIONS[k] for k in ANALYSIS_READS[_analysis] if k in ANALYSIS_OPTIONS}
+            | ({"alpha": config["report"]["alpha"]} if _analysis == "planning" else {}),
         wildcard_constraints:
             metric="|".join(map(re.escape, EXPERIMENT.metrics)),
         log:
