@@ -182,6 +182,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
         "n_facets",
         "retrain_sd_points",
         "model",
+        "krippendorff_alpha",
     ),
     "dstudy": (
         "metric",
@@ -329,6 +330,7 @@ NUMERIC: dict[str, tuple[str, ...]] = {
         "runs_for_phi_08",
         "n_facets",
         "retrain_sd_points",
+        "krippendorff_alpha",
     ),
     "dstudy": ("n_per_facet", "runs_averaged", "phi"),
     "importance": ("variance", "percent", "rank"),

@@ -249,7 +249,7 @@ def test_an_experiment_without_tables_still_renders() -> None:
     html = render(build_context(tables, settings(properties=["length"])), TEMPLATES)
     assert "date: not set" in html
     assert "Not computed for this experiment." in html
-    assert html.count("<section") == 9
+    assert html.count("<section") == 10  # nine, and "Next experiment" (planning, budget)
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,9 @@ from infrepro.vocabulary import RUN, SEGMENT, SYSTEM
 from .data import MetricData
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
+# The package builds a V x V coincidence matrix over the V distinct values: continuous scores at
+# paper scale have hundreds of thousands. Above this many, interval alpha uses its O(N) form.
+PACKAGE_MAX_VALUES = 2000
 
 
 def reliability_matrix(rows: pd.DataFrame, value: str) -> np.ndarray:
@@ -41,9 +44,32 @@ def krippendorff_alpha(matrix: np.ndarray, level: str = "interval") -> float:
     values = np.asarray(matrix, dtype=float)
     pairable = np.sum(~np.isnan(values), axis=0) >= 2
     observed = values[:, pairable]
-    if np.unique(observed[~np.isnan(observed)]).size < 2:
+    distinct = np.unique(observed[~np.isnan(observed)]).size
+    if distinct < 2:
         return float("nan")
+    if level == "interval" and distinct > PACKAGE_MAX_VALUES:
+        return interval_alpha(observed)
     return float(krippendorff.alpha(reliability_data=observed, level_of_measurement=level))
+
+
+def _pair_squares(values: np.ndarray, axis: int | None = None) -> np.ndarray:
+    """sum over ordered pairs i != j of (v_i - v_j)^2 = 2 m sum v^2 - 2 (sum v)^2 (NaN skipped)."""
+    m = np.sum(~np.isnan(values), axis=axis)
+    return 2.0 * m * np.nansum(values**2, axis=axis) - 2.0 * np.nansum(values, axis=axis) ** 2
+
+
+def interval_alpha(matrix: np.ndarray) -> float:
+    """Interval alpha without the coincidence matrix (units with >= 2 values):
+    D_o = (1/n) sum_u sum_{i != j in u} (v_i - v_j)^2 / (m_u - 1),
+    D_e = 1/(n(n-1)) sum_{i != j} (v_i - v_j)^2 over all pairable values."""
+    values = np.asarray(matrix, dtype=float)
+    m = np.sum(~np.isnan(values), axis=0)
+    values = values[:, m >= 2]
+    m = m[m >= 2]
+    n = float(m.sum())
+    observed = float(np.sum(_pair_squares(values, axis=0) / (m - 1))) / n
+    expected = float(_pair_squares(values[~np.isnan(values)])) / (n * (n - 1))
+    return 1.0 - observed / expected
 
 
 def observed_agreement(matrix: np.ndarray) -> float:

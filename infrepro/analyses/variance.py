@@ -10,6 +10,7 @@ import pandas as pd
 
 from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, columns
 
+from .agreement import krippendorff_alpha, reliability_matrix
 from .data import MetricData
 from .fitlog import FitLog
 
@@ -125,6 +126,7 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
                 "n_facets": len(facets),
                 "retrain_sd_points": retrain_sd(components, int(rows[SEGMENT].nunique())),
                 "model": formula,
+                "krippendorff_alpha": krippendorff_alpha(reliability_matrix(rows, data.metric)),
             }
         )
         for n, value in curve:

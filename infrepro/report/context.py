@@ -14,6 +14,7 @@ from .sections import (
     headline,
     metaparams,
     methods,
+    planning,
     properties,
     reliability,
     scores,
@@ -22,6 +23,7 @@ from .sections import (
 
 SECTIONS = (
     ("headline", "Headline"),
+    ("next", "Next experiment"),
     ("scores", "Score distributions"),
     ("significance", "Significance"),
     ("properties", "Data properties"),
@@ -57,6 +59,7 @@ def build_context(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> 
         "properties": properties.build(tables, settings, bins),
         "property_overview": properties.overview(tables, settings),
         "reliability": reliability.build(tables, settings),
+        "next": planning.build(tables, settings),
         "metaparams": metaparams.build(tables, settings, bins),
         "diagnostics": diagnostics.build(tables, settings),
         "methods": methods.build(tables, settings),

@@ -11,6 +11,7 @@ import pytest
 
 from infrepro.analyses.agreement import (
     agreement_table,
+    interval_alpha,
     krippendorff_alpha,
     observed_agreement,
     reliability_matrix,
@@ -101,3 +102,15 @@ def test_annotation_data_agrees_with_the_coincidence_matrix():
     matrix = reliability_matrix(rows, "score")
     assert np.isnan(matrix).sum() == 1
     assert krippendorff_alpha(matrix) == pytest.approx(_reference_alpha(matrix, "interval"))
+
+
+def test_interval_closed_form_equals_the_package():
+    """The O(N) interval form used for many distinct values equals the package's alpha."""
+    rng = np.random.default_rng(4)
+    matrix = rng.normal(0, 1, (6, 40)) + rng.normal(0, 2, 40)[None, :]
+    matrix[rng.random(matrix.shape) < 0.1] = np.nan
+    assert interval_alpha(matrix) == pytest.approx(krippendorff_alpha(matrix), rel=1e-10)
+    data = _annotation_data()
+    rows = data.evaluation[data.evaluation["system"] == "Post Edit"]
+    matrix = reliability_matrix(rows, "score")
+    assert interval_alpha(matrix) == pytest.approx(krippendorff_alpha(matrix), rel=1e-10)
