@@ -141,3 +141,21 @@ def test_run_aware_length_interaction_is_moderate(example_run: Path) -> None:
     assert "(1 + length_c || run_id)" in row["model"]  # run slopes on length centred
     paper = glrt(example_run, "conditional_interaction", prop="length")
     assert paper["log10_p"] < row["log10_p"] - 3
+
+
+def test_planning_and_budget(example_run: Path) -> None:
+    """Issue 21: power at the current design (6 baseline vs 18 competitor runs), runs needed, and
+    the budget curves' crossing named in the report (or that there is none)."""
+    plan = table(example_run, "planning")
+    ter = plan[(plan["metric"] == "ter") & (plan["effect_source"] == "observed")]
+    current = ter[ter["design"] == "current"].iloc[0]
+    assert (current["runs_baseline"], current["runs_competitor"]) == (6, 18)
+    assert 0 < current["power"] < 1 and 0 < current["mc_se"] < 0.02
+    curve = ter[ter["design"] == "equal"]
+    assert list(curve["runs_baseline"]) == list(range(2, 31))
+    budget = table(example_run, "budget")
+    assert set(budget["source"]) == {"dev_score", "test_mean"}
+    crossing = budget[budget["system"] == "competitor"]["crossing_budget"].astype(str)
+    assert crossing.str.fullmatch(r"none|\d+").all()
+    html = (example_run / "results" / "report.html").read_text()
+    assert "changes sides at B =" in html or "not a budget effect" in html

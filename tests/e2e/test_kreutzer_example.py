@@ -20,6 +20,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from workflow_helpers import REPO_ROOT, run_snakemake
 
+from infrepro.analyses.agreement import krippendorff_alpha, reliability_matrix
 from infrepro.lmm import fit
 
 pytestmark = pytest.mark.e2e
@@ -211,3 +212,20 @@ def test_annotation_gstudy_tables_3_1_3_2(annotation: Path) -> None:
     reliability = table(annotation, "reliability").set_index("system")
     assert reliability.loc["Marking", "phi"] == pytest.approx(**printed(0.12, 2))
     assert reliability.loc["Post Edit", "phi"] == pytest.approx(**printed(0.604, 3))
+
+
+def test_annotation_alpha_beside_phi(annotation: Path) -> None:
+    """Krippendorff's alpha (interval, units = sentences, coders = rating passes) beside phi,
+    in the table and the report (docs/method.md §4c.3)."""
+    reliability = table(annotation, "reliability").set_index("system")
+    raw = pd.read_csv(REPO_ROOT / "resources/kreutzer2020/data_annotation.csv.gz", dtype=str)
+    for mode, rows in raw.groupby("mode"):
+        rows = rows.assign(
+            run_id=rows["occasion"] + ":" + rows["rater"],
+            segment_id=rows["sentence"],
+            score=rows["score"].astype(float),
+        )
+        alpha = krippendorff_alpha(reliability_matrix(rows, "score"))
+        assert reliability.loc[mode, "krippendorff_alpha"] == pytest.approx(alpha, rel=1e-6)
+    html = (annotation / "results" / "report.html").read_text()
+    assert "Krippendorff's α" in html and "φ" in html
