@@ -101,8 +101,11 @@ def cells() -> list[Cell]:
     return out
 
 
-def measure(cell: Cell, n: int, records: Path) -> list[dict[str, object]]:
-    """n experiments of a cell through the headline test (resumed from ``records``)."""
+def measure(
+    cell: Cell, n: int, records: Path, report_only: bool = False
+) -> list[dict[str, object]]:
+    """n experiments of a cell through the headline test (resumed from ``records``);
+    ``report_only``: the first n of those already recorded, none run."""
     name = f"{cell.key}:{cell.kind}:{cell.effect:g}"
     done = {}
     if records.exists():
@@ -110,6 +113,8 @@ def measure(cell: Cell, n: int, records: Path) -> list[dict[str, object]]:
             rec = json.loads(line)
             if rec["cell"] == name:
                 done[rec["seed"]] = rec
+    if report_only:
+        return [done[s] for s in range(cell.seed, cell.seed + n) if s in done]
     with records.open("a") as sink:
         for seed in range(cell.seed, cell.seed + n):
             if seed in done:
@@ -189,11 +194,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--draws", type=int, default=20_000)
     parser.add_argument("--records", type=Path, default=RESULTS / "planning_records.jsonl")
     parser.add_argument("--out", type=Path, default=RESULTS / "planning.md")
+    parser.add_argument("--report-only", action="store_true", help="no new experiments")
     args = parser.parse_args(argv)
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     lines = []
     for cell in cells():
-        recs = measure(cell, args.n, args.records)
+        recs = measure(cell, args.n, args.records, args.report_only)
+        if not recs:
+            continue
         line, _ = row(cell, recs, args.draws)
         lines.append(line)
         print(line, flush=True)
