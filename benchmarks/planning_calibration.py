@@ -195,10 +195,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--records", type=Path, default=RESULTS / "planning_records.jsonl")
     parser.add_argument("--out", type=Path, default=RESULTS / "planning.md")
     parser.add_argument("--report-only", action="store_true", help="no new experiments")
+    parser.add_argument("--designs", default="a,b,d", help="e.g. b,d (a subset, in parallel)")
     args = parser.parse_args(argv)
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     lines = []
-    for cell in cells():
+    for cell in (c for c in cells() if c.key in args.designs.split(",")):
         recs = measure(cell, args.n, args.records, args.report_only)
         if not recs:
             continue
