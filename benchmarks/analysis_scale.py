@@ -47,7 +47,7 @@ import numpy as np
 from infrepro.scripting import THREAD_VARIABLES
 
 REPO = Path(__file__).resolve().parents[1]
-ANALYSES = ["comparison", "conditional", "variance", "metaparam", "classical"]
+ANALYSES = ["comparison", "conditional", "variance", "metaparam", "classical", "planning", "budget"]
 JOBS = ["assemble", "analysis", "collect_tables"]
 PROPERTIES = ["length", "readability", "word_rarity"]
 FACETS = ["lambda", "noise", "seed"]
