@@ -219,11 +219,17 @@ def plan(
     targets: tuple[float, ...] = (0.8, 0.9),
     max_runs: int = 30,
 ) -> Plan:
-    """Power curve, current design, runs needed and cheapest allocation for one effect."""
+    """Power curve, current design, runs needed and cheapest allocation for one effect. A
+    current design with a single-run system (its test borrows the other's run variance) is not
+    a per-system design: its power is NaN."""
     curve = [run(comp, delta, n, n) for n in range(2, max_runs + 1)]
     needed = {t: next((p for p in curve if p.power >= t), None) for t in targets}
     cheapest = {t: _cheapest(comp, delta, t, max_runs, run) for t in targets}
-    return Plan(curve, run(comp, delta, *current), needed, cheapest)
+    if min(current) >= 2:
+        now = run(comp, delta, *current)
+    else:
+        now = Power(*current, math.nan, math.nan, math.nan, run.draws)
+    return Plan(curve, now, needed, cheapest)
 
 
 def headline_components(

@@ -45,12 +45,21 @@ def _power_lines(rows: pd.DataFrame, source: str) -> list[str]:
     current = pick[pick["design"] == "current"].iloc[0]
     points = fixed(current["effect_points"], 2, sign=True)
     enough = "enough" if current["power"] >= 0.8 else "not enough"
-    lines = [
-        f"For a difference of {points} points ({source.replace('_', ' ')}, baseline − "
-        f"competitor), the current {_runs(current)} runs give the headline test (REML, per-system "
-        f"run variance, Kenward-Roger t at α = {current['alpha']:g}) a power of "
-        f"{fixed(current['power'], 2)} ± {fixed(current['mc_se'], 2)}: {enough} for 80 %."
-    ]
+    head = (
+        f"For a difference of {points} points ({source.replace('_', ' ')}, baseline − competitor)"
+    )
+    test = (
+        "the headline test (REML, per-system run variance, Kenward-Roger t at "
+        f"α = {current['alpha']:g})"
+    )
+    if math.isnan(current["power"]):
+        now = f"{head}, the current design has a single-run system: {test} needs two per system."
+    else:
+        now = (
+            f"{head}, the current {_runs(current)} runs give {test} a power of "
+            f"{fixed(current['power'], 2)} ± {fixed(current['mc_se'], 2)}: {enough} for 80 %."
+        )
+    lines = [now]
     for target in (0.8, 0.9):
         need = pick[(pick["design"] == "needed") & (pick["target"] == target)].iloc[0]
         cheap = pick[(pick["design"] == "cheapest") & (pick["target"] == target)].iloc[0]
