@@ -4,6 +4,9 @@ simulation agrees with the noncentral-t guide where that is accurate, and the an
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -127,6 +130,7 @@ def test_plan_answers_are_consistent_and_seeded():
         assert cheapest.n_a + cheapest.n_b <= 2 * needed.n_a
     assert result.current.n_a == 5 and result.current.power == result.curve[3].power
     assert plan(EXAMPLE, 0.02, (5, 5), run) == result
+    assert np.isnan(plan(EXAMPLE, 0.02, (1, 5), run, max_runs=4).current.power)
     # the noisier competitor gets more runs in the cheapest allocation
     uneven = Components(0.0089, 0.00002, 0.0008, 0.0045, 500)
     cheap = plan(uneven, 0.03, (5, 5), run).cheapest[0.8]
@@ -143,3 +147,22 @@ def test_planning_analysis_table():
     assert (current["runs_baseline"].iloc[0], current["runs_competitor"].iloc[0]) == (4, 5)
     assert len(table[table["design"] == "equal"]) == 2 * 29
     assert table["mc_se"].dropna().between(0, 0.5).all()
+
+
+def test_power_agrees_with_lme4_refitted_per_draw():
+    """tests/golden/make_golden_power.R refits lme4 + lmerTest on every simulated experiment
+    (simr's way); the strata simulation must agree within Monte Carlo error."""
+    golden = json.loads(
+        (Path(__file__).parents[1] / "golden/fixtures_planning/power.json").read_text()
+    )
+    comp = Components(
+        golden["sd_segment"] ** 2,
+        golden["sd_run"] ** 2,
+        golden["sd_run"] ** 2,
+        golden["sd_residual"] ** 2,
+        golden["segments"],
+    )
+    n = golden["n_runs"]
+    mine = PowerRun(0.05, 50_000, 5)(comp, golden["effect"], n, n)
+    tolerance = 3 * np.hypot(golden["mc_se"], mine.mc_se)
+    assert abs(mine.power - golden["power"]) <= tolerance, (mine.power, golden["power"])
