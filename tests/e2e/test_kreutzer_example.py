@@ -227,5 +227,5 @@ def test_annotation_alpha_beside_phi(annotation: Path) -> None:
         )
         alpha = krippendorff_alpha(reliability_matrix(rows, "score"))
         assert reliability.loc[mode, "krippendorff_alpha"] == pytest.approx(alpha, rel=1e-6)
-    html = (annotation / "results" / "report.html").read_text()
+    html = (annotation / "report.html").read_text()
     assert "Krippendorff's α" in html and "φ" in html
