@@ -22,6 +22,7 @@ from scipy.special import gammaln
 from infrepro.vocabulary import SYSTEM
 
 from .data import MetricData, run_means
+from .fitlog import FitLog
 
 Z95 = 1.959963984540054  # the standard normal 97.5 % quantile of thesis eq. 3.2
 
@@ -171,3 +172,8 @@ def _with_crossings(data: MetricData, table: pd.DataFrame) -> pd.DataFrame:
                     "none" if crossing.budget is None else str(crossing.budget)
                 )
     return table
+
+
+def budget_analysis(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
+    """The budget analysis's tables (``budget.csv``); it fits no model, ``log`` stays empty."""
+    return {"budget": budget_table(data)}

@@ -11,7 +11,7 @@ from infrepro.io.errors import plural
 from infrepro.io.scores import incomplete_runs
 from infrepro.vocabulary import ANALYSES, ANALYSIS_TABLES, BIN_SUFFIX, SEGMENT
 
-from .budget import budget_table
+from .budget import budget_analysis
 from .classical import classical_tests
 from .comparison import compare_systems
 from .conditional import conditional_analyses
@@ -96,7 +96,7 @@ def run_analysis(
     elif name == "planning":
         tables = planning_analysis(data, log)
     elif name == "budget":
-        tables = {"budget": budget_table(data)}
+        tables = budget_analysis(data, log)
     else:
         raise ValueError(f"unknown analysis '{name}'; choose from {', '.join(ANALYSES)}")
     tables["diagnostics"] = log.diagnostics()
