@@ -153,6 +153,8 @@ def test_planning_and_budget(example_run: Path) -> None:
     assert 0 < current["power"] < 1 and 0 < current["mc_se"] < 0.02
     curve = ter[ter["design"] == "equal"]
     assert list(curve["runs_baseline"]) == list(range(2, 31))
+    assert set(plan["effect_source"]) == {"observed", "min_effect"}  # config: 2 points
+    assert (plan[plan["effect_source"] == "min_effect"]["effect_points"] == 2.0).all()
     budget = pd.read_csv(
         example_run / "results" / "tables" / "budget.csv", dtype={"crossing_budget": str}
     )
