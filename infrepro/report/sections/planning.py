@@ -64,7 +64,8 @@ def _power_lines(rows: pd.DataFrame, source: str) -> list[str]:
         need = pick[(pick["design"] == "needed") & (pick["target"] == target)].iloc[0]
         cheap = pick[(pick["design"] == "cheapest") & (pick["target"] == target)].iloc[0]
         if math.isnan(need["power"]):
-            lines.append(f"{target:.0%} power: not reached with 30 runs per system.")
+            most = integer(pick[pick["design"] == "equal"]["runs_baseline"].max())
+            lines.append(f"{target:.0%} power: not reached with {most} runs per system.")
             continue
         lines.append(
             f"{target:.0%} power: {integer(need['runs_baseline'])} runs per system "
