@@ -332,7 +332,9 @@ def planning_analysis(
         comp, observed, current = found
         effects = [("observed", observed)]
         if options.get("min_effect") is not None:
-            effects.append(("min_effect", float(options["min_effect"]) / 100.0))
+            # signed like the observed difference (power is symmetric in the sign)
+            sign = -1.0 if observed < 0 else 1.0
+            effects.append(("min_effect", sign * abs(float(options["min_effect"])) / 100.0))
         base = {"metric": data.metric, "subset": f"{members[0]} vs {members[1]}", "alpha": alpha}
         for source, effect in effects:
             result = plan(comp, effect, current, run, TARGETS, int(options["max_runs"]))
