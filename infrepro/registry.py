@@ -44,6 +44,8 @@ VARIANCE = "variance"
 METAPARAM = "metaparam"
 CLASSICAL = "classical"
 SUMMARY = "summary"
+PLANNING = "planning"
+BUDGET = "budget"
 
 LOG_TABLES = ("diagnostics", "qq")  # every analysis records its fits and skips
 MODEL_TABLES = ("glrt", "tests", "means", "contrasts")
@@ -147,6 +149,21 @@ ANALYSES: dict[str, AnalysisSpec] = {
             ("comparisons", "dev_score_better", "bootstrap"),
             Cost(300, 510, 5, 9),  # one fit of the comparison's size (not measured apart)
             report_reads=("alpha",),  # its verdicts and the p it adjusts use the report's alpha
+        ),
+        AnalysisSpec(
+            PLANNING,
+            "infrepro.analyses.planning:planning_analysis",
+            ("planning", *LOG_TABLES),
+            ("planning",),
+            Cost(300, 510, 5, 9),  # one headline fit per pair, then simulation (as comparison)
+            report_reads=("alpha",),  # the power of the test at the verdict's level
+        ),
+        AnalysisSpec(
+            BUDGET,
+            "infrepro.analyses.budget:budget_analysis",
+            ("budget", *LOG_TABLES),
+            ("dev_score_better", "bootstrap"),
+            Cost(300, 200, 5, 1),  # run means only (as classical)
         ),
     )
 }

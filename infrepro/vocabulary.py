@@ -20,6 +20,7 @@ SOURCE = "source"
 REFERENCE = "reference"
 VARIANCE_COLUMN = "variance"  # of variance_components and importance
 COMPARISON_COLUMN = "comparison"  # of summary: what a system is compared by
+BUDGET_COLUMN = "budget"  # of budget: the number of runs drawn
 CLASSICAL_TABLE = "classical"  # the classical tests' table
 BIN_SUFFIX = "_bin"  # the binned version of a numeric property: ``length`` -> ``length_bin``
 RESERVED = (RUN, SYSTEM, HYPOTHESES, DEV_SCORE, SEGMENT)
@@ -128,7 +129,7 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
         "reliability",
         "metric system phi:float label n_per_facet_for_phi_08:int runs_for_phi_08:int "
         f"n_facets:int retrain_sd_points:float metaparam_sd_points:float retrain_components "
-        f"{VCA_COLUMN} model",
+        f"{VCA_COLUMN} model krippendorff_alpha:float",
     ),
     table("dstudy", "metric system n_per_facet:int runs_averaged:int phi:float"),
     table(
@@ -157,6 +158,21 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
         "n_segments:int n_runs:int facets_lt5 loglik:float messages",
     ),
     table("qq", f"{_KEY} model theoretical:float sample:float"),
+    # the planning analysis (docs/method.md §4d): power of the headline test per design
+    table(
+        "planning",
+        "metric subset alpha:float effect_source effect_points:float var_segment:float "
+        "var_run_baseline:float var_run_competitor:float var_residual:float segments:float "
+        "design target:float runs_baseline:float runs_competitor:float power:float mc_se:float "
+        "power_analytic:float draws:float",
+    ),
+    # the budget analysis (docs/method.md §4d): expected best of B runs per system
+    table(
+        "budget",
+        "metric system source budget:float expected_best:float bootstrap_mean:float "
+        "bootstrap_sd:float standard_low:float standard_high:float percentile_low:float "
+        "percentile_high:float runs:float crossing_budget",
+    ),
     # the decision table (docs/method.md §4c): one row per metric and system
     table(
         "summary",

@@ -30,6 +30,7 @@ from infrepro.vocabulary import (
     vca_formula,
 )
 
+from .agreement import krippendorff_alpha, reliability_matrix
 from .data import MetricData
 from .fitlog import FitLog
 
@@ -174,10 +175,11 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
             )
             continue
         facets = data.facets_of(system)
+        agreement = krippendorff_alpha(reliability_matrix(rows, data.metric))
         for vca in _fits(data, log, system, rows):
             key = {"metric": data.metric, SYSTEM: system, VCA_COLUMN: vca.label}
             vc_rows += _component_rows(key, vca.result)
-            reliability.append(_reliability_row(data, key, vca, facets, rows))
+            reliability.append(_reliability_row(data, key, vca, facets, rows, agreement))
             if vca.label == VCA_RUN_AWARE:
                 dstudy += _dstudy_rows(data, system, vca.result.variance_components, facets)
     return {
@@ -208,7 +210,10 @@ def _reliability_row(
     vca: _Vca,
     facets: Sequence[str],
     rows: pd.DataFrame,
+    agreement: float,
 ) -> dict[str, object]:
+    """One row of reliability.csv; ``agreement``: Krippendorff's alpha of the system's runs as
+    coders (the same for both VCA models: it does not depend on the model)."""
     components = vca.result.variance_components
     phi = dstudy_phi(components, facets, 1)
     needed = _needed_n(components, facets, int(data.options["dstudy_max_n"]))
@@ -229,6 +234,7 @@ def _reliability_row(
         "metaparam_sd_points": spread.metaparam,
         "retrain_components": spread.retrain_components,
         "model": vca.formula,
+        "krippendorff_alpha": agreement,
     }
 
 

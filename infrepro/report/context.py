@@ -17,6 +17,7 @@ from .sections import (
     headline,
     metaparams,
     methods,
+    planning,
     properties,
     reliability,
     scores,
@@ -26,6 +27,7 @@ from .sections import (
 SECTIONS = (
     ("decision", "Decision tables"),
     ("headline", "Headline"),
+    ("next", "Next experiment"),
     ("scores", "Score distributions"),
     ("significance", "Significance"),
     ("properties", "Data properties"),
@@ -62,6 +64,7 @@ def build_context(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> 
         "properties": properties.build(tables, settings, bins),
         "property_overview": properties.overview(tables, settings),
         "reliability": reliability.build(tables, settings),
+        "next": planning.build(tables, settings),
         "metaparams": metaparams.build(tables, settings, bins),
         "diagnostics": diagnostics.build(tables, settings),
         "methods": methods.build(tables, settings),

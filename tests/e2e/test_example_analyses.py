@@ -143,3 +143,25 @@ def test_run_aware_length_interaction_is_moderate(example_run: Path) -> None:
     assert 'dummy(system, "competitor")|run_id' in row["model"]  # run variance per system
     paper = glrt(example_run, "conditional_interaction", prop="length")
     assert paper["log10_p"] < row["log10_p"] - 3
+
+
+def test_planning_and_budget(example_run: Path) -> None:
+    """Issue 21: power at the current design (6 baseline vs 18 competitor runs), runs needed, and
+    the budget curves' crossing named in the report (or that there is none)."""
+    plan = table(example_run, "planning")
+    ter = plan[(plan["metric"] == "ter") & (plan["effect_source"] == "observed")]
+    current = ter[ter["design"] == "current"].iloc[0]
+    assert (current["runs_baseline"], current["runs_competitor"]) == (6, 18)
+    assert 0 < current["power"] < 1 and 0 < current["mc_se"] < 0.02
+    curve = ter[ter["design"] == "equal"]
+    assert list(curve["runs_baseline"]) == list(range(2, 31))
+    assert set(plan["effect_source"]) == {"observed", "min_effect"}  # config: 2 points
+    assert (plan[plan["effect_source"] == "min_effect"]["effect_points"].abs() == 2.0).all()
+    budget = pd.read_csv(
+        example_run / "results" / "tables" / "budget.csv", dtype={"crossing_budget": str}
+    )
+    assert set(budget["source"]) == {"dev_score", "test_mean"}
+    crossing = budget[budget["system"] == "competitor"]["crossing_budget"]
+    assert crossing.str.fullmatch(r"none|\d+").all()
+    html = (example_run / "results" / "report.html").read_text()
+    assert "changes sides at B =" in html or "not a budget effect" in html

@@ -20,6 +20,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from workflow_helpers import REPO_ROOT, run_snakemake
 
+from infrepro.analyses.agreement import krippendorff_alpha, reliability_matrix
 from infrepro.lmm import fit
 from infrepro.vocabulary import VCA_MAIN_EFFECTS
 
@@ -230,3 +231,21 @@ def test_decision_table_and_paper_files(ter: Path) -> None:
     tex = (ter / "paper" / "ter.tex").read_text()
     assert "\\toprule" in tex and "Holm over 2" in tex and "Kenward-Roger" in tex
     assert (ter / "paper" / "ter.md").read_text().startswith("| Rank (95 %) | System |")
+
+
+def test_annotation_alpha_beside_phi(annotation: Path) -> None:
+    """Krippendorff's alpha (interval, units = sentences, coders = rating passes) beside phi,
+    in the table and the report (docs/method.md §4d.3)."""
+    reliability = table(annotation, "reliability")
+    reliability = reliability[reliability["vca"] == "run-aware"].set_index("system")
+    raw = pd.read_csv(REPO_ROOT / "resources/kreutzer2020/data_annotation.csv.gz", dtype=str)
+    for mode, rows in raw.groupby("mode"):
+        rows = rows.assign(
+            run_id=rows["occasion"] + ":" + rows["rater"],
+            segment_id=rows["sentence"],
+            score=rows["score"].astype(float),
+        )
+        alpha = krippendorff_alpha(reliability_matrix(rows, "score"))
+        assert reliability.loc[mode, "krippendorff_alpha"] == pytest.approx(alpha, rel=1e-6)
+    html = (annotation / "report.html").read_text()
+    assert "Krippendorff's α" in html and "φ" in html

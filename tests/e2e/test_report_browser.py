@@ -32,6 +32,7 @@ pytestmark = pytest.mark.e2e  # runs on the worker of the example run (tests/con
 SCREENSHOT = "report-screenshot.png"  # kept in the example run's results/ as a test artifact
 SECTIONS = (
     "headline",
+    "next",
     "scores",
     "significance",
     "properties",
@@ -337,6 +338,7 @@ def test_every_section_is_filled_and_links_its_tables(report: Path) -> None:
     counts = {name: section(html, name).count('class="plot"') for name in SECTIONS}
     assert counts["scores"] == 3 and counts["properties"] == 9 and counts["reliability"] == 6
     assert counts["metaparams"] == 36 and counts["diagnostics"] == 3
+    assert counts["next"] == 3 + 4  # power per metric; budget on dev scores and per metric
     links = set(re.findall(r'href="([^"#]+)"', html))
     assert {f"tables/{t}.csv" for t in ("glrt", "contrasts", "variance_components")} <= links
     assert all((report.parent / link).is_file() for link in links), links

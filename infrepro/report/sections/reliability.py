@@ -101,6 +101,12 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliabil
                 VCA_MODEL,
                 Column("phi", "φ", lambda v: fixed(v, 3)),
                 Column(
+                    "krippendorff_alpha",
+                    "Krippendorff's α",
+                    lambda v: fixed(v, 3),
+                    title="interval α, units = segments, coders = runs (docs/method.md §4d.3)",
+                ),
+                Column(
                     "label", "Koo & Li", text, numeric=False, css=lambda row: f"phi-{row['label']}"
                 ),
                 Column("n_per_facet_for_phi_08", "n per facet for φ ≥ 0.8", integer),

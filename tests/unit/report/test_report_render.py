@@ -251,7 +251,7 @@ def test_an_experiment_without_tables_still_renders() -> None:
     html = render(build_context(tables, settings(properties=["length"])), TEMPLATES)
     assert "date: not set" in html
     assert "Not computed for this experiment." in html
-    assert html.count("<section") == len(SECTIONS) == 10
+    assert html.count("<section") == len(SECTIONS) == 11  # with "Next experiment"
 
 
 @pytest.mark.parametrize(

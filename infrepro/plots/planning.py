@@ -1,0 +1,100 @@
+"""Planning figures: the headline test's power against runs per system (docs/method.md §4d.1)
+and the expected best score against the tuning budget (§4d.2, thesis Algorithm 3.1)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from infrepro.vocabulary import BUDGET_COLUMN, SYSTEM
+
+from .svg import figure, legend_below, legend_rows, to_svg
+
+TARGETS = (0.8, 0.9)
+
+
+def power_curve(curves: pd.DataFrame, *, title: str, key: str) -> str:
+    """Simulated power (± 2 Monte Carlo SE) against runs per system (equal allocation), one line
+    per effect (``effect_source, effect_points, runs_baseline, power, mc_se``); dashed lines at
+    the 80 % and 90 % targets."""
+    sources = list(dict.fromkeys(curves["effect_source"]))
+    rows = legend_rows(len(sources), 2)
+    with figure(3.5, 2.45 + 0.17 * rows, left=0.55, right=0.2, bottom=0.5 + 0.17 * rows) as fig:
+        ax = fig.add_subplot()
+        for target in TARGETS:
+            ax.axhline(target, color="#333333", linewidth=0.8, linestyle=(0, (4, 2)), zorder=1)
+        for i, source in enumerate(sources):
+            curve = curves[curves["effect_source"] == source].sort_values("runs_baseline")
+            points = float(curve["effect_points"].iloc[0])
+            label = f"{source.replace('_', ' ')}: {points:+.2f} points"
+            line = ax.plot(
+                curve["runs_baseline"],
+                curve["power"],
+                marker="o",
+                markersize=2.2,
+                label=label,
+                zorder=3,
+                linestyle="-" if i == 0 else (0, (2, 1)),
+            )[0]
+            ax.fill_between(
+                curve["runs_baseline"],
+                (curve["power"] - 2 * curve["mc_se"]).clip(lower=0),
+                (curve["power"] + 2 * curve["mc_se"]).clip(upper=1),
+                color=line.get_color(),
+                alpha=0.2,
+                linewidth=0,
+            )
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("runs per system")
+        ax.set_ylabel("power of the headline test")
+        ax.set_title(title)
+        handles, labels = ax.get_legend_handles_labels()
+        legend_below(fig, handles, labels, min(len(sources), 2))
+        return to_svg(fig, key, title)
+
+
+def budget_curves(
+    curves: pd.DataFrame,
+    styles: Mapping[str, Mapping[str, object]],
+    *,
+    crossing: int | None,
+    title: str,
+    ylabel: str,
+    key: str,
+) -> str:
+    """Expected best of B runs (exact) with the bootstrap percentile band, per system
+    (``system, budget, expected_best, percentile_low, percentile_high``); a vertical line at the
+    crossing budget."""
+    rows = legend_rows(len(styles), 4)
+    with figure(3.5, 2.45 + 0.17 * rows, left=0.6, right=0.2, bottom=0.5 + 0.17 * rows) as fig:
+        ax = fig.add_subplot()
+        for system, style in styles.items():
+            curve = curves[curves[SYSTEM] == system].sort_values(BUDGET_COLUMN)
+            if curve.empty:
+                continue
+            line = ax.plot(
+                curve[BUDGET_COLUMN],
+                curve["expected_best"],
+                marker="o",
+                markersize=2.2,
+                label=str(system),
+                zorder=3,
+                **style,
+            )[0]
+            ax.fill_between(
+                curve[BUDGET_COLUMN],
+                curve["percentile_low"],
+                curve["percentile_high"],
+                color=line.get_color(),
+                alpha=0.15,
+                linewidth=0,
+            )
+        if crossing is not None:
+            ax.axvline(crossing, color="#333333", linewidth=0.8, linestyle=(0, (4, 2)))
+        ax.set_xlabel("budget B (runs trained)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        handles, labels = ax.get_legend_handles_labels()
+        legend_below(fig, handles, labels, min(len(styles), 4), handlelength=2.6)
+        return to_svg(fig, key, title)

@@ -1,0 +1,201 @@
+"""Next experiment: runs needed for the headline test, where to spend them, and whether the
+best-vs-best gap is a budget effect (docs/method.md §4d.1, §4d.2)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from infrepro.plots import system_style
+from infrepro.plots.planning import budget_curves, power_curve
+from infrepro.registry import BUDGET, PLANNING
+
+from ..figure import Figure, make_figure
+from ..formatting import fixed, integer
+from ..htmltable import Column, Table, frame_table, text
+from ..inputs import ReportSettings
+from ..labels import metric_label
+from ..query import select
+
+
+@dataclass
+class NextBox:
+    """One metric and pair's 'next experiment' box: plain sentences with the numbers."""
+
+    title: str
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Planning:
+    boxes: list[NextBox] = field(default_factory=list)
+    power: list[Figure] = field(default_factory=list)
+    budget: list[Figure] = field(default_factory=list)
+    answers: Table | None = None
+
+
+def _runs(row: pd.Series) -> str:
+    return f"{integer(row['runs_baseline'])} + {integer(row['runs_competitor'])}"
+
+
+def _power_lines(rows: pd.DataFrame, source: str) -> list[str]:
+    """Sentences on one effect's power, runs needed and cheapest allocation."""
+    pick = rows[rows["effect_source"] == source]
+    current = pick[pick["design"] == "current"].iloc[0]
+    points = fixed(current["effect_points"], 2, sign=True)
+    enough = "enough" if current["power"] >= 0.8 else "not enough"
+    head = (
+        f"For a difference of {points} points ({source.replace('_', ' ')}, baseline − competitor)"
+    )
+    test = (
+        "the headline test (REML, per-system run variance, Kenward-Roger t at "
+        f"α = {current['alpha']:g})"
+    )
+    if math.isnan(current["power"]):
+        now = f"{head}, the current design has a single-run system: {test} needs two per system."
+    else:
+        now = (
+            f"{head}, the current {_runs(current)} runs give {test} a power of "
+            f"{fixed(current['power'], 2)} ± {fixed(current['mc_se'], 2)}: {enough} for 80 %."
+        )
+    lines = [now]
+    for target in (0.8, 0.9):
+        need = pick[(pick["design"] == "needed") & (pick["target"] == target)].iloc[0]
+        cheap = pick[(pick["design"] == "cheapest") & (pick["target"] == target)].iloc[0]
+        if math.isnan(need["power"]):
+            most = integer(pick[pick["design"] == "equal"]["runs_baseline"].max())
+            lines.append(f"{target:.0%} power: not reached with {most} runs per system.")
+            continue
+        lines.append(
+            f"{target:.0%} power: {integer(need['runs_baseline'])} runs per system "
+            f"(power {fixed(need['power'], 2)}); cheapest: {_runs(cheap)} runs (baseline + "
+            f"competitor, power {fixed(cheap['power'], 2)})."
+        )
+    return lines
+
+
+def _budget_line(budget: pd.DataFrame, competitor: str) -> tuple[str, int | None]:
+    """The crossing budget of the pool the best run is chosen on (dev scores if present)."""
+    pool = "dev_score" if "dev_score" in set(budget["source"]) else "test_mean"
+    rows = select(budget, system=competitor, source=pool)
+    if rows.empty:
+        return "", None
+    crossing = str(rows["crossing_budget"].iloc[0])
+    what = "dev scores" if pool == "dev_score" else "mean test scores (selection on the test set)"
+    if crossing in ("", "none"):
+        return (
+            f"Budget ({what}): at every common budget the same system has the better expected "
+            "best run, so the best-vs-best order is not a budget effect.",
+            None,
+        )
+    return (
+        f"Budget ({what}): the expected best run changes sides at B = {crossing} runs; a "
+        "best-vs-best comparison of systems with different numbers of runs partly measures "
+        "the tuning budget.",
+        int(crossing),
+    )
+
+
+ASSUMPTIONS = (
+    "Assumptions: the fitted variance components are taken as true (their own uncertainty is "
+    "not propagated), runs are exchangeable retrainings, every run is scored on the same test "
+    "segments; the budget intervals are bootstrap intervals at a maximum, which the thesis "
+    "(§3.3.2) warns are inconsistent, and the runs stand for the meta-parameter space only if "
+    "they were drawn from it at random."
+)
+
+
+def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Planning:
+    section = Planning()
+    plan = tables.get(PLANNING, pd.DataFrame())
+    budget = tables.get(BUDGET, pd.DataFrame())
+    styles = {s: system_style(i) for i, s in enumerate(settings.systems)}
+    for metric in settings.metrics:
+        for competitor in settings.competitors:
+            subset = f"{settings.baseline} vs {competitor}"
+            rows = select(plan, metric=metric, subset=subset)
+            box = NextBox(f"{metric_label(metric)}: {subset}")
+            for source in dict.fromkeys(rows["effect_source"]) if not rows.empty else ():
+                box.lines += _power_lines(rows, source)
+            mine = select(budget, metric=metric)
+            line = _budget_line(mine, competitor)[0] if not mine.empty else ""
+            if line:
+                box.lines.append(line)
+            if box.lines:
+                box.lines.append(ASSUMPTIONS)
+                section.boxes.append(box)
+            figure = _power_figure(rows, metric, subset)
+            if figure is not None:
+                section.power.append(figure)
+    if not budget.empty:
+        section.budget = _budget_figures(budget, settings, styles)
+    section.answers = _answers(plan)
+    return section
+
+
+def _power_figure(rows: pd.DataFrame, metric: str, subset: str) -> Figure | None:
+    curve = rows[rows["design"] == "equal"] if not rows.empty else rows
+    if curve.empty:
+        return None
+    title = f"{metric_label(metric)}: power, {subset}"
+    key = f"power-{metric}-{subset}".replace(" ", "-")
+    return make_figure(
+        power_curve(curve, title=title, key=key),
+        f"{title}: simulated power of the headline test for equal runs per system "
+        "(band: ± 2 Monte Carlo SE); dashed: 80 % and 90 %.",
+        key,
+    )
+
+
+def _budget_figures(
+    budget: pd.DataFrame, settings: ReportSettings, styles: dict[str, dict[str, object]]
+) -> list[Figure]:
+    """One figure per metric on mean test scores, and one on the dev scores (shared by all
+    metrics) where runs have them; the crossing line when there is a single competitor."""
+    pools = [(m, "test_mean") for m in settings.metrics]
+    if "dev_score" in set(budget.get("source", pd.Series(dtype=str))):
+        pools.insert(0, (settings.metrics[0], "dev_score"))
+    out = []
+    for metric, pool in pools:
+        curves = select(budget, metric=metric, source=pool)
+        if curves.empty:
+            continue
+        crossing = None
+        if len(settings.competitors) == 1:
+            crossing = _budget_line(curves, settings.competitors[0])[1]
+        dev = pool == "dev_score"
+        title = "Dev score: best of B runs" if dev else f"{metric_label(metric)}: best of B runs"
+        label = "expected best dev score" if dev else "expected best mean test score"
+        key = f"budget-{'dev' if dev else metric}"
+        svg = budget_curves(curves, styles, crossing=crossing, title=title, ylabel=label, key=key)
+        caption = (
+            f"{title}: exact expected best of B runs drawn without replacement; band: bootstrap "
+            "95 % percentile interval (thesis Algorithm 3.1); dashed: the crossing budget."
+        )
+        out.append(make_figure(svg, caption, key))
+    return out
+
+
+def _answers(plan: pd.DataFrame) -> Table | None:
+    if plan.empty:
+        return None
+    rows = plan[plan["design"] != "equal"]
+    return frame_table(
+        rows,
+        [
+            Column("metric", "metric", metric_label, numeric=False),
+            Column("subset", "pair", text, numeric=False),
+            Column("effect_source", "effect", text, numeric=False),
+            Column("effect_points", "difference (points)", lambda v: fixed(v, 2, sign=True)),
+            Column("design", "design", text, numeric=False),
+            Column("target", "target", lambda v: fixed(v, 1)),
+            Column("runs_baseline", "runs baseline", integer),
+            Column("runs_competitor", "runs competitor", integer),
+            Column("power", "power (simulated)", lambda v: fixed(v, 3)),
+            Column("mc_se", "MC SE", lambda v: fixed(v, 3)),
+            Column("power_analytic", "noncentral t", lambda v: fixed(v, 3)),
+        ],
+        csv="tables/planning.csv",
+    )

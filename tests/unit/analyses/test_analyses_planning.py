@@ -1,0 +1,168 @@
+"""Power and runs needed (docs/method.md §4d.1): the strata form of the headline test equals the
+engine's REML fit + Kenward-Roger test on balanced data (boundary fits included), the
+simulation agrees with the noncentral-t guide where that is accurate, and the answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.planning import (
+    Components,
+    PowerRun,
+    StrataDraws,
+    headline_p,
+    plan,
+    planning_analysis,
+)
+from infrepro.lmm import KENWARD_ROGER, fit
+from infrepro.validation.simulate import Design, Facet, System, simulate
+from infrepro.vocabulary import headline_formula
+
+
+def _design(n_a: int, n_b: int, sd_a: float, sd_b: float, segments: int = 60) -> Design:
+    return Design(
+        systems=(
+            System("A", levels={"seed": n_a}, run_sd=sd_a),
+            System("B", levels={"seed": n_b}, run_sd=sd_b, effect=0.01),
+        ),
+        facets=(Facet("seed", max(n_a, n_b)),),
+        n_segments=segments,
+    )
+
+
+def _observed_strata(evaluation, n_a: int, n_b: int) -> tuple[StrataDraws, float]:
+    """The strata's mean squares of one balanced data set, as 'draws' of a unit model
+    (all lambdas 1), and the difference of the system means."""
+    y = evaluation.pivot_table(index="run_id", columns="segment_id", values="score")
+    system = evaluation.drop_duplicates("run_id").set_index("run_id")["system"].reindex(y.index)
+    Y = y.to_numpy()
+    runs, segments = Y.shape
+    rows, cols, grand = Y.mean(1), Y.mean(0), Y.mean()
+    df_res = (runs - 1) * (segments - 1)
+    ss_res = ((Y - rows[:, None] - cols[None, :] + grand) ** 2).sum()
+    ms = {}
+    for k in ("A", "B"):
+        r = rows[(system == k).to_numpy()]
+        ms[k] = (segments * ((r - r.mean()) ** 2).sum() / (len(r) - 1), r.mean())
+    draws = StrataDraws(
+        n_a=n_a,
+        n_b=n_b,
+        segments=segments,
+        res=np.array([ss_res / df_res]),
+        seg=np.array([runs * ((cols - grand) ** 2).sum() / (segments - 1)]),
+        run_a=np.array([ms["A"][0]]),
+        run_b=np.array([ms["B"][0]]),
+        normal=np.array([0.0]),
+    )
+    return draws, ms["A"][1] - ms["B"][1]
+
+
+CASES = [  # (n_a, n_b, run SD A, run SD B, seed): interior and boundary (sigma2_run = 0) fits
+    (6, 6, 0.011, 0.011, 1),
+    (3, 3, 0.011, 0.011, 2),
+    (3, 3, 0.002, 0.011, 3),
+    (18, 6, 0.002, 0.02, 4),
+    (2, 2, 0.004, 0.004, 5),
+    (3, 3, 0.0, 0.0, 6),
+    (4, 7, 0.0, 0.03, 7),
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_strata_test_equals_the_engine(case):
+    n_a, n_b, sd_a, sd_b, seed = case
+    unit = Components(segment=0.0, run_a=0.0, run_b=0.0, residual=1.0, segments=60)
+    boundary = 0
+    for rep in range(3):
+        evaluation = simulate(_design(n_a, n_b, sd_a, sd_b), 100 * seed + rep).evaluation
+        fitted = fit(
+            headline_formula("score", ["A", "B"], False),
+            evaluation,
+            reml=True,
+            reference_levels={"system": "A"},
+        )
+        engine = fitted.contest(fitted.contrast_matrix({"systemB": -1.0}), KENWARD_ROGER)
+        draws, difference = _observed_strata(evaluation, n_a, n_b)
+        p, t = headline_p(unit, difference, draws)
+        assert t[0] == pytest.approx(engine.statistic, rel=1e-6)
+        assert p[0] == pytest.approx(engine.p_value, rel=1e-5)
+        boundary += int((fitted.variance_components.iloc[1:3] == 0).any())
+    if case[-1] in (2, 6):  # these seeds give boundary fits: the case is exercised
+        assert boundary > 0
+
+
+EXAMPLE = Components(segment=0.0089, run_a=0.00017, run_b=0.0003, residual=0.0045, segments=500)
+
+
+def test_simulation_agrees_with_noncentral_t_where_it_is_accurate():
+    """With 15 runs per system and no boundary fits, Welch's noncentral t is accurate."""
+    comp = Components(segment=0.009, run_a=0.0004, run_b=0.0004, residual=0.0045, segments=500)
+    result = PowerRun(0.05, 20_000, 3)(comp, 0.012, 15, 15)
+    assert 0.3 < result.analytic < 0.8
+    assert abs(result.power - result.analytic) < 4 * result.mc_se + 0.005
+
+
+def test_level_of_the_simulated_test():
+    """delta = 0: two-sided rejections at the level (Welch's t is accurate here)."""
+    from infrepro.analyses.planning import draw_strata
+
+    p, _ = headline_p(EXAMPLE, 0.0, draw_strata(6, 6, 500, 40_000, 9))
+    assert 0.04 < float(np.mean(p < 0.05)) < 0.06
+
+
+def test_plan_answers_are_consistent_and_seeded():
+    run = PowerRun(0.05, 1000, 1)
+    result = plan(EXAMPLE, 0.02, (5, 5), run)
+    powers = [p.power for p in result.curve]
+    assert [p.n_a for p in result.curve] == list(range(2, 31))
+    assert powers[-1] > powers[0]
+    for target in (0.8, 0.9):
+        needed = result.needed[target]
+        assert needed is not None and needed.power >= target
+        assert all(p.power < target for p in result.curve if p.n_a < needed.n_a)
+        cheapest = result.cheapest[target]
+        assert cheapest is not None and cheapest.power >= target
+        assert cheapest.n_a + cheapest.n_b <= 2 * needed.n_a
+    assert result.current.n_a == 5 and result.current.power == result.curve[3].power
+    assert plan(EXAMPLE, 0.02, (5, 5), run) == result
+    assert np.isnan(plan(EXAMPLE, 0.02, (1, 5), run, max_runs=4).current.power)
+    # the noisier competitor gets more runs in the cheapest allocation
+    uneven = Components(0.0089, 0.00002, 0.0008, 0.0045, 500)
+    cheap = plan(uneven, 0.03, (5, 5), run).cheapest[0.8]
+    assert cheap is not None and cheap.n_b > cheap.n_a
+
+
+def test_planning_analysis_table():
+    data = simulate(_design(4, 5, 0.01, 0.01, segments=40), 2).metric_data(
+        options={"planning": {"draws": 200, "min_effect": 2.0}}
+    )
+    table = planning_analysis(data, FitLog("score"), alpha=0.05)["planning"]
+    assert set(table["effect_source"]) == {"observed", "min_effect"}
+    current = table[(table["design"] == "current") & (table["effect_source"] == "observed")]
+    assert (current["runs_baseline"].iloc[0], current["runs_competitor"].iloc[0]) == (4, 5)
+    assert len(table[table["design"] == "equal"]) == 2 * 29
+    assert table["mc_se"].dropna().between(0, 0.5).all()
+
+
+def test_power_agrees_with_lme4_refitted_per_draw():
+    """tests/golden/make_golden_power.R refits lme4 + lmerTest on every simulated experiment
+    (simr's way); the strata simulation must agree within Monte Carlo error."""
+    golden = json.loads(
+        (Path(__file__).parents[2] / "golden/fixtures_planning/power.json").read_text()
+    )
+    comp = Components(
+        golden["sd_segment"] ** 2,
+        golden["sd_run"] ** 2,
+        golden["sd_run"] ** 2,
+        golden["sd_residual"] ** 2,
+        golden["segments"],
+    )
+    n = golden["n_runs"]
+    mine = PowerRun(0.05, 50_000, 5)(comp, golden["effect"], n, n)
+    tolerance = 3 * np.hypot(golden["mc_se"], mine.mc_se)
+    assert abs(mine.power - golden["power"]) <= tolerance, (mine.power, golden["power"])
