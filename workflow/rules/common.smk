@@ -7,6 +7,7 @@ from snakemake.exceptions import WorkflowError
 
 from infrepro.io import InputError
 from infrepro.experiment import load_experiment
+from infrepro.registry import SUMMARY
 
 RESULTS = "results"
 SCRIPTS = Path(workflow.basedir) / "scripts"
@@ -73,3 +74,10 @@ def run_script(job, worker=False):
         run_in_worker(script, smk, workflow.cores)
     else:
         run_in_process(script, smk)
+
+
+def paper_outputs():
+    """The paper tables, when the summary analysis runs."""
+    if SUMMARY not in ANALYSES_TO_RUN:
+        return []
+    return [f"{RESULTS}/paper/{m}.{ext}" for m in EXPERIMENT.metrics for ext in ("tex", "md")]

@@ -3,13 +3,6 @@
 from infrepro.registry import SUMMARY
 
 
-def paper_outputs():
-    """The paper tables, when the summary analysis runs."""
-    if SUMMARY not in ANALYSES_TO_RUN:
-        return []
-    return [f"{RESULTS}/paper/{m}.{ext}" for m in EXPERIMENT.metrics for ext in ("tex", "md")]
-
-
 rule paper_tables:
     input:
         summary=f"{RESULTS}/tables/{SUMMARY}.csv",
