@@ -10,98 +10,17 @@
 # tests/golden/data/ddf_<design>.csv. The example_ter data (tests/golden/data/example_ter.csv.gz)
 # are exported from the bundled example's workflow output, not generated here (see README.md).
 
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE))),
+                 "golden_common.R"))  # beside this script (it sets golden_dir, data_dir)
 suppressPackageStartupMessages({
-  library(lme4)
   library(lmerTest)
   library(pbkrtest)
-  library(jsonlite)
 })
-invisible(Sys.setlocale("LC_COLLATE", "C"))
-options(warn = 1)
 
-file_arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
-golden_dir <- if (length(file_arg) == 1) {
-  dirname(normalizePath(sub("^--file=", "", file_arg)))
-} else {
-  file.path("tests", "golden")
-}
 fixture_dir <- file.path(golden_dir, "fixtures_ddf")
-data_dir <- file.path(golden_dir, "data")
 dir.create(fixture_dir, showWarnings = FALSE, recursive = TRUE)
 only <- Sys.getenv("GOLDEN_ONLY", "")
 t_script <- proc.time()
-
-# ---------------------------------------------------------------- JSON writer (as make_golden.R)
-arr <- function(x) structure(x, class = c("json_array", class(x)))
-
-num_str <- function(x) {
-  vapply(x, function(v) {
-    if (is.na(v) || !is.finite(v)) return("null")
-    for (d in 15:17) {
-      s <- sprintf(paste0("%.", d, "g"), v)
-      if (as.numeric(s) == v) return(s)
-    }
-    s
-  }, character(1))
-}
-
-to_json <- function(x) {
-  if (is.null(x)) return("null")
-  force_array <- inherits(x, "json_array")
-  if (force_array) class(x) <- setdiff(class(x), "json_array")
-  if (is.matrix(x)) {
-    rows <- vapply(seq_len(nrow(x)), function(i) to_json(arr(unname(x[i, ]))), character(1))
-    return(paste0("[", paste(rows, collapse = ","), "]"))
-  }
-  if (is.list(x)) {
-    if (length(x) == 0) return(if (is.null(names(x)) || force_array) "[]" else "{}")
-    parts <- vapply(x, to_json, character(1))
-    if (!is.null(names(x)) && !force_array) {
-      keys <- vapply(names(x), function(k) as.character(toJSON(k, auto_unbox = TRUE)),
-                     character(1))
-      return(paste0("{", paste0(keys, ":", parts, collapse = ","), "}"))
-    }
-    return(paste0("[", paste(parts, collapse = ","), "]"))
-  }
-  if (length(x) == 0) return("[]")
-  if (!is.null(names(x)) && !force_array) {
-    return(to_json(as.list(x)))
-  }
-  if (is.logical(x)) {
-    vals <- ifelse(is.na(x), "null", ifelse(x, "true", "false"))
-  } else if (is.numeric(x)) {
-    vals <- if (is.integer(x)) as.character(x) else num_str(x)
-  } else {
-    vals <- vapply(as.character(x), function(s) as.character(toJSON(s, auto_unbox = TRUE)),
-                   character(1))
-  }
-  vals <- unname(vals)
-  if (length(vals) == 1 && !force_array) return(vals)
-  paste0("[", paste(vals, collapse = ","), "]")
-}
-
-write_json_file <- function(x, path) {
-  txt <- prettify(to_json(x), indent = 2)
-  writeLines(txt, path, useBytes = TRUE)
-}
-
-# ---------------------------------------------------------------- data loading (as make_golden.R)
-load_case_data <- function(spec, factors) {
-  path <- file.path(golden_dir, spec$path)
-  header <- names(read.csv(path, nrows = 1, check.names = FALSE))
-  cls <- ifelse(header %in% c(factors, names(spec$filter)), "character", NA)
-  d <- read.csv(path, colClasses = cls, check.names = FALSE, stringsAsFactors = FALSE)
-  if (!is.null(spec$filter)) {
-    for (col in names(spec$filter)) {
-      d <- d[as.character(d[[col]]) %in% spec$filter[[col]], , drop = FALSE]
-    }
-  }
-  for (f in factors) {
-    d[[f]] <- factor(d[[f]], levels = sort(unique(as.character(d[[f]])), method = "radix"))
-  }
-  rownames(d) <- NULL
-  d
-}
 
 # ---------------------------------------------------------------- random-term description
 # Every random term in these models has exactly one column (one theta each). A term is described
@@ -418,24 +337,25 @@ write_local(rows[, c("segment_id", "run_id", "system", "d", "score")], "ddf_slop
 
 # facet_small: baseline A with 6 seeds; competitor B as a grid of 3 lambda x 4 seeds, lambda
 # offsets SD 0.02, seed-run SD 0.015 both systems, 25 segments. lambda = "none" for A.
+facet_rows <- function(n_seg) {
+  seg <- ids("seg", n_seg, 3)
+  runs <- rbind(data.frame(system = "A", lambda = "none", seed = as.character(1:6)),
+                expand.grid(system = "B", lambda = c("0.1", "0.5", "0.9"),
+                            seed = as.character(1:4), stringsAsFactors = FALSE))
+  runs$run_id <- ifelse(runs$system == "A", paste0("A_seed", runs$seed),
+                        paste0("B_lam", runs$lambda, "_seed", runs$seed))
+  u_seg <- setNames(rnorm(n_seg, 0, 0.2), seg)
+  u_lam <- c(none = 0, setNames(rnorm(3, 0, 0.02), c("0.1", "0.5", "0.9")))
+  u_run <- setNames(rnorm(nrow(runs), 0, 0.015), runs$run_id)
+  rows <- merge(runs, data.frame(segment_id = seg), by = NULL)
+  rows <- rows[order(rows$run_id, rows$segment_id, method = "radix"), ]
+  rows$score <- r10(0.4 - 0.02 * (rows$system == "B") + u_lam[rows$lambda] +
+                      u_seg[rows$segment_id] + u_run[rows$run_id] + rnorm(nrow(rows), 0, 0.05))
+  rownames(rows) <- NULL
+  rows[, c("segment_id", "run_id", "system", "lambda", "seed", "score")]
+}
 set.seed(20250106)
-n_seg <- 25
-seg <- ids("seg", n_seg, 3)
-runs <- rbind(data.frame(system = "A", lambda = "none", seed = as.character(1:6)),
-              expand.grid(system = "B", lambda = c("0.1", "0.5", "0.9"), seed = as.character(1:4),
-                          stringsAsFactors = FALSE))
-runs$run_id <- ifelse(runs$system == "A", paste0("A_seed", runs$seed),
-                      paste0("B_lam", runs$lambda, "_seed", runs$seed))
-u_seg <- setNames(rnorm(n_seg, 0, 0.2), seg)
-u_lam <- c(none = 0, setNames(rnorm(3, 0, 0.02), c("0.1", "0.5", "0.9")))
-u_run <- setNames(rnorm(nrow(runs), 0, 0.015), runs$run_id)
-rows <- merge(runs, data.frame(segment_id = seg), by = NULL)
-rows <- rows[order(rows$run_id, rows$segment_id, method = "radix"), ]
-rows$score <- r10(0.4 - 0.02 * (rows$system == "B") + u_lam[rows$lambda] +
-                    u_seg[rows$segment_id] + u_run[rows$run_id] + rnorm(nrow(rows), 0, 0.05))
-rownames(rows) <- NULL
-write_local(rows[, c("segment_id", "run_id", "system", "lambda", "seed", "score")],
-            "ddf_facet_small.csv")
+write_local(facet_rows(25), "ddf_facet_small.csv")
 
 # ---------------------------------------------------------------- cases
 both <- c("Satterthwaite", "Kenward-Roger")
@@ -621,23 +541,7 @@ rownames(rows) <- NULL
 write_local(rows[, c("segment_id", "run_id", "system", "d", "d_c", "dbin", "score")],
             "ddf_kr_slopes.csv")
 set.seed(20250205)
-n_seg <- 120
-seg <- ids("seg", n_seg, 3)
-runs <- rbind(data.frame(system = "A", lambda = "none", seed = as.character(1:6)),
-              expand.grid(system = "B", lambda = c("0.1", "0.5", "0.9"), seed = as.character(1:4),
-                          stringsAsFactors = FALSE))
-runs$run_id <- ifelse(runs$system == "A", paste0("A_seed", runs$seed),
-                      paste0("B_lam", runs$lambda, "_seed", runs$seed))
-u_seg <- setNames(rnorm(n_seg, 0, 0.2), seg)
-u_lam <- c(none = 0, setNames(rnorm(3, 0, 0.02), c("0.1", "0.5", "0.9")))
-u_run <- setNames(rnorm(nrow(runs), 0, 0.015), runs$run_id)
-rows <- merge(runs, data.frame(segment_id = seg), by = NULL)
-rows <- rows[order(rows$run_id, rows$segment_id, method = "radix"), ]
-rows$score <- r10(0.4 - 0.02 * (rows$system == "B") + u_lam[rows$lambda] +
-                    u_seg[rows$segment_id] + u_run[rows$run_id] + rnorm(nrow(rows), 0, 0.05))
-rownames(rows) <- NULL
-write_local(rows[, c("segment_id", "run_id", "system", "lambda", "seed", "score")],
-            "ddf_kr_facet.csv")
+write_local(facet_rows(120), "ddf_kr_facet.csv")
 
 run_case_lean <- function(case, design, model, data_spec, factors, response, formula_str,
                           tests_fun) {
