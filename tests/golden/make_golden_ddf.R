@@ -96,7 +96,9 @@ Lrow <- function(fe_names, ...) {
 }
 Lrows <- function(...) do.call(rbind, list(...))
 
-run_tests <- function(m, tests, methods, msgs_env) {
+# One record per test and method: its name, type, method, L and rhs, completed by
+# record(spec, L, method, rec) with the reference values.
+each_test <- function(m, tests, methods, record) {
   out <- list()
   fe <- names(fixef(m))
   for (spec in tests) {
@@ -105,41 +107,47 @@ run_tests <- function(m, tests, methods, msgs_env) {
     for (method in methods) {
       rec <- list(name = spec$name, type = if (spec$joint) "F" else "t", method = method,
                   L = L, rhs = arr(rep(0, nrow(L))))
-      if (!spec$joint) {
-        stopifnot(nrow(L) == 1)
-        r <- capture(contest(m, L, ddf = method, joint = FALSE), msgs_env)
-        rec$estimate <- r[["Estimate"]]
-        rec$se <- r[["Std. Error"]]
-        rec$df <- r[["df"]]
-        rec$t <- r[["t value"]]
-        rec$p <- r[["Pr(>|t|)"]]
-        if (method == "Kenward-Roger") {
-          rec$se_unadjusted <- sqrt(drop(L %*% as.matrix(vcov(m)) %*% t(L)))
-          rec$df_get_Lb_ddf <- capture(pbkrtest::get_Lb_ddf(m, L), msgs_env)
-          kr <- capture(KRmodcomp(m, L), msgs_env)$test
-          rec$krmodcomp <- list(F = kr["Ftest", "stat"], F_unscaled = kr["FtestU", "stat"],
-                                F_scaling = kr["Ftest", "F.scaling"], numdf = kr["Ftest", "ndf"],
-                                df = kr["Ftest", "ddf"], p = kr["Ftest", "p.value"])
-        }
-      } else {
-        r <- capture(contest(m, L, ddf = method, joint = TRUE), msgs_env)
-        rec$F <- r[["F value"]]
-        rec$numdf <- as.integer(r[["NumDF"]])
-        rec$df <- r[["DenDF"]]
-        rec$p <- r[["Pr(>F)"]]
-        rec$sum_sq <- r[["Sum Sq"]]
-        rec$mean_sq <- r[["Mean Sq"]]
-        if (method == "Kenward-Roger") {
-          kr <- capture(KRmodcomp(m, L), msgs_env)$test
-          rec$F_unscaled <- kr["FtestU", "stat"]
-          rec$F_scaling <- kr["Ftest", "F.scaling"]
-          rec$p_unscaled <- kr["FtestU", "p.value"]
-        }
-      }
-      out[[length(out) + 1]] <- rec
+      out[[length(out) + 1]] <- record(spec, L, method, rec)
     }
   }
   out
+}
+
+run_tests <- function(m, tests, methods, msgs_env) {
+  each_test(m, tests, methods, function(spec, L, method, rec) {
+    if (!spec$joint) {
+      stopifnot(nrow(L) == 1)
+      r <- capture(contest(m, L, ddf = method, joint = FALSE), msgs_env)
+      rec$estimate <- r[["Estimate"]]
+      rec$se <- r[["Std. Error"]]
+      rec$df <- r[["df"]]
+      rec$t <- r[["t value"]]
+      rec$p <- r[["Pr(>|t|)"]]
+      if (method == "Kenward-Roger") {
+        rec$se_unadjusted <- sqrt(drop(L %*% as.matrix(vcov(m)) %*% t(L)))
+        rec$df_get_Lb_ddf <- capture(pbkrtest::get_Lb_ddf(m, L), msgs_env)
+        kr <- capture(KRmodcomp(m, L), msgs_env)$test
+        rec$krmodcomp <- list(F = kr["Ftest", "stat"], F_unscaled = kr["FtestU", "stat"],
+                              F_scaling = kr["Ftest", "F.scaling"], numdf = kr["Ftest", "ndf"],
+                              df = kr["Ftest", "ddf"], p = kr["Ftest", "p.value"])
+      }
+    } else {
+      r <- capture(contest(m, L, ddf = method, joint = TRUE), msgs_env)
+      rec$F <- r[["F value"]]
+      rec$numdf <- as.integer(r[["NumDF"]])
+      rec$df <- r[["DenDF"]]
+      rec$p <- r[["Pr(>F)"]]
+      rec$sum_sq <- r[["Sum Sq"]]
+      rec$mean_sq <- r[["Mean Sq"]]
+      if (method == "Kenward-Roger") {
+        kr <- capture(KRmodcomp(m, L), msgs_env)$test
+        rec$F_unscaled <- kr["FtestU", "stat"]
+        rec$F_scaling <- kr["Ftest", "F.scaling"]
+        rec$p_unscaled <- kr["FtestU", "p.value"]
+      }
+    }
+    rec
+  })
 }
 
 run_case <- function(case, design, model, data_spec, factors, response, formula_str, methods,
@@ -455,45 +463,36 @@ run_case("facet_small_persys", "facet_small", "persys", fs, f3, "score",
 # derive every test from it exactly as lmerTest's contest does (get_KR1D: Lb_ddf on vcovAdj;
 # contestMD: KRmodcomp = .KR_adjust on vcovAdj). Run them with GOLDEN_ONLY='^kr_'.
 run_tests_lean <- function(m, tests, methods, msgs_env, vkr) {
-  out <- list()
-  fe <- names(fixef(m))
-  for (spec in tests) {
-    L <- spec$L
-    stopifnot(identical(colnames(L), fe))
-    for (method in methods) {
-      rec <- list(name = spec$name, type = if (spec$joint) "F" else "t", method = method,
-                  L = L, rhs = arr(rep(0, nrow(L))))
-      if (method == "Satterthwaite") {
-        r <- capture(contest(m, L, ddf = method, joint = spec$joint), msgs_env)
-      }
-      if (!spec$joint && method == "Satterthwaite") {
-        rec[c("estimate", "se", "df", "t", "p")] <- list(r[["Estimate"]], r[["Std. Error"]],
-                                                         r[["df"]], r[["t value"]],
-                                                         r[["Pr(>|t|)"]])
-      } else if (!spec$joint) {
-        est <- drop(L %*% fixef(m))
-        se <- sqrt(drop(L %*% as.matrix(vkr) %*% t(L)))
-        df <- pbkrtest::Lb_ddf(L = drop(L), V0 = as.matrix(vcov(m)), Vadj = vkr)
-        rec[c("estimate", "se", "df", "t", "p")] <- list(est, se, df, est / se,
-                                                         2 * pt(abs(est / se), df, lower.tail = FALSE))
-        rec$se_unadjusted <- sqrt(drop(L %*% as.matrix(vcov(m)) %*% t(L)))
-      } else if (method == "Satterthwaite") {
-        rec[c("F", "numdf", "df", "p")] <- list(r[["F value"]], as.integer(r[["NumDF"]]),
-                                                r[["DenDF"]], r[["Pr(>F)"]])
-      } else {
-        st <- lapply(pbkrtest:::.KR_adjust(vkr, Phi = as.matrix(vcov(m)), L, beta = fixef(m),
-                                           betaH = 0), c)
-        kr <- pbkrtest:::.finalizeKR(st)$test
-        f <- kr["FtestU", "stat"] * kr["Ftest", "F.scaling"]
-        rec[c("F", "numdf", "df")] <- list(f, as.integer(kr[1L, "ndf"]), kr[1L, "ddf"])
-        rec$p <- pf(f, kr[1L, "ndf"], kr[1L, "ddf"], lower.tail = FALSE)
-        rec$F_unscaled <- kr["FtestU", "stat"]
-        rec$F_scaling <- kr["Ftest", "F.scaling"]
-      }
-      out[[length(out) + 1]] <- rec
+  each_test(m, tests, methods, function(spec, L, method, rec) {
+    if (method == "Satterthwaite") {
+      r <- capture(contest(m, L, ddf = method, joint = spec$joint), msgs_env)
     }
-  }
-  out
+    if (!spec$joint && method == "Satterthwaite") {
+      rec[c("estimate", "se", "df", "t", "p")] <- list(r[["Estimate"]], r[["Std. Error"]],
+                                                       r[["df"]], r[["t value"]],
+                                                       r[["Pr(>|t|)"]])
+    } else if (!spec$joint) {
+      est <- drop(L %*% fixef(m))
+      se <- sqrt(drop(L %*% as.matrix(vkr) %*% t(L)))
+      df <- pbkrtest::Lb_ddf(L = drop(L), V0 = as.matrix(vcov(m)), Vadj = vkr)
+      rec[c("estimate", "se", "df", "t", "p")] <- list(est, se, df, est / se,
+                                                       2 * pt(abs(est / se), df, lower.tail = FALSE))
+      rec$se_unadjusted <- sqrt(drop(L %*% as.matrix(vcov(m)) %*% t(L)))
+    } else if (method == "Satterthwaite") {
+      rec[c("F", "numdf", "df", "p")] <- list(r[["F value"]], as.integer(r[["NumDF"]]),
+                                              r[["DenDF"]], r[["Pr(>F)"]])
+    } else {
+      st <- lapply(pbkrtest:::.KR_adjust(vkr, Phi = as.matrix(vcov(m)), L, beta = fixef(m),
+                                         betaH = 0), c)
+      kr <- pbkrtest:::.finalizeKR(st)$test
+      f <- kr["FtestU", "stat"] * kr["Ftest", "F.scaling"]
+      rec[c("F", "numdf", "df")] <- list(f, as.integer(kr[1L, "ndf"]), kr[1L, "ddf"])
+      rec$p <- pf(f, kr[1L, "ndf"], kr[1L, "ddf"], lower.tail = FALSE)
+      rec$F_unscaled <- kr["FtestU", "stat"]
+      rec$F_scaling <- kr["Ftest", "F.scaling"]
+    }
+    rec
+  })
 }
 
 # kr_boundary: 6 vs 6 runs, 60 segments; system A's runs have no run effect and its run
