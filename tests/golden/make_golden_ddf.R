@@ -401,18 +401,18 @@ run_case("example_ter_slopes_bobyqa", "example_ter", "slopes", ex, f2, "ter",
 
 # 2. hetero_small
 two_sys_tests <- function(fe) c(coef_tests(fe), list(ft("system_F", Lrow(fe, systemB = 1))))
-hs <- local_data("ddf_hetero_small.csv")
-run_case("hetero_small_persys", "hetero_small", "persys", hs, f2, "score",
-         persys_formula("score", "system", c("A", "B")), both, two_sys_tests)
-run_case("hetero_small_pooled", "hetero_small", "pooled", hs, f2, "score",
-         "score ~ system + (1|segment_id) + (1|run_id)", both, two_sys_tests)
+# a two-system design with a run variance per system ("persys") and one shared ("pooled")
+two_system_cases <- function(design) {
+  d <- local_data(paste0("ddf_", design, ".csv"))
+  run_case(paste0(design, "_persys"), design, "persys", d, f2, "score",
+           persys_formula("score", "system", c("A", "B")), both, two_sys_tests)
+  run_case(paste0(design, "_pooled"), design, "pooled", d, f2, "score",
+           "score ~ system + (1|segment_id) + (1|run_id)", both, two_sys_tests)
+}
+two_system_cases("hetero_small")
 
 # 3. equal_small
-es <- local_data("ddf_equal_small.csv")
-run_case("equal_small_persys", "equal_small", "persys", es, f2, "score",
-         persys_formula("score", "system", c("A", "B")), both, two_sys_tests)
-run_case("equal_small_pooled", "equal_small", "pooled", es, f2, "score",
-         "score ~ system + (1|segment_id) + (1|run_id)", both, two_sys_tests)
+two_system_cases("equal_small")
 
 # 4. slopes_small
 ss <- local_data("ddf_slopes_small.csv")
@@ -428,11 +428,7 @@ run_case("slopes_small_persys", "slopes_small", "slopes_persys", ss, f2, "score"
          both, slope_tests)
 
 # 5. unbalanced_small
-us <- local_data("ddf_unbalanced_small.csv")
-run_case("unbalanced_small_persys", "unbalanced_small", "persys", us, f2, "score",
-         persys_formula("score", "system", c("A", "B")), both, two_sys_tests)
-run_case("unbalanced_small_pooled", "unbalanced_small", "pooled", us, f2, "score",
-         "score ~ system + (1|segment_id) + (1|run_id)", both, two_sys_tests)
+two_system_cases("unbalanced_small")
 
 # 6. three_sys_small
 ts <- local_data("ddf_three_sys_small.csv")
