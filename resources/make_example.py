@@ -82,6 +82,8 @@ from pathlib import Path
 
 import numpy as np
 
+from infrepro.validation.simulate import named_streams
+
 SEED = 20240611
 N_SEGMENTS = 300
 
@@ -370,13 +372,7 @@ def _var(x: Sequence[float] | np.ndarray) -> float:
 
 def generate(out: Path, runs_sheet: Path) -> dict:
     """Write the example experiment and return the planted-truth summary."""
-    rngs = dict(
-        zip(
-            STREAMS,
-            (np.random.default_rng(s) for s in np.random.SeedSequence(SEED).spawn(len(STREAMS))),
-            strict=True,
-        )
-    )
+    rngs = named_streams(STREAMS, SEED)
     vocab = load_vocab(rngs["vocab"])
     segs = [make_segment(rngs["text"], vocab) for _ in range(N_SEGMENTS)]
     sources = [s for s, _, _ in segs]

@@ -1,5 +1,6 @@
-"""Helpers for the workflow tests (tests/e2e, tests/cluster): the bundled example or a small
-generated experiment in a temporary folder, and the command that runs Snakemake on it."""
+"""Helpers shared by the tests: the bundled example or a small generated experiment in a
+temporary folder, the command that runs Snakemake on it (tests/e2e, tests/cluster), and the
+bundled Kreutzer et al. (2020) TER data as config/kreutzer2020.yaml reads it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,13 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from infrepro.analyses import load_metric_data
+from infrepro.analyses.data import MetricData
+from infrepro.experiment import import_scores
+from infrepro.io import ScoresColumns
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
+KREUTZER_CONFIG = REPO_ROOT / "config" / "kreutzer2020.yaml"
 WORDS = (
     "the a model system data test seed run score value good bad high low new old long short "
     "translation summary evaluation significant variance reliability interaction property "
@@ -220,3 +227,36 @@ def job_counts(output: str) -> dict[str, int]:
                     counts[parts[0]] = int(parts[1])
             break
     return counts
+
+
+def kreutzer_config() -> dict:
+    """The shipped scores-mode config of the Kreutzer et al. (2020) TER data."""
+    return yaml.safe_load(KREUTZER_CONFIG.read_text())
+
+
+def kreutzer_ter(with_properties: bool = True) -> MetricData:
+    """The Kreutzer TER data as the analyses see them, read as config/kreutzer2020.yaml says
+    (with its source-length bins); ``with_properties=False`` drops the property."""
+    config = kreutzer_config()
+    mapping = dict(config["columns"])
+    if not with_properties:
+        mapping["properties"] = []
+    bins = config["property_options"] if with_properties else {}
+    evaluation, runs, property_bins = import_scores(
+        str(REPO_ROOT / config["scores"]),
+        ScoresColumns.from_config(mapping),
+        cuts=bins.get("bins"),
+        labels=bins.get("bin_labels"),
+    )
+    (metric,) = mapping["metrics"]
+    return load_metric_data(
+        evaluation,
+        runs,
+        property_bins,
+        metric=metric,
+        better=config["better"][metric],
+        baseline=config["baseline"],
+        facets=mapping["facets"],
+        properties=mapping["properties"],
+        options={},
+    )

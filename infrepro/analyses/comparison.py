@@ -17,7 +17,7 @@ import pandas as pd
 
 from infrepro.io.errors import plural
 from infrepro.io.scores import incomplete_runs
-from infrepro.lmm import LmmResult
+from infrepro.lmm import ContrastTest, LmmResult
 from infrepro.registry import (
     ALL_RUNS,
     ALL_RUNS_RUN_AWARE,
@@ -71,13 +71,39 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
     """GLRTs, run-aware tests, estimated means and contrasts of the system comparisons (every
     incomplete run noted first)."""
     note_incomplete_runs(data, log)
-    glrt_rows: list[dict[str, object]] = []
     out = _Rows()
-    systems = data.systems
-    if len(systems) < 2:
+    if len(data.systems) < 2:
         log.skip(COMPARISON, "", "", "only one system: nothing to compare")
         return {"glrt": pd.DataFrame(), "tests": pd.DataFrame()}
     scale = effect_scale(data, log)
+    glrt_rows = _glrts(data, log, scale, out)
+    _run_aware(data, log, scale, out)
+    glrt = _holm_pairs(pd.DataFrame(glrt_rows))
+    contrast_table = holm_within(pd.DataFrame(out.contrasts), ["metric", "analysis"])
+    test_table = _holm_pairs(pd.DataFrame(out.tests))
+    return {
+        "glrt": glrt,
+        "tests": test_table,
+        "means": pd.DataFrame(out.means),
+        "contrasts": contrast_table,
+    }
+
+
+def _subsets(systems: list[str]) -> list[tuple[str, list[str]]]:
+    """The comparisons: all systems (omnibus, with more than two) then every pair."""
+    subsets: list[tuple[str, list[str]]] = []
+    if len(systems) > 2:
+        subsets.append(("all systems", systems))
+    subsets += [(f"{a} vs {b}", [a, b]) for a, b in itertools.combinations(systems, 2)]
+    return subsets
+
+
+def _glrts(
+    data: MetricData, log: FitLog, scale: EffectScale, out: _Rows
+) -> list[dict[str, object]]:
+    """The paper's GLRTs (best vs best, all runs, all runs with a shared run intercept) per
+    comparison, their model means and contrasts added to ``out``."""
+    systems = data.systems
     best = best_runs(data)
     selection = best["selected_by"].iloc[0]
     optimistic = bool(best["optimistic"].iloc[0])
@@ -92,6 +118,7 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
             f"paper model + {RUN_TERM}: one run variance shared by all systems (ML, chi-square)",
         ),
     ]
+    glrt_rows: list[dict[str, object]] = []
     for analysis, rows, run_aware, text in settings:
         if run_aware and distinct_count(rows, RUN) <= len(systems):
             log.skip(
@@ -99,50 +126,28 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
             )
             continue
         h1, h0 = comparison_formulas(data.metric, run_aware)
-        if len(systems) > 2:
-            omnibus = run_glrt(
-                log,
-                rows,
-                h1,
-                h0,
-                analysis=analysis,
-                subset="all systems",
-                note=text,
-                reference_levels=data.reference_levels,
-            )
-            if omnibus is not None:
-                glrt_rows.append(omnibus.row)
-                out.means += _means(data, omnibus.h1, analysis, "all systems", rows)
-        for first, second in itertools.combinations(systems, 2):
-            subset = f"{first} vs {second}"
-            pair_rows = rows[rows[SYSTEM].isin([first, second])]
+        for subset, members in _subsets(systems):
+            omnibus = len(members) > 2
+            sub = rows if omnibus else rows[rows[SYSTEM].isin(members)]
             outcome = run_glrt(
                 log,
-                pair_rows,
+                sub,
                 h1,
                 h0,
                 analysis=analysis,
                 subset=subset,
                 note=text,
-                reference_levels={SYSTEM: first},
+                reference_levels=data.reference_levels if omnibus else {SYSTEM: members[0]},
             )
             if outcome is None:
                 continue
             glrt_rows.append(outcome.row)
-            if len(systems) == 2:
-                out.means += _means(data, outcome.h1, analysis, subset, pair_rows)
-            row = _glrt_contrast(data, outcome, scale, analysis, subset, first, second)
-            out.contrasts.append(row)
-    _run_aware(data, log, scale, out)
-    glrt = _holm_pairs(pd.DataFrame(glrt_rows))
-    contrast_table = holm_within(pd.DataFrame(out.contrasts), ["metric", "analysis"])
-    test_table = _holm_pairs(pd.DataFrame(out.tests))
-    return {
-        "glrt": glrt,
-        "tests": test_table,
-        "means": pd.DataFrame(out.means),
-        "contrasts": contrast_table,
-    }
+            if omnibus or len(systems) == 2:
+                out.means += _means(data, outcome.h1, analysis, subset, sub)
+            if not omnibus:
+                row = _glrt_contrast(data, outcome, scale, analysis, subset, *members)
+                out.contrasts.append(row)
+    return glrt_rows
 
 
 def _run_aware(
@@ -153,12 +158,7 @@ def _run_aware(
 ) -> None:
     """The headline (per-system run variance) and facet-aware comparisons, pairwise and
     (with more than two systems) omnibus."""
-    systems = data.systems
-    subsets: list[tuple[str, list[str]]] = []
-    if len(systems) > 2:
-        subsets.append(("all systems", systems))
-    subsets += [(f"{a} vs {b}", [a, b]) for a, b in itertools.combinations(systems, 2)]
-    for subset, members in subsets:
+    for subset, members in _subsets(data.systems):
         rows = data.rows_of(systems=members)
         n_runs = rows.groupby(SYSTEM, sort=False)[RUN].nunique()
         single = [s for s in members if n_runs.get(s, 0) < 2]
@@ -174,108 +174,105 @@ def _run_aware(
                 "system's run variance (one run variance shared)"
             )
         )
-        formula = headline_formula(data.metric, members, pooled)
-        _one_test(data, log, scale, rows, formula, members, subset, HEADLINE, note, out)
+        site = _Site(data, log, scale, rows, subset, out)
+        site.test(headline_formula(data.metric, members, pooled), members, HEADLINE, note)
         groups = {s: shared_facets(data, rows, s) for s in members}
         groups = {s: g for s, g in groups.items() if g}
         if groups and not pooled:
             formula = facet_aware_formula(data.metric, members, groups)
             shared = "; ".join(f"{s}: {', '.join(g)}" for s, g in groups.items())
-            _one_test(
-                data,
-                log,
-                scale,
-                rows,
-                formula,
-                members,
-                subset,
-                FACET_AWARE,
-                f"facet levels as draws from their population ({shared})",
-                out,
+            note = f"facet levels as draws from their population ({shared})"
+            site.test(formula, members, FACET_AWARE, note)
+
+
+@dataclass(frozen=True)
+class _Site:
+    """One run-aware comparison: the rows of its systems and the tables it adds to."""
+
+    data: MetricData
+    log: FitLog
+    scale: EffectScale
+    rows: pd.DataFrame
+    subset: str
+    out: _Rows
+
+    def test(self, formula: str, members: list[str], analysis: str, note: str) -> None:
+        """REML fit of ``formula``; the omnibus F test of all systems equal, or the t test of
+        first - second with its bootstrap LRT (headline, when asked), means and contrast."""
+        first = members[0]
+        fitted = self.log.fit(
+            formula,
+            self.rows,
+            reml=True,
+            analysis=analysis,
+            subset=self.subset,
+            reference_levels={SYSTEM: first},
+        )
+        if fitted is None:
+            return
+        if len(members) > 2:
+            names = list(fitted.fixed_effects.index)
+            others = [s for s in members[1:] if f"{SYSTEM}{s}" in names]
+            L = fitted.contrast_matrix([{f"{SYSTEM}{s}": 1.0} for s in others])
+            self._contest(fitted, L, analysis, "all systems equal", note)
+            self.out.means += _means(self.data, fitted, analysis, self.subset, self.rows)
+            return
+        second = members[1]
+        L = fitted.contrast_matrix({f"{SYSTEM}{second}": -1.0})  # first - second
+        test = self._contest(fitted, L, analysis, f"{first} - {second} = 0", note)
+        if test is None:
+            return
+        self._pair_extras(formula, members, analysis, fitted)
+        self.out.contrasts.append(
+            _contrast_row(
+                self.data,
+                self.scale,
+                analysis,
+                self.subset,
+                first,
+                second,
+                test.estimate,
+                test.se,
+                test.log10_p,
+                method_label(test),
+                test.dendf,
             )
+        )
 
-
-def _one_test(
-    data: MetricData,
-    log: FitLog,
-    scale: EffectScale,
-    rows: pd.DataFrame,
-    formula: str,
-    members: list[str],
-    subset: str,
-    analysis: str,
-    note: str,
-    out: _Rows,
-) -> None:
-    first = members[0]
-    fitted = log.fit(
-        formula,
-        rows,
-        reml=True,
-        analysis=analysis,
-        subset=subset,
-        reference_levels={SYSTEM: first},
-    )
-    if fitted is None:
-        return
-    names = list(fitted.fixed_effects.index)
-    others = [s for s in members[1:] if f"{SYSTEM}{s}" in names]
-    if len(members) > 2:
-        L = fitted.contrast_matrix([{f"{SYSTEM}{s}": 1.0} for s in others])
-        test = contest(log, fitted, L, analysis=analysis, subset=subset, prop="")
+    def _contest(
+        self, fitted: LmmResult, L: np.ndarray, analysis: str, hypothesis: str, note: str
+    ) -> ContrastTest | None:
+        """Test L beta = 0 and add its row to the tests (None when the test failed)."""
+        test = contest(self.log, fitted, L, analysis=analysis, subset=self.subset, prop="")
         if test is not None:
-            out.tests.append(
+            self.out.tests.append(
                 test_row(
-                    log,
+                    self.log,
                     test,
                     fitted,
-                    rows,
+                    self.rows,
                     analysis=analysis,
-                    subset=subset,
-                    hypothesis="all systems equal",
+                    subset=self.subset,
+                    hypothesis=hypothesis,
                     note=note,
                 )
             )
-        out.means += _means(data, fitted, analysis, subset, rows)
-        return
-    second = members[1]
-    L = fitted.contrast_matrix({f"{SYSTEM}{second}": -1.0})  # first - second
-    test = contest(log, fitted, L, analysis=analysis, subset=subset, prop="")
-    if test is None:
-        return
-    out.tests.append(
-        test_row(
-            log,
-            test,
-            fitted,
-            rows,
-            analysis=analysis,
-            subset=subset,
-            hypothesis=f"{first} - {second} = 0",
-            note=note,
-        )
-    )
-    samples = int(data.options["bootstrap_lrt"])
-    if samples and analysis == HEADLINE:
-        seed = int(data.options["bootstrap"]["seed"])
-        out.tests.append(_bootstrap_row(log, rows, formula, first, second, subset, samples, seed))
-    if len(data.systems) == 2:
-        out.means += _means(data, fitted, analysis, subset, rows)
-    out.contrasts.append(
-        _contrast_row(
-            data,
-            scale,
-            analysis,
-            subset,
-            first,
-            second,
-            test.estimate,
-            test.se,
-            test.log10_p,
-            method_label(test),
-            test.dendf,
-        )
-    )
+        return test
+
+    def _pair_extras(
+        self, formula: str, members: list[str], analysis: str, fitted: LmmResult
+    ) -> None:
+        """The headline's parametric-bootstrap LRT (``bootstrap_lrt`` samples) and, with two
+        systems, the model means."""
+        data = self.data
+        samples = int(data.options["bootstrap_lrt"])
+        if samples and analysis == HEADLINE:
+            seed = int(data.options["bootstrap"]["seed"])
+            first, second = members
+            args = (formula, first, second, self.subset, samples, seed)
+            self.out.tests.append(_bootstrap_row(self.log, self.rows, *args))
+        if len(data.systems) == 2:
+            self.out.means += _means(data, fitted, analysis, self.subset, self.rows)
 
 
 def _bootstrap_row(

@@ -62,17 +62,8 @@ def conditional_analyses(data: MetricData, log: FitLog) -> dict[str, pd.DataFram
                 variant,
                 f"{dropped} rows without a value of {variant} left out of its models",
             )
-        factor_analysis(
-            data,
-            log,
-            tables,
-            rows,
-            factor=SYSTEM,
-            prop=variant,
-            analysis=CONDITIONAL,
-            subset="all runs",
-            reference=data.baseline,
-        )
+        cell = Cell(SYSTEM, variant, CONDITIONAL, "all runs", data.baseline)
+        factor_analysis(data, log, tables, rows, cell)
     return tables.frames()
 
 
@@ -135,20 +126,24 @@ def _property_family(table: pd.DataFrame, binned_columns: frozenset[str]) -> pd.
     return pd.concat([tested, table[binned]]).sort_index()
 
 
+@dataclass(frozen=True)
+class Cell:
+    """One ``factor`` x ``prop`` analysis: the factor (system or a facet), the property
+    variant, the analysis and subset it reports under, and the factor's reference level."""
+
+    factor: str
+    prop: str
+    analysis: str
+    subset: str
+    reference: str
+
+
 def factor_analysis(
-    data: MetricData,
-    log: FitLog,
-    tables: _Tables,
-    rows: pd.DataFrame,
-    *,
-    factor: str,
-    prop: str,
-    analysis: str,
-    subset: str,
-    reference: str,
+    data: MetricData, log: FitLog, tables: _Tables, rows: pd.DataFrame, cell: Cell
 ) -> None:
     """Joint and interaction tests of ``factor`` x ``prop`` and the post-hoc tables, from the
     paper's models and from the run-aware model."""
+    factor, prop, analysis, subset = cell.factor, cell.prop, cell.analysis, cell.subset
     if distinct_count(rows, factor) < 2:
         log.skip(analysis, subset, prop, f"{factor} has fewer than two levels in these rows")
         return
@@ -159,37 +154,26 @@ def factor_analysis(
     if numeric and centred(prop) not in rows:  # the run-aware slope's d_c (property_rows)
         rows = rows.assign(**{centred(prop): _centre(rows, prop)})
     models = property_formulas(data.metric, factor, prop)
-    levels = {factor: reference}
-    joint = run_glrt(
-        log,
-        rows,
-        models["h1"],
-        models["h0_joint"],
-        analysis=analysis + JOINT_SUFFIX,
-        subset=subset,
-        prop=prop,
-        facet=factor if factor != SYSTEM else "",
-        reference_levels=levels,
-    )
-    interaction = run_glrt(
-        log,
-        rows,
-        models["h1"],
-        models["h0_interaction"],
-        analysis=analysis + INTERACTION_SUFFIX,
-        subset=subset,
-        prop=prop,
-        facet=factor if factor != SYSTEM else "",
-        reference_levels=levels,
+    joint, interaction = (
+        run_glrt(
+            log,
+            rows,
+            models["h1"],
+            models[h0],
+            analysis=analysis + suffix,
+            subset=subset,
+            prop=prop,
+            facet=factor if factor != SYSTEM else "",
+            reference_levels={factor: cell.reference},
+        )
+        for suffix, h0 in ((JOINT_SUFFIX, "h0_joint"), (INTERACTION_SUFFIX, "h0_interaction"))
     )
     for outcome in (joint, interaction):
         if outcome is not None:
             tables.glrt.append(outcome.row)
-    levels = _levels(rows, factor, reference)
+    levels = _levels(rows, factor, cell.reference)
     fits = [(analysis, joint.h1 if joint is not None else None)]
-    run_aware = run_aware_fit(
-        data, log, tables, rows, factor, prop, analysis, subset, reference, numeric
-    )
+    run_aware = run_aware_fit(data, log, tables, rows, cell, numeric)
     fits.append((analysis + RUN_AWARE_SUFFIX, run_aware))
     for name, fitted in fits:
         if fitted is None:
@@ -215,18 +199,10 @@ def factor_analysis(
 
 
 def run_aware_fit(
-    data: MetricData,
-    log: FitLog,
-    tables: _Tables,
-    rows: pd.DataFrame,
-    factor: str,
-    prop: str,
-    analysis: str,
-    subset: str,
-    reference: str,
-    numeric: bool,
+    data: MetricData, log: FitLog, tables: _Tables, rows: pd.DataFrame, cell: Cell, numeric: bool
 ) -> LmmResult | None:
     """The REML run-aware fit of ``factor * prop`` and its joint and interaction F tests."""
+    factor, prop, analysis, subset = cell.factor, cell.prop, cell.analysis, cell.subset
     name = analysis + RUN_AWARE_SUFFIX
     if distinct_count(rows, RUN) <= distinct_count(rows, factor):
         log.skip(name, subset, prop, f"every level of {factor} has a single run: no run variance")
@@ -241,7 +217,7 @@ def run_aware_fit(
         analysis=name,
         subset=subset,
         prop=prop,
-        reference_levels={factor: reference},
+        reference_levels={factor: cell.reference},
     )
     if fitted is None:
         return None

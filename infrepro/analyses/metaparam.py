@@ -17,7 +17,7 @@ import pandas as pd
 from infrepro.registry import METAPARAM
 from infrepro.vocabulary import SYSTEM, VARIANCE_COLUMN, VCA_COLUMN, VCA_RUN_AWARE, columns
 
-from .conditional import _Tables, factor_analysis, property_rows
+from .conditional import Cell, _Tables, factor_analysis, property_rows
 from .data import MetricData, distinct_strings
 from .effects import effect_scale
 from .fitlog import FitLog
@@ -80,17 +80,8 @@ def metaparameter_interactions(
             log.skip(METAPARAM, system, "", reason)
         for facet in facets:
             for variant, variant_rows, reference in facet_variants(data, system, facet):
-                factor_analysis(
-                    data,
-                    log,
-                    tables,
-                    variant_rows,
-                    factor=facet,
-                    prop=variant,
-                    analysis=METAPARAM,
-                    subset=system,
-                    reference=reference,
-                )
+                cell = Cell(facet, variant, METAPARAM, system, reference)
+                factor_analysis(data, log, tables, variant_rows, cell)
     frames = tables.frames()
     frames["importance"] = facet_importance(data, components)
     return frames

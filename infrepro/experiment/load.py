@@ -99,18 +99,7 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
     has_dev = DEV_SCORE in runs and bool(runs[DEV_SCORE].notna().any())
     source = f"{runs_path} column '{DEV_SCORE}'"
     _check_options(config, properties, user_properties, facets, systems, runs, has_dev, source)
-    return Experiment(
-        mode="raw",
-        name=str(config["experiment"]),
-        baseline=str(config["baseline"]),
-        metrics=metrics,
-        better=_better(config, metrics),
-        properties=properties,
-        facets=facets,
-        systems=systems,
-        runs=runs,
-        inputs=inputs,
-    )
+    return _experiment(config, "raw", (metrics, properties, facets), systems, runs, inputs)
 
 
 def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
@@ -146,17 +135,32 @@ def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
         bool(columns.dev_score),
         source,
     )
+    names = (metrics, properties, list(columns.facets))
+    return _experiment(config, "scores", names, systems, runs, [str(config["scores"])])
+
+
+def _experiment(
+    config: Mapping[str, Any],
+    mode: Literal["raw", "scores"],
+    names: tuple[list[str], list[str], list[str]],
+    systems: list[str],
+    runs: pd.DataFrame,
+    inputs: list[str],
+) -> Experiment:
+    """The Experiment of either mode: ``names`` = (metrics, properties, facets); its name,
+    baseline and better directions from ``config``."""
+    metrics, properties, facets = names
     return Experiment(
-        mode="scores",
+        mode=mode,
         name=str(config["experiment"]),
         baseline=str(config["baseline"]),
         metrics=metrics,
         better=_better(config, metrics),
         properties=properties,
-        facets=list(columns.facets),
+        facets=facets,
         systems=systems,
         runs=runs,
-        inputs=[str(config["scores"])],
+        inputs=inputs,
     )
 
 

@@ -251,6 +251,59 @@ def block_cross_products(layout: Layout, codes: list[np.ndarray]) -> np.ndarray:
     return cbb.reshape(nb, m, m)
 
 
+def _dense_from_cells(
+    out: CrossProducts,
+    cells: tuple[np.ndarray, np.ndarray],
+    rows_b: list[np.ndarray],
+    layout: Layout,
+) -> None:
+    """C_FF = I' diag(cell counts) I and C_BF from the cells of the rest terms (``cell`` the
+    cell of each row, ``ind`` the cells' 0/1 indicators of the rest columns)."""
+    cell, ind = cells
+    nc = ind.shape[0]
+    nbm = layout.n_blocks * layout.m
+    out.cff_dense = ind.T @ (np.bincount(cell, minlength=nc)[:, None] * ind)
+    out.cbf_dense = _cell_counts(rows_b, cell, ind, nbm).reshape(
+        layout.n_blocks, layout.m, layout.n_rest
+    )
+
+
+def _weighted_dense(
+    rest_cols: list[np.ndarray],
+    rest_w: list[np.ndarray | None],
+    rows_b: list[np.ndarray],
+    size_bf: int,
+    qr: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Dense C_FF = Z_F'Z_F and flat C_BF = Z_B'Z_F with weighted rest terms, by bincount;
+    rows where a weight is 0 add zeros only: each sum runs over the other rows."""
+    nonzero = [None if w is None else np.flatnonzero(w) for w in rest_w]
+    cff = np.zeros((qr, qr))
+    for ca, wa, ra in zip(rest_cols, rest_w, nonzero, strict=True):
+        for cb, wb, rb_ in zip(rest_cols, rest_w, nonzero, strict=True):
+            if wa is None and wb is None:
+                cff += np.bincount(ca * qr + cb, minlength=qr * qr).reshape(qr, qr)
+                continue
+            if ra is None or rb_ is None:
+                both = rb_ if ra is None else ra
+            elif ca is cb:
+                both = ra
+            else:
+                both = np.flatnonzero((wa != 0) & (wb != 0))
+            w = _product(None if wa is None else wa[both], None if wb is None else wb[both], 0)
+            key = ca[both] * qr + cb[both]
+            cff += np.bincount(key, weights=w, minlength=qr * qr).reshape(qr, qr)
+    cbf = np.zeros(size_bf)
+    for rb in rows_b:
+        for ca, wa, ra in zip(rest_cols, rest_w, nonzero, strict=True):
+            if wa is None:
+                cbf += np.bincount(rb * qr + ca, minlength=size_bf)
+            else:
+                key = rb[ra] * qr + ca[ra]
+                cbf += np.bincount(key, weights=wa[ra], minlength=size_bf)
+    return cff, cbf
+
+
 def cross_products(
     layout: Layout,
     codes: list[np.ndarray],
@@ -304,44 +357,16 @@ def cross_products(
             [np.bincount(cell, weights=Xy[:, j], minlength=nc) for j in range(ncol)]
         )
         out.cfy[:] = ind.T @ cell_y
-        out.cff_dense = ind.T @ (np.bincount(cell, minlength=nc)[:, None] * ind)
-        out.cbf_dense = _cell_counts(rows_b, cell, ind, nb * m).reshape(nb, m, qr)
+        _dense_from_cells(out, cells, rows_b, layout)
         return out
     for ca, wa in zip(rest_cols, rest_w, strict=True):
         out.cfy += _term_cross(ca, wa, qr, Xy, memo)
     zero_one = all(w is None or bool(np.all((w == 0.0) | (w == 1.0))) for w in rest_w)
     counted = _count_cells(rest_cols, rest_w, qr) if dense and zero_one and qr else None
     if counted is not None and nb * m * counted[1].shape[0] <= 10_000_000:
-        cell, ind = counted
-        nc = ind.shape[0]
-        out.cff_dense = ind.T @ (np.bincount(cell, minlength=nc)[:, None] * ind)
-        out.cbf_dense = _cell_counts(rows_b, cell, ind, nb * m).reshape(nb, m, qr)
+        _dense_from_cells(out, counted, rows_b, layout)
     elif dense:
-        # rows where a weight is 0 add zeros only: each sum runs over the other rows
-        nonzero = [None if w is None else np.flatnonzero(w) for w in rest_w]
-        cff = np.zeros((qr, qr))
-        for ca, wa, ra in zip(rest_cols, rest_w, nonzero, strict=True):
-            for cb, wb, rb_ in zip(rest_cols, rest_w, nonzero, strict=True):
-                if wa is None and wb is None:
-                    cff += np.bincount(ca * qr + cb, minlength=qr * qr).reshape(qr, qr)
-                    continue
-                if ra is None or rb_ is None:
-                    both = rb_ if ra is None else ra
-                elif ca is cb:
-                    both = ra
-                else:
-                    both = np.flatnonzero((wa != 0) & (wb != 0))
-                w = _product(None if wa is None else wa[both], None if wb is None else wb[both], 0)
-                key = ca[both] * qr + cb[both]
-                cff += np.bincount(key, weights=w, minlength=qr * qr).reshape(qr, qr)
-        cbf = np.zeros(nb * m * qr)
-        for rb in rows_b:
-            for ca, wa, ra in zip(rest_cols, rest_w, nonzero, strict=True):
-                if wa is None:
-                    cbf += np.bincount(rb * qr + ca, minlength=nb * m * qr)
-                else:
-                    key = rb[ra] * qr + ca[ra]
-                    cbf += np.bincount(key, weights=wa[ra], minlength=nb * m * qr)
+        cff, cbf = _weighted_dense(rest_cols, rest_w, rows_b, nb * m * qr, qr)
         out.cff_dense = cff
         out.cbf_dense = cbf.reshape(nb, m, qr)
     else:

@@ -19,7 +19,7 @@ from .design import FixedDesign, RandomColumns, aliased_columns, build_fixed, ra
 from .errors import LmmError
 from .formula import ParsedFormula, parse_formula
 from .optimize import OptimResult, minimize_theta
-from .profiled import LOG_2PI, ProfiledDeviance
+from .profiled import LOG_2PI, ProfiledDeviance, Solution
 from .result import LmmResult
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
@@ -178,6 +178,27 @@ def _z_matrix(terms: list[RandomColumns], n: int) -> tuple[sp.csc_matrix, list[n
     return sp.hstack(blocks, format="csc"), cols
 
 
+def _devfun(
+    prep: _Prepared, reml: bool, path: str, cache: FitCache | None = None
+) -> ProfiledDeviance:
+    """lme4's ``mkLmerDevfun``: the profiled deviance d(theta) of the prepared model,
+
+    -2 l(theta) = log|L_theta|^2 + n (1 + log(2 pi r2(theta) / n))            (ML)
+    -2 l_R(theta) = log|L_theta|^2 + log|R_X|^2 + (n-p)(1 + log(2 pi r2 / (n-p)))   (REML)
+    """
+    return ProfiledDeviance(
+        prep.codes,
+        prep.nlevels,
+        prep.X,
+        prep.y_centred,
+        reml=reml,
+        path=path,
+        weights=prep.weights,
+        xtx=prep.xtx,
+        memo=None if cache is None else cache.products,
+    )
+
+
 def deviance_function(
     formula: str,
     data: pd.DataFrame,
@@ -188,10 +209,7 @@ def deviance_function(
 ) -> Callable[[np.ndarray], float]:
     """lme4's profiled criterion (``deviance`` for ML, ``REMLcrit`` for REML) as a function of
     theta, ordered as the formula's random terms. For checks against lme4 and for profiling."""
-    prep = _prepare(formula, data, reference_levels, factors)
-    dev = ProfiledDeviance(
-        prep.codes, prep.nlevels, prep.X, prep.y_centred, reml=reml, path=path, weights=prep.weights
-    )
+    dev = _devfun(_prepare(formula, data, reference_levels, factors), reml, path)
 
     def criterion(theta: np.ndarray) -> float:
         with _single_threaded_blas(), np.errstate(divide="ignore", invalid="ignore"):
@@ -207,6 +225,104 @@ def _digest(y: np.ndarray) -> str:
     return hashlib.sha1(parts.tobytes()).hexdigest()
 
 
+def _optimize(dev: ProfiledDeviance, n_terms: int, theta: np.ndarray | None) -> OptimResult:
+    """lme4's ``optimizeLmer``: theta-hat = argmin d(theta) over theta >= 0, or the given
+    theta evaluated as is (``lmerControl(optimizer = NULL)``)."""
+    if theta is None:
+        return minimize_theta(dev, n_terms)
+    given = np.abs(np.asarray(theta, dtype=float))
+    if given.shape != (n_terms,):
+        raise LmmError(f"theta has {given.size} values for {n_terms} random terms")
+    return OptimResult(given, dev(given), True, 1, ["theta given, not optimized"])
+
+
+@dataclass(frozen=True)
+class _Estimates:
+    """The fit at theta-hat: beta = beta0 + delta, residuals, sigma^2 and the criterion."""
+
+    beta: np.ndarray
+    resid: np.ndarray
+    sigma2: float
+    crit: float
+    cov: np.ndarray
+
+
+def _estimates(prep: _Prepared, sol: Solution, reml: bool) -> _Estimates:
+    """Residuals e = y - X beta - Z b straight from the rows (exact at the optimum),
+    r2 = e'e + |u|^2, sigma^2 = r2 / dof (dof = n - p for REML, n for ML),
+    criterion = log|L|^2 [+ log|R_X|^2] + dof (1 + log(2 pi) + log(r2 / dof)),
+    Var(beta-hat) = sigma^2 (R_X' R_X)^-1."""
+    n, p = prep.X.shape
+    beta = prep.beta0 + sol.beta
+    fitted_re = np.zeros(n)
+    for c, b, w in zip(prep.codes, sol.b, prep.weights, strict=True):
+        fitted_re += b[c] if w is None else b[c] * w
+    resid = prep.y - prep.X @ beta - fitted_re
+    r2 = float(resid @ resid) + sol.u_sq
+    dof = n - p if reml else n
+    crit = sol.logdet_l + (sol.logdet_rx if reml else 0.0)
+    crit += dof * (1.0 + LOG_2PI + np.log(r2 / dof))
+    sigma2 = r2 / dof
+    return _Estimates(beta, resid, sigma2, float(crit), sigma2 * sol.unscaled_cov)
+
+
+def _fit_messages(
+    prep: _Prepared, opt: OptimResult, theta: np.ndarray, sigma2: float
+) -> tuple[bool, list[str]]:
+    """Whether the fit is singular (any theta < SINGULAR_TOL, as lme4's isSingular) and the
+    optimizer's messages plus warnings on degenerate fits and facets with few levels."""
+    n = len(prep.y)
+    singular = bool(np.any(theta < SINGULAR_TOL))
+    messages = list(opt.messages)
+    if singular:
+        messages.append("boundary (singular) fit: see help('isSingular')")
+    if sigma2 <= 1e-12 * float(prep.y_centred @ prep.y_centred) / n:
+        messages.append(
+            "residual variance is numerically zero: the random effects reproduce "
+            "the response exactly (degenerate fit)"
+        )
+    for term, q in zip(prep.parsed.random_terms, prep.nlevels, strict=True):
+        if q < FEW_LEVELS:
+            messages.append(
+                f"random term {term.written} has only {q} levels: its variance is poorly estimated"
+            )
+    return singular, messages
+
+
+def _ddf_core(
+    prep: _Prepared,
+    dev: ProfiledDeviance,
+    est: _Estimates,
+    theta: np.ndarray,
+    reml: bool,
+    keep_design: bool | None,
+) -> DdfCore:
+    """What Satterthwaite and Kenward-Roger need later: the deviance pieces, the block
+    cross-products (REML fits KR can handle) and, when kept, X and a lazily built Z."""
+    n, p = prep.X.shape
+    term_cols, off = [], 0
+    for q in prep.nlevels:
+        term_cols.append(np.arange(off, off + q))
+        off += q
+    if keep_design is None:
+        keep_design = reml and off <= ddf.DENSE_KR_MAX_COLUMNS
+    terms = prep.terms
+    return DdfCore(
+        pieces=dev.pieces,
+        products=dev.block_products if reml and ddf.kr_fits(dev.layout, p) else None,
+        n=n,
+        p=p,
+        q=off,
+        design=(prep.X, lambda: _z_matrix(terms, n)[0]) if keep_design else None,
+        term_cols=term_cols,
+        theta=theta.copy(),
+        sigma=float(np.sqrt(est.sigma2)),
+        beta=est.beta,
+        vcov=est.cov,
+        reml=reml,
+    )
+
+
 def fit(
     formula: str,
     data: pd.DataFrame,
@@ -218,7 +334,9 @@ def fit(
     keep_design: bool | None = None,
     cache: FitCache | None = None,
 ) -> LmmResult:
-    """Fit an LMM as lme4's ``lmer`` does (REML by default, like lmer).
+    """Fit an LMM as lme4's ``lmer`` does (REML by default, like lmer), in lme4's stages:
+    ``_prepare`` (lFormula), ``_devfun`` (mkLmerDevfun), ``_optimize`` (optimizeLmer), then
+    ``_estimates``/``_ddf_core`` and the LmmResult (mkMerMod).
 
     ``reference_levels`` sets the baseline level of fixed-effect factors; ``factors`` forces
     numeric columns to be categorical. ``path`` ("auto", "dense", "sparse") selects how the
@@ -237,87 +355,25 @@ def fit(
     """
     start = time.perf_counter()
     prep = _prepare(formula, data, reference_levels, factors, cache)
-    X, y, codes, nlevels = prep.X, prep.y, prep.codes, prep.nlevels
-    n, p = X.shape
     with _single_threaded_blas(), np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        dev = ProfiledDeviance(
-            codes,
-            nlevels,
-            X,
-            prep.y_centred,
-            reml=reml,
-            path=path,
-            weights=prep.weights,
-            xtx=prep.xtx,
-            memo=None if cache is None else cache.products,
-        )
-        if theta is None:
-            opt = minimize_theta(dev, len(codes))
-        else:
-            given = np.abs(np.asarray(theta, dtype=float))
-            if given.shape != (len(codes),):
-                raise LmmError(f"theta has {given.size} values for {len(codes)} random terms")
-            opt = OptimResult(given, dev(given), True, 1, ["theta given, not optimized"])
+        dev = _devfun(prep, reml, path, cache)
+        opt = _optimize(dev, len(prep.terms), theta)
         sol = dev.solve(opt.theta)
-    beta = prep.beta0 + sol.beta
-    # residuals and r2 straight from the rows (exact at the optimum)
-    fitted_re = np.zeros(n)
-    for c, b, w in zip(codes, sol.b, prep.weights, strict=True):
-        fitted_re += b[c] if w is None else b[c] * w
-    resid = y - X @ beta - fitted_re
-    r2 = float(resid @ resid) + sol.u_sq
-    dof = n - p if reml else n
-    crit = sol.logdet_l + (sol.logdet_rx if reml else 0.0)
-    crit += dof * (1.0 + LOG_2PI + np.log(r2 / dof))
-    sigma2 = r2 / dof
+    est = _estimates(prep, sol, reml)
     theta = sol.theta
+    singular, messages = _fit_messages(prep, opt, theta, est.sigma2)
     rnames = list(prep.parsed.random_names)
     names = list(prep.design.columns)
+    sigma2, cov = est.sigma2, est.cov
     vc = pd.Series([*(sigma2 * theta**2), sigma2], index=[*rnames, "Residual"], dtype=float)
-    cov = sigma2 * sol.unscaled_cov
-    singular = bool(np.any(theta < SINGULAR_TOL))
-    messages = list(opt.messages)
-    if singular:
-        messages.append("boundary (singular) fit: see help('isSingular')")
-    if sigma2 <= 1e-12 * float(prep.y_centred @ prep.y_centred) / n:
-        messages.append(
-            "residual variance is numerically zero: the random effects reproduce "
-            "the response exactly (degenerate fit)"
-        )
-    for term, q in zip(prep.parsed.random_terms, nlevels, strict=True):
-        if q < FEW_LEVELS:
-            messages.append(
-                f"random term {term.written} has only {q} levels: its variance is poorly estimated"
-            )
-    term_cols, off = [], 0
-    for q in nlevels:
-        term_cols.append(np.arange(off, off + q))
-        off += q
-    if keep_design is None:
-        keep_design = reml and off <= ddf.DENSE_KR_MAX_COLUMNS
-    terms = prep.terms
-    ddf_core = DdfCore(
-        pieces=dev.pieces,
-        products=dev.block_products if reml and ddf.kr_fits(dev.layout, p) else None,
-        n=n,
-        p=p,
-        q=off,
-        design=(X, lambda: _z_matrix(terms, n)[0]) if keep_design else None,
-        term_cols=term_cols,
-        theta=theta.copy(),
-        sigma=float(np.sqrt(sigma2)),
-        beta=beta,
-        vcov=cov,
-        reml=reml,
-    )
     return LmmResult(
-        ddf_core=ddf_core,
+        ddf_core=_ddf_core(prep, dev, est, theta, reml, keep_design),
         formula=formula,
         reml=reml,
         response=prep.parsed.response,
-        loglik=-0.5 * float(crit),
-        criterion=float(crit),
-        fixed_effects=pd.Series(beta, index=names, dtype=float),
+        loglik=-0.5 * est.crit,
+        criterion=est.crit,
+        fixed_effects=pd.Series(est.beta, index=names, dtype=float),
         fixed_cov=pd.DataFrame(cov, index=names, columns=names),
         fixed_se=pd.Series(np.sqrt(np.diag(cov)), index=names, dtype=float),
         variance_components=vc,
@@ -326,13 +382,13 @@ def fit(
         theta_names=tuple(rnames),
         converged=opt.converged,
         singular=singular,
-        nobs=n,
-        ngroups=dict(zip(rnames, nlevels, strict=True)),
-        residuals=resid,
+        nobs=len(prep.y),
+        ngroups=dict(zip(rnames, prep.nlevels, strict=True)),
+        residuals=est.resid,
         messages=messages,
         n_evals=opt.n_evals,
         path=f"{dev.path} (primary {rnames[dev.layout.primary]}, block size {dev.m})",
         design=prep.design,
-        response_digest=_digest(y),
+        response_digest=_digest(prep.y),
         fit_seconds=time.perf_counter() - start,
     )

@@ -171,6 +171,29 @@ class _Base:
         ainv = np.swapaxes(lbinv, 1, 2) @ lbinv
         return tb, ainv, logdet
 
+    def _solution(
+        self,
+        theta: np.ndarray,
+        c: Core,
+        beta_cov: tuple[np.ndarray, np.ndarray, float],
+        parts: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ) -> Solution:
+        """The Solution from the factorization, ``_beta_cov``'s (beta, (R_X'R_X)^-1, log|R_X|^2)
+        and ``parts`` = (theta per block slot, u_b, u_f): b = Lambda u,
+        r2 = (last diagonal of the [X y] factor)^2, |u|^2 = |u_b|^2 + |u_f|^2."""
+        beta, cov, logdet_rx = beta_cov
+        tb, u_b, u_f = parts
+        return Solution(
+            theta=theta,
+            beta=beta,
+            r2=float(c.lx[-1, -1]) ** 2,
+            logdet_l=c.logdet_l,
+            logdet_rx=logdet_rx,
+            unscaled_cov=cov,
+            b=self._assemble(tb * u_b, c.tf * u_f),
+            u_sq=float(np.sum(u_b**2) + np.sum(u_f**2)),
+        )
+
     def _assemble(self, b_b: np.ndarray, b_f: np.ndarray) -> list[np.ndarray]:
         """Conditional modes per term from the block and rest parts."""
         b: list[np.ndarray] = [np.zeros(0)] * self.k
@@ -305,24 +328,14 @@ class _DenseSchur(_Base):
 
     def solve(self, theta: np.ndarray) -> Solution:
         c = self.core(theta)
-        lt, lx, tf = c.lt, c.lx, c.tf
-        beta, cov, logdet_rx = self._beta_cov(lx)
-        coef = np.append(-beta, 1.0)
-        u_f = self._rest_solutions(lt) @ coef
-        v = np.concatenate([-tf * u_f, coef])
+        beta_cov = self._beta_cov(c.lx)
+        coef = np.append(-beta_cov[0], 1.0)
+        u_f = self._rest_solutions(c.lt) @ coef
+        v = np.concatenate([-c.tf * u_f, coef])
         tb, ainv, _ = self._blocks(theta, self.slot_term, self.cbb)
         rhs = tb * (self.cbr @ v)
         u_b = np.einsum("bij,bj->bi", ainv, rhs)
-        return Solution(
-            theta=theta,
-            beta=beta,
-            r2=float(lx[-1, -1]) ** 2,
-            logdet_l=c.logdet_l,
-            logdet_rx=logdet_rx,
-            unscaled_cov=cov,
-            b=self._assemble(tb * u_b, tf * u_f),
-            u_sq=float(np.sum(u_b**2) + np.sum(u_f**2)),
-        )
+        return self._solution(theta, c, beta_cov, (tb, u_b, u_f))
 
 
 class _SparseSchur(_Base):
@@ -391,23 +404,13 @@ class _SparseSchur(_Base):
 
     def solve(self, theta: np.ndarray) -> Solution:
         c = self.core(theta)
-        lx, tf, tb, ainv = c.lx, c.tf, c.tb, c.ainv
-        beta, cov, logdet_rx = self._beta_cov(lx)
-        coef = np.append(-beta, 1.0)
+        beta_cov = self._beta_cov(c.lx)
+        coef = np.append(-beta_cov[0], 1.0)
         u_f = c.h @ coef
         # u_b = A_b^{-1} Lambda_b (C_bY coef - C_bF Lambda_F u_f)
         rhs = (self.cby @ coef - c.cbf @ u_f).reshape(self.nb, self.m)
-        u_b = np.einsum("bij,bj->bi", ainv, tb * rhs)
-        return Solution(
-            theta=theta,
-            beta=beta,
-            r2=float(lx[-1, -1]) ** 2,
-            logdet_l=c.logdet_l,
-            logdet_rx=logdet_rx,
-            unscaled_cov=cov,
-            b=self._assemble(tb * u_b, tf * u_f),
-            u_sq=float(np.sum(u_b**2) + np.sum(u_f**2)),
-        )
+        u_b = np.einsum("bij,bj->bi", c.ainv, c.tb * rhs)
+        return self._solution(theta, c, beta_cov, (c.tb, u_b, u_f))
 
 
 class ProfiledDeviance:

@@ -78,7 +78,7 @@ def runaware_property_tests(data: MetricData, analysis: str) -> pd.DataFrame:
     (``property_rows``, ``facet_variants``), tested facets (``tested_facets``), fit and tests
     (``run_aware_fit``) and Holm families (``_Tables.frames``); the paper's GLRTs and the
     post-hoc tables, which these tests do not use, are left out (they cost 5x the time)."""
-    from infrepro.analyses.conditional import _Tables, property_rows, run_aware_fit
+    from infrepro.analyses.conditional import Cell, _Tables, property_rows, run_aware_fit
     from infrepro.analyses.metaparam import facet_variants, tested_facets
 
     jobs = []
@@ -93,9 +93,8 @@ def runaware_property_tests(data: MetricData, analysis: str) -> pd.DataFrame:
     log, tables = FitLog(data.metric), _Tables(data.binned_columns)
     for factor, subset, reference, variant, rows in jobs:
         numeric = data.is_numeric(variant)
-        run_aware_fit(
-            data, log, tables, rows, factor, variant, analysis, subset, reference, numeric
-        )
+        cell = Cell(factor, variant, analysis, subset, reference)
+        run_aware_fit(data, log, tables, rows, cell, numeric)
     return tables.frames()["tests"]
 
 

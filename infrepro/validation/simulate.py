@@ -235,104 +235,121 @@ class Simulation:
         )
 
 
+def named_streams(names: Sequence[str], seed: int) -> dict[str, np.random.Generator]:
+    """One generator per name, each from its own child of ``SeedSequence(seed)``: adding draws
+    to one stream leaves every other stream's draws unchanged."""
+    children = np.random.SeedSequence(seed).spawn(len(names))
+    return dict(zip(names, (np.random.default_rng(s) for s in children), strict=True))
+
+
+def _effect(kind: str, system: str, facet: str, level: str, value: float) -> dict[str, object]:
+    """A row of ``Truth.effects``."""
+    return {"kind": kind, SYSTEM: system, "facet": facet, "level": level, "value": float(value)}
+
+
+@dataclass
+class _Draws:
+    """What drawing the systems accumulates: rows of the runs, effects and true components
+    tables, and per system its population mean, realised mean and mean slope."""
+
+    runs: list[dict[str, object]] = field(default_factory=list)
+    effects: list[dict[str, object]] = field(default_factory=list)
+    components: list[dict[str, object]] = field(default_factory=list)
+    system_means: dict[str, float] = field(default_factory=dict)
+    realised_means: dict[str, float] = field(default_factory=dict)
+    slopes: dict[str, float] = field(default_factory=dict)
+
+
+def _cell_values(
+    base: float,
+    per_level: Sequence[np.ndarray],
+    grid: Sequence[tuple[int, ...]],
+    included: Sequence[bool] | None = None,
+) -> np.ndarray:
+    """Per design cell: base + sum_j per_level[j][level of facet j] (facets not ``included``
+    add 0)."""
+    use = list(included) if included is not None else [True] * len(per_level)
+    return np.array(
+        [
+            base + sum(per_level[j][cell[j]] if use[j] else 0.0 for j in range(len(per_level)))
+            for cell in grid
+        ]
+    )
+
+
+def _draw_system(
+    design: Design,
+    system: System,
+    streams: Mapping[str, np.random.Generator],
+    segments: tuple[np.ndarray, np.ndarray],
+    draws: _Draws,
+) -> None:
+    """One system's facet effects, runs (the kept cells of its design grid) and truth.
+
+    A run's noise-free score is quality + offset + mean segment effect + slope * mean(d_c),
+    quality = intercept + system effect + its facet level effects, offset ~ N(0, run_sd^2),
+    slope = fixed slope + N(0, slope_sd^2)."""
+    segment_effects, centred = segments
+    facets = design.facets_of(system)
+    levels = [design.n_levels(system, f) for f in facets]
+    level_effects, level_slopes = _facet_effects(design, system, facets, levels, streams)
+    for facet, values in zip(facets, level_effects, strict=True):
+        for i, value in enumerate(values):
+            draws.effects.append(_effect("facet", system.name, facet.name, str(i + 1), value))
+    grid = list(itertools.product(*[range(n) for n in levels]))
+    offsets = streams["runs"].normal(0.0, system.run_sd, len(grid))
+    quality = _cell_values(design.intercept + system.effect, level_effects, grid)
+    base_slope = design.property_slope + system.property_slope
+    fixed_slope = _cell_values(base_slope, level_slopes, grid)
+    # drawn for every system (zeros when slope_sd = 0), so one system's slope_sd leaves
+    # the other systems' draws unchanged
+    slope = fixed_slope + streams["run_slopes"].normal(0.0, system.slope_sd, len(grid))
+    fixed_facets = [not f.is_random for f in facets]
+    fixed = _cell_values(design.intercept + system.effect, level_effects, grid, fixed_facets)
+    draws.system_means[system.name] = float(fixed.mean())
+    draws.slopes[system.name] = float(fixed_slope.mean())
+    keep = _kept_cells(len(grid), design.missing_runs, streams["missing_runs"])
+    noise_free = quality + offsets + segment_effects.mean() + slope * centred.mean()
+    draws.realised_means[system.name] = float(noise_free[keep].mean())
+    for index in keep:
+        cell = grid[index]
+        labels = {f.name: str(cell[j] + 1) for j, f in enumerate(facets)}
+        run_id = system.name + "".join(f"_{name}{value}" for name, value in labels.items())
+        draws.runs.append(
+            {
+                RUN: run_id,
+                SYSTEM: system.name,
+                **labels,
+                "_quality": quality[index] + offsets[index],
+                "_slope": slope[index],
+            }
+        )
+        draws.effects.append(_effect("run", system.name, "", run_id, offsets[index]))
+    draws.components += _true_components(design, system, facets, level_effects, fixed_slope)
+
+
+def _phi(components: pd.DataFrame) -> dict[str, float]:
+    """Per system: phi = segment variance / total variance of its true components."""
+    phi = {}
+    for name, group in components.groupby(SYSTEM, sort=False):
+        total = float(group[VARIANCE_COLUMN].sum())
+        segment = float(group.loc[group["component"] == SEGMENT, VARIANCE_COLUMN].sum())
+        phi[str(name)] = segment / total if total > 0 else float("nan")
+    return phi
+
+
 def simulate(design: Design, seed: int) -> Simulation:
     """Draw one experiment from ``design``; deterministic given ``seed``."""
-    streams = dict(
-        zip(
-            STREAMS,
-            (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(len(STREAMS))),
-            strict=True,
-        )
-    )
+    streams = named_streams(STREAMS, seed)
     n_seg = design.n_segments
     segment_ids = np.array([f"s{i:05d}" for i in range(n_seg)], dtype=object)
     segment_effects = streams["segments"].normal(0.0, design.segment_sd, n_seg)
     prop = streams["property"].normal(design.property_mean, design.property_sd, n_seg)
     centred = prop - design.property_mean
-
-    effect_rows: list[dict[str, object]] = []
-    run_rows: list[dict[str, object]] = []
-    truth_rows: list[dict[str, object]] = []
-    system_means: dict[str, float] = {}
-    realised_means: dict[str, float] = {}
-    slopes: dict[str, float] = {}
-    run_level = streams["runs"]
+    draws = _Draws()
     for system in design.systems:
-        facets = design.facets_of(system)
-        levels = [design.n_levels(system, f) for f in facets]
-        level_effects, level_slopes = _facet_effects(design, system, facets, levels, streams)
-        for facet, values in zip(facets, level_effects, strict=True):
-            for i, value in enumerate(values):
-                effect_rows.append(
-                    {
-                        "kind": "facet",
-                        SYSTEM: system.name,
-                        "facet": facet.name,
-                        "level": str(i + 1),
-                        "value": float(value),
-                    }
-                )
-        grid = list(itertools.product(*[range(n) for n in levels]))
-        offsets = run_level.normal(0.0, system.run_sd, len(grid))
-        quality = np.array(
-            [
-                design.intercept
-                + system.effect
-                + sum(level_effects[j][cell[j]] for j in range(len(facets)))
-                for cell in grid
-            ]
-        )
-        fixed_slope = np.array(
-            [
-                design.property_slope
-                + system.property_slope
-                + sum(level_slopes[j][cell[j]] for j in range(len(facets)))
-                for cell in grid
-            ]
-        )
-        # drawn for every system (zeros when slope_sd = 0), so one system's slope_sd leaves
-        # the other systems' draws unchanged
-        slope = fixed_slope + streams["run_slopes"].normal(0.0, system.slope_sd, len(grid))
-        fixed = np.array(
-            [
-                design.intercept
-                + system.effect
-                + sum(
-                    0.0 if f.is_random else level_effects[j][cell[j]] for j, f in enumerate(facets)
-                )
-                for cell in grid
-            ]
-        )
-        system_means[system.name] = float(fixed.mean())
-        slopes[system.name] = float(fixed_slope.mean())
-        keep = _kept_cells(len(grid), design.missing_runs, streams["missing_runs"])
-        noise_free = quality + offsets + segment_effects.mean() + slope * centred.mean()
-        realised_means[system.name] = float(noise_free[keep].mean())
-        for index in keep:
-            cell = grid[index]
-            labels = {f.name: str(cell[j] + 1) for j, f in enumerate(facets)}
-            run_id = system.name + "".join(f"_{name}{value}" for name, value in labels.items())
-            run_rows.append(
-                {
-                    RUN: run_id,
-                    SYSTEM: system.name,
-                    **labels,
-                    "_quality": quality[index] + offsets[index],
-                    "_slope": slope[index],
-                }
-            )
-            effect_rows.append(
-                {
-                    "kind": "run",
-                    SYSTEM: system.name,
-                    "facet": "",
-                    "level": run_id,
-                    "value": float(offsets[index]),
-                }
-            )
-        truth_rows += _true_components(design, system, facets, level_effects, fixed_slope)
-
-    runs = pd.DataFrame(run_rows)
+        _draw_system(design, system, streams, (segment_effects, centred), draws)
+    runs = pd.DataFrame(draws.runs)
     for facet in design.facets:
         if facet.name not in runs:
             runs[facet.name] = None
@@ -344,28 +361,15 @@ def simulate(design: Design, seed: int) -> Simulation:
     columns = [RUN, SYSTEM, *[f.name for f in design.facets]]
     runs = runs[columns + (["dev_score"] if design.dev_sd is not None else [])]
     for i, value in enumerate(segment_effects):
-        effect_rows.append(
-            {
-                "kind": "segment",
-                SYSTEM: "",
-                "facet": "",
-                "level": segment_ids[i],
-                "value": float(value),
-            }
-        )
-    components = pd.DataFrame(truth_rows, columns=[SYSTEM, "component", VARIANCE_COLUMN])
-    phi = {}
-    for name, group in components.groupby(SYSTEM, sort=False):
-        total = float(group[VARIANCE_COLUMN].sum())
-        segment = float(group.loc[group["component"] == SEGMENT, VARIANCE_COLUMN].sum())
-        phi[str(name)] = segment / total if total > 0 else float("nan")
+        draws.effects.append(_effect("segment", "", "", segment_ids[i], value))
+    components = pd.DataFrame(draws.components, columns=[SYSTEM, "component", VARIANCE_COLUMN])
     truth = Truth(
-        system_means,
-        realised_means,
+        draws.system_means,
+        draws.realised_means,
         components,
-        phi,
-        slopes,
-        pd.DataFrame(effect_rows, columns=["kind", SYSTEM, "facet", "level", "value"]),
+        _phi(components),
+        draws.slopes,
+        pd.DataFrame(draws.effects, columns=["kind", SYSTEM, "facet", "level", "value"]),
     )
     return Simulation(evaluation, runs.reset_index(drop=True), truth, design)
 

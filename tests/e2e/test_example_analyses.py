@@ -37,13 +37,24 @@ def test_no_p_value_is_zero(example_run: Path) -> None:
                 assert not values.isin(["0", "0.0"]).any(), (name, column)
 
 
-def glrt(root: Path, analysis: str, metric: str = "ter", prop: str = "") -> pd.Series:
-    frame = table(root, "glrt").fillna({"property": ""})
-    rows = frame[
-        (frame["metric"] == metric) & (frame["analysis"] == analysis) & (frame["property"] == prop)
-    ]
+def rows_of(root: Path, name: str, **where: str) -> pd.DataFrame:
+    """The rows of table ``name`` whose columns equal ``where`` (no property reads "")."""
+    frame = table(root, name).fillna({"property": ""})
+    keep = pd.Series(True, index=frame.index)
+    for column, value in where.items():
+        keep &= frame[column] == value
+    return frame[keep]
+
+
+def one_row(root: Path, name: str, analysis: str, metric: str, prop: str) -> pd.Series:
+    """The one row of table ``name`` for the analysis, metric and property."""
+    rows = rows_of(root, name, metric=metric, analysis=analysis, property=prop)
     assert len(rows) == 1, rows
     return rows.iloc[0]
+
+
+def glrt(root: Path, analysis: str, metric: str = "ter", prop: str = "") -> pd.Series:
+    return one_row(root, "glrt", analysis, metric, prop)
 
 
 def contrast(root: Path, analysis: str, metric: str = "ter") -> float:
@@ -85,22 +96,12 @@ def test_lambda_dominates_the_competitor(example_run: Path) -> None:
 
 def test_planted_interactions_are_found(example_run: Path) -> None:
     assert glrt(example_run, "conditional_interaction", prop="length")["log10_p"] < -5
-    frame = table(example_run, "glrt")
-    lam = frame[
-        (frame["metric"] == "ter")
-        & (frame["analysis"] == "metaparam_interaction")
-        & (frame["subset"] == "competitor")
-        & (frame["property"] == "length")
-    ]
+    where = {"metric": "ter", "subset": "competitor", "property": "length"}
+    lam = rows_of(example_run, "glrt", analysis="metaparam_interaction", **where)
     assert lam["facet"].iloc[0] == "lambda"
     assert lam["log10_p"].iloc[0] < -5
-    slopes = table(example_run, "slopes")
-    lam_slopes = slopes[
-        (slopes["metric"] == "ter")
-        & (slopes["analysis"] == "metaparam")
-        & (slopes["subset"] == "competitor")
-        & (slopes["property"] == "length")
-    ].set_index("group")["slope"]
+    slopes = rows_of(example_run, "slopes", analysis="metaparam", **where)
+    lam_slopes = slopes.set_index("group")["slope"]
     lam_slopes.index = lam_slopes.index.astype(str)
     assert lam_slopes.loc["0.1"] < lam_slopes.loc["0.5"] < lam_slopes.loc["0.9"]
 
@@ -115,12 +116,7 @@ def test_reliability_recovers_planted_phi(example_run: Path) -> None:
 
 
 def run_aware_test(root: Path, analysis: str, metric: str = "ter", prop: str = "") -> pd.Series:
-    frame = table(root, "tests").fillna({"property": ""})
-    rows = frame[
-        (frame["metric"] == metric) & (frame["analysis"] == analysis) & (frame["property"] == prop)
-    ]
-    assert len(rows) == 1, rows
-    return rows.iloc[0]
+    return one_row(root, "tests", analysis, metric, prop)
 
 
 def test_run_aware_headline_is_per_system_with_kenward_roger_df(example_run: Path) -> None:

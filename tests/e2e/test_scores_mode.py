@@ -7,9 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from workflow_helpers import run_snakemake
+from workflow_helpers import kreutzer_config, run_snakemake
 
 pytestmark = pytest.mark.e2e
+PROPERTIES = {"src_length", "src_length_class"}
 
 
 def run_scores_mode(workdir: Path, config: dict) -> pd.DataFrame:
@@ -21,19 +22,9 @@ def run_scores_mode(workdir: Path, config: dict) -> pd.DataFrame:
 
 
 def test_data_ter(kreutzer_dir: Path, tmp_path: Path) -> None:
-    config = {  # the contract, as is
-        "scores": str(kreutzer_dir / "data_ter.csv.gz"),
-        "columns": {
-            "segment": "sentence_id",
-            "system": "system",
-            "run": ["system", "replication"],
-            "metrics": ["ter"],
-            "facets": ["replication"],
-            "properties": ["src_length"],
-        },
-        "better": {"ter": "lower"},
-        "baseline": "Baseline",
-    }
+    shipped = kreutzer_config()  # the contract, as config/kreutzer2020.yaml ships it
+    config = {key: shipped[key] for key in ("columns", "better", "baseline")}
+    config["scores"] = str(kreutzer_dir / "data_ter.csv.gz")
     table = run_scores_mode(tmp_path / "ter", config)
     source = pd.read_csv(kreutzer_dir / "data_ter.csv.gz")
     assert len(table) == len(source) == 7287
@@ -52,23 +43,20 @@ def test_data_ter(kreutzer_dir: Path, tmp_path: Path) -> None:
 
 
 def test_hyperparameter_grid(kreutzer_dir: Path, tmp_path: Path) -> None:
-    facets = [
-        "learning_rate",
-        "seed",
-        "encoder_dropout",
-        "decoder_dropout",
-        "decoder_dropout_hidden",
-        "delta_scheme",
-    ]
+    path = kreutzer_dir / "data_hyperparameter-marking_full.csv.gz"
+    # the grid's meta-parameters: every column but the score, sentence, system and properties
+    header = pd.read_csv(path, nrows=0).columns
+    facets = [c for c in header if c not in {"ter", "sentence_id", "system"} | PROPERTIES]
+    assert len(facets) == 6
     config = {
-        "scores": str(kreutzer_dir / "data_hyperparameter-marking_full.csv.gz"),
+        "scores": str(path),
         "columns": {
             "segment": "sentence_id",
             "system": "system",
             "run": facets,
             "metrics": ["ter"],
             "facets": facets,
-            "properties": ["src_length", "src_length_class"],
+            "properties": sorted(PROPERTIES),
         },
         "baseline": "Marking",
     }

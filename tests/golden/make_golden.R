@@ -11,23 +11,12 @@
 # CSV file, through the same loader rules that the Python tests use (see README.md), so both sides
 # fit exactly the same numbers. Default lmer control throughout, as a user would run it.
 
-suppressPackageStartupMessages({
-  library(lme4)
-  library(jsonlite)
-})
-invisible(Sys.setlocale("LC_COLLATE", "C"))
-options(warn = 1)
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE))),
+                 "golden_common.R"))  # beside this script (it sets golden_dir, data_dir)
 
 # ---------------------------------------------------------------- paths
 args <- commandArgs(trailingOnly = TRUE)
-file_arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
-golden_dir <- if (length(file_arg) == 1) {
-  dirname(normalizePath(sub("^--file=", "", file_arg)))
-} else {
-  file.path("tests", "golden")
-}
 fixture_dir <- file.path(golden_dir, "fixtures")
-data_dir <- file.path(golden_dir, "data")
 dir.create(fixture_dir, showWarnings = FALSE, recursive = TRUE)
 dir.create(data_dir, showWarnings = FALSE, recursive = TRUE)
 resources_dir <- if (length(args) >= 1) args[[1]] else
@@ -35,96 +24,6 @@ resources_dir <- if (length(args) >= 1) args[[1]] else
 have_kreutzer <- dir.exists(file.path(resources_dir, "kreutzer2020"))
 if (!have_kreutzer) {
   stop("Kreutzer data not found at ", file.path(resources_dir, "kreutzer2020"))
-}
-
-# ---------------------------------------------------------------- JSON writer
-# A small serializer so that every double is written with the shortest decimal string that
-# round-trips exactly (jsonlite stops at 15 significant digits). Vectors wrapped in arr() are
-# always JSON arrays; other length-1 atomics are scalars; named lists are objects.
-arr <- function(x) structure(x, class = c("json_array", class(x)))
-
-num_str <- function(x) {
-  vapply(x, function(v) {
-    if (is.na(v) || !is.finite(v)) return("null")
-    for (d in 15:17) {
-      s <- sprintf(paste0("%.", d, "g"), v)
-      if (as.numeric(s) == v) return(s)
-    }
-    s
-  }, character(1))
-}
-
-to_json <- function(x) {
-  if (is.null(x)) return("null")
-  force_array <- inherits(x, "json_array")
-  if (force_array) class(x) <- setdiff(class(x), "json_array")
-  if (is.matrix(x)) {
-    rows <- vapply(seq_len(nrow(x)), function(i) to_json(arr(unname(x[i, ]))), character(1))
-    return(paste0("[", paste(rows, collapse = ","), "]"))
-  }
-  if (is.list(x)) {
-    parts <- vapply(x, to_json, character(1))
-    if (!is.null(names(x)) && !force_array) {
-      keys <- vapply(names(x), function(k) as.character(toJSON(k, auto_unbox = TRUE)),
-                     character(1))
-      return(paste0("{", paste0(keys, ":", parts, collapse = ","), "}"))
-    }
-    return(paste0("[", paste(parts, collapse = ","), "]"))
-  }
-  if (!is.null(names(x)) && !force_array) {
-    return(to_json(as.list(x)))
-  }
-  if (is.logical(x)) {
-    vals <- ifelse(is.na(x), "null", ifelse(x, "true", "false"))
-  } else if (is.numeric(x)) {
-    vals <- if (is.integer(x)) as.character(x) else num_str(x)
-  } else {
-    vals <- vapply(as.character(x), function(s) as.character(toJSON(s, auto_unbox = TRUE)),
-                   character(1))
-  }
-  vals <- unname(vals)
-  if (length(vals) == 1 && !force_array) return(vals)
-  paste0("[", paste(vals, collapse = ","), "]")
-}
-
-write_json_file <- function(x, path) {
-  txt <- prettify(to_json(x), indent = 2)
-  writeLines(txt, path, useBytes = TRUE)
-}
-
-# ---------------------------------------------------------------- data loading
-# Loader contract (mirrored by the Python tests):
-#   1. read the CSV; the `factors` columns as character strings, everything else numeric;
-#   2. keep rows whose column value (as string) is in the filter list (if any);
-#   3. apply the recipe (if any);
-#   4. turn each `factors` column into a factor with levels sorted in C (byte) order.
-apply_recipe <- function(d, recipe) {
-  if (is.null(recipe)) return(d)
-  if (recipe == "len_class") {
-    len <- as.numeric(d$src_length)
-    d$len_class <- ifelse(len <= 15, "short", ifelse(len <= 55, "typical", "very long"))
-    return(d)
-  }
-  stop("unknown recipe: ", recipe)
-}
-
-load_case_data <- function(spec, factors) {
-  path <- if (spec$source == "resources") file.path(resources_dir, spec$path) else
-    file.path(golden_dir, spec$path)
-  header <- names(read.csv(path, nrows = 1, check.names = FALSE))
-  cls <- ifelse(header %in% c(factors, names(spec$filter)), "character", NA)
-  d <- read.csv(path, colClasses = cls, check.names = FALSE, stringsAsFactors = FALSE)
-  if (!is.null(spec$filter)) {
-    for (col in names(spec$filter)) {
-      d <- d[as.character(d[[col]]) %in% spec$filter[[col]], , drop = FALSE]
-    }
-  }
-  d <- apply_recipe(d, spec$recipe)
-  for (f in factors) {
-    d[[f]] <- factor(d[[f]], levels = sort(unique(as.character(d[[f]])), method = "radix"))
-  }
-  rownames(d) <- NULL
-  d
 }
 
 # ---------------------------------------------------------------- term-name mapping

@@ -10,98 +10,17 @@
 # tests/golden/data/ddf_<design>.csv. The example_ter data (tests/golden/data/example_ter.csv.gz)
 # are exported from the bundled example's workflow output, not generated here (see README.md).
 
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE))),
+                 "golden_common.R"))  # beside this script (it sets golden_dir, data_dir)
 suppressPackageStartupMessages({
-  library(lme4)
   library(lmerTest)
   library(pbkrtest)
-  library(jsonlite)
 })
-invisible(Sys.setlocale("LC_COLLATE", "C"))
-options(warn = 1)
 
-file_arg <- grep("^--file=", commandArgs(trailingOnly = FALSE), value = TRUE)
-golden_dir <- if (length(file_arg) == 1) {
-  dirname(normalizePath(sub("^--file=", "", file_arg)))
-} else {
-  file.path("tests", "golden")
-}
 fixture_dir <- file.path(golden_dir, "fixtures_ddf")
-data_dir <- file.path(golden_dir, "data")
 dir.create(fixture_dir, showWarnings = FALSE, recursive = TRUE)
 only <- Sys.getenv("GOLDEN_ONLY", "")
 t_script <- proc.time()
-
-# ---------------------------------------------------------------- JSON writer (as make_golden.R)
-arr <- function(x) structure(x, class = c("json_array", class(x)))
-
-num_str <- function(x) {
-  vapply(x, function(v) {
-    if (is.na(v) || !is.finite(v)) return("null")
-    for (d in 15:17) {
-      s <- sprintf(paste0("%.", d, "g"), v)
-      if (as.numeric(s) == v) return(s)
-    }
-    s
-  }, character(1))
-}
-
-to_json <- function(x) {
-  if (is.null(x)) return("null")
-  force_array <- inherits(x, "json_array")
-  if (force_array) class(x) <- setdiff(class(x), "json_array")
-  if (is.matrix(x)) {
-    rows <- vapply(seq_len(nrow(x)), function(i) to_json(arr(unname(x[i, ]))), character(1))
-    return(paste0("[", paste(rows, collapse = ","), "]"))
-  }
-  if (is.list(x)) {
-    if (length(x) == 0) return(if (is.null(names(x)) || force_array) "[]" else "{}")
-    parts <- vapply(x, to_json, character(1))
-    if (!is.null(names(x)) && !force_array) {
-      keys <- vapply(names(x), function(k) as.character(toJSON(k, auto_unbox = TRUE)),
-                     character(1))
-      return(paste0("{", paste0(keys, ":", parts, collapse = ","), "}"))
-    }
-    return(paste0("[", paste(parts, collapse = ","), "]"))
-  }
-  if (length(x) == 0) return("[]")
-  if (!is.null(names(x)) && !force_array) {
-    return(to_json(as.list(x)))
-  }
-  if (is.logical(x)) {
-    vals <- ifelse(is.na(x), "null", ifelse(x, "true", "false"))
-  } else if (is.numeric(x)) {
-    vals <- if (is.integer(x)) as.character(x) else num_str(x)
-  } else {
-    vals <- vapply(as.character(x), function(s) as.character(toJSON(s, auto_unbox = TRUE)),
-                   character(1))
-  }
-  vals <- unname(vals)
-  if (length(vals) == 1 && !force_array) return(vals)
-  paste0("[", paste(vals, collapse = ","), "]")
-}
-
-write_json_file <- function(x, path) {
-  txt <- prettify(to_json(x), indent = 2)
-  writeLines(txt, path, useBytes = TRUE)
-}
-
-# ---------------------------------------------------------------- data loading (as make_golden.R)
-load_case_data <- function(spec, factors) {
-  path <- file.path(golden_dir, spec$path)
-  header <- names(read.csv(path, nrows = 1, check.names = FALSE))
-  cls <- ifelse(header %in% c(factors, names(spec$filter)), "character", NA)
-  d <- read.csv(path, colClasses = cls, check.names = FALSE, stringsAsFactors = FALSE)
-  if (!is.null(spec$filter)) {
-    for (col in names(spec$filter)) {
-      d <- d[as.character(d[[col]]) %in% spec$filter[[col]], , drop = FALSE]
-    }
-  }
-  for (f in factors) {
-    d[[f]] <- factor(d[[f]], levels = sort(unique(as.character(d[[f]])), method = "radix"))
-  }
-  rownames(d) <- NULL
-  d
-}
 
 # ---------------------------------------------------------------- random-term description
 # Every random term in these models has exactly one column (one theta each). A term is described
@@ -177,7 +96,9 @@ Lrow <- function(fe_names, ...) {
 }
 Lrows <- function(...) do.call(rbind, list(...))
 
-run_tests <- function(m, tests, methods, msgs_env) {
+# One record per test and method: its name, type, method, L and rhs, completed by
+# record(spec, L, method, rec) with the reference values.
+each_test <- function(m, tests, methods, record) {
   out <- list()
   fe <- names(fixef(m))
   for (spec in tests) {
@@ -186,41 +107,47 @@ run_tests <- function(m, tests, methods, msgs_env) {
     for (method in methods) {
       rec <- list(name = spec$name, type = if (spec$joint) "F" else "t", method = method,
                   L = L, rhs = arr(rep(0, nrow(L))))
-      if (!spec$joint) {
-        stopifnot(nrow(L) == 1)
-        r <- capture(contest(m, L, ddf = method, joint = FALSE), msgs_env)
-        rec$estimate <- r[["Estimate"]]
-        rec$se <- r[["Std. Error"]]
-        rec$df <- r[["df"]]
-        rec$t <- r[["t value"]]
-        rec$p <- r[["Pr(>|t|)"]]
-        if (method == "Kenward-Roger") {
-          rec$se_unadjusted <- sqrt(drop(L %*% as.matrix(vcov(m)) %*% t(L)))
-          rec$df_get_Lb_ddf <- capture(pbkrtest::get_Lb_ddf(m, L), msgs_env)
-          kr <- capture(KRmodcomp(m, L), msgs_env)$test
-          rec$krmodcomp <- list(F = kr["Ftest", "stat"], F_unscaled = kr["FtestU", "stat"],
-                                F_scaling = kr["Ftest", "F.scaling"], numdf = kr["Ftest", "ndf"],
-                                df = kr["Ftest", "ddf"], p = kr["Ftest", "p.value"])
-        }
-      } else {
-        r <- capture(contest(m, L, ddf = method, joint = TRUE), msgs_env)
-        rec$F <- r[["F value"]]
-        rec$numdf <- as.integer(r[["NumDF"]])
-        rec$df <- r[["DenDF"]]
-        rec$p <- r[["Pr(>F)"]]
-        rec$sum_sq <- r[["Sum Sq"]]
-        rec$mean_sq <- r[["Mean Sq"]]
-        if (method == "Kenward-Roger") {
-          kr <- capture(KRmodcomp(m, L), msgs_env)$test
-          rec$F_unscaled <- kr["FtestU", "stat"]
-          rec$F_scaling <- kr["Ftest", "F.scaling"]
-          rec$p_unscaled <- kr["FtestU", "p.value"]
-        }
-      }
-      out[[length(out) + 1]] <- rec
+      out[[length(out) + 1]] <- record(spec, L, method, rec)
     }
   }
   out
+}
+
+run_tests <- function(m, tests, methods, msgs_env) {
+  each_test(m, tests, methods, function(spec, L, method, rec) {
+    if (!spec$joint) {
+      stopifnot(nrow(L) == 1)
+      r <- capture(contest(m, L, ddf = method, joint = FALSE), msgs_env)
+      rec$estimate <- r[["Estimate"]]
+      rec$se <- r[["Std. Error"]]
+      rec$df <- r[["df"]]
+      rec$t <- r[["t value"]]
+      rec$p <- r[["Pr(>|t|)"]]
+      if (method == "Kenward-Roger") {
+        rec$se_unadjusted <- sqrt(drop(L %*% as.matrix(vcov(m)) %*% t(L)))
+        rec$df_get_Lb_ddf <- capture(pbkrtest::get_Lb_ddf(m, L), msgs_env)
+        kr <- capture(KRmodcomp(m, L), msgs_env)$test
+        rec$krmodcomp <- list(F = kr["Ftest", "stat"], F_unscaled = kr["FtestU", "stat"],
+                              F_scaling = kr["Ftest", "F.scaling"], numdf = kr["Ftest", "ndf"],
+                              df = kr["Ftest", "ddf"], p = kr["Ftest", "p.value"])
+      }
+    } else {
+      r <- capture(contest(m, L, ddf = method, joint = TRUE), msgs_env)
+      rec$F <- r[["F value"]]
+      rec$numdf <- as.integer(r[["NumDF"]])
+      rec$df <- r[["DenDF"]]
+      rec$p <- r[["Pr(>F)"]]
+      rec$sum_sq <- r[["Sum Sq"]]
+      rec$mean_sq <- r[["Mean Sq"]]
+      if (method == "Kenward-Roger") {
+        kr <- capture(KRmodcomp(m, L), msgs_env)$test
+        rec$F_unscaled <- kr["FtestU", "stat"]
+        rec$F_scaling <- kr["Ftest", "F.scaling"]
+        rec$p_unscaled <- kr["FtestU", "p.value"]
+      }
+    }
+    rec
+  })
 }
 
 run_case <- function(case, design, model, data_spec, factors, response, formula_str, methods,
@@ -418,24 +345,25 @@ write_local(rows[, c("segment_id", "run_id", "system", "d", "score")], "ddf_slop
 
 # facet_small: baseline A with 6 seeds; competitor B as a grid of 3 lambda x 4 seeds, lambda
 # offsets SD 0.02, seed-run SD 0.015 both systems, 25 segments. lambda = "none" for A.
+facet_rows <- function(n_seg) {
+  seg <- ids("seg", n_seg, 3)
+  runs <- rbind(data.frame(system = "A", lambda = "none", seed = as.character(1:6)),
+                expand.grid(system = "B", lambda = c("0.1", "0.5", "0.9"),
+                            seed = as.character(1:4), stringsAsFactors = FALSE))
+  runs$run_id <- ifelse(runs$system == "A", paste0("A_seed", runs$seed),
+                        paste0("B_lam", runs$lambda, "_seed", runs$seed))
+  u_seg <- setNames(rnorm(n_seg, 0, 0.2), seg)
+  u_lam <- c(none = 0, setNames(rnorm(3, 0, 0.02), c("0.1", "0.5", "0.9")))
+  u_run <- setNames(rnorm(nrow(runs), 0, 0.015), runs$run_id)
+  rows <- merge(runs, data.frame(segment_id = seg), by = NULL)
+  rows <- rows[order(rows$run_id, rows$segment_id, method = "radix"), ]
+  rows$score <- r10(0.4 - 0.02 * (rows$system == "B") + u_lam[rows$lambda] +
+                      u_seg[rows$segment_id] + u_run[rows$run_id] + rnorm(nrow(rows), 0, 0.05))
+  rownames(rows) <- NULL
+  rows[, c("segment_id", "run_id", "system", "lambda", "seed", "score")]
+}
 set.seed(20250106)
-n_seg <- 25
-seg <- ids("seg", n_seg, 3)
-runs <- rbind(data.frame(system = "A", lambda = "none", seed = as.character(1:6)),
-              expand.grid(system = "B", lambda = c("0.1", "0.5", "0.9"), seed = as.character(1:4),
-                          stringsAsFactors = FALSE))
-runs$run_id <- ifelse(runs$system == "A", paste0("A_seed", runs$seed),
-                      paste0("B_lam", runs$lambda, "_seed", runs$seed))
-u_seg <- setNames(rnorm(n_seg, 0, 0.2), seg)
-u_lam <- c(none = 0, setNames(rnorm(3, 0, 0.02), c("0.1", "0.5", "0.9")))
-u_run <- setNames(rnorm(nrow(runs), 0, 0.015), runs$run_id)
-rows <- merge(runs, data.frame(segment_id = seg), by = NULL)
-rows <- rows[order(rows$run_id, rows$segment_id, method = "radix"), ]
-rows$score <- r10(0.4 - 0.02 * (rows$system == "B") + u_lam[rows$lambda] +
-                    u_seg[rows$segment_id] + u_run[rows$run_id] + rnorm(nrow(rows), 0, 0.05))
-rownames(rows) <- NULL
-write_local(rows[, c("segment_id", "run_id", "system", "lambda", "seed", "score")],
-            "ddf_facet_small.csv")
+write_local(facet_rows(25), "ddf_facet_small.csv")
 
 # ---------------------------------------------------------------- cases
 both <- c("Satterthwaite", "Kenward-Roger")
@@ -473,18 +401,18 @@ run_case("example_ter_slopes_bobyqa", "example_ter", "slopes", ex, f2, "ter",
 
 # 2. hetero_small
 two_sys_tests <- function(fe) c(coef_tests(fe), list(ft("system_F", Lrow(fe, systemB = 1))))
-hs <- local_data("ddf_hetero_small.csv")
-run_case("hetero_small_persys", "hetero_small", "persys", hs, f2, "score",
-         persys_formula("score", "system", c("A", "B")), both, two_sys_tests)
-run_case("hetero_small_pooled", "hetero_small", "pooled", hs, f2, "score",
-         "score ~ system + (1|segment_id) + (1|run_id)", both, two_sys_tests)
+# a two-system design with a run variance per system ("persys") and one shared ("pooled")
+two_system_cases <- function(design) {
+  d <- local_data(paste0("ddf_", design, ".csv"))
+  run_case(paste0(design, "_persys"), design, "persys", d, f2, "score",
+           persys_formula("score", "system", c("A", "B")), both, two_sys_tests)
+  run_case(paste0(design, "_pooled"), design, "pooled", d, f2, "score",
+           "score ~ system + (1|segment_id) + (1|run_id)", both, two_sys_tests)
+}
+two_system_cases("hetero_small")
 
 # 3. equal_small
-es <- local_data("ddf_equal_small.csv")
-run_case("equal_small_persys", "equal_small", "persys", es, f2, "score",
-         persys_formula("score", "system", c("A", "B")), both, two_sys_tests)
-run_case("equal_small_pooled", "equal_small", "pooled", es, f2, "score",
-         "score ~ system + (1|segment_id) + (1|run_id)", both, two_sys_tests)
+two_system_cases("equal_small")
 
 # 4. slopes_small
 ss <- local_data("ddf_slopes_small.csv")
@@ -500,11 +428,7 @@ run_case("slopes_small_persys", "slopes_small", "slopes_persys", ss, f2, "score"
          both, slope_tests)
 
 # 5. unbalanced_small
-us <- local_data("ddf_unbalanced_small.csv")
-run_case("unbalanced_small_persys", "unbalanced_small", "persys", us, f2, "score",
-         persys_formula("score", "system", c("A", "B")), both, two_sys_tests)
-run_case("unbalanced_small_pooled", "unbalanced_small", "pooled", us, f2, "score",
-         "score ~ system + (1|segment_id) + (1|run_id)", both, two_sys_tests)
+two_system_cases("unbalanced_small")
 
 # 6. three_sys_small
 ts <- local_data("ddf_three_sys_small.csv")
@@ -535,45 +459,36 @@ run_case("facet_small_persys", "facet_small", "persys", fs, f3, "score",
 # derive every test from it exactly as lmerTest's contest does (get_KR1D: Lb_ddf on vcovAdj;
 # contestMD: KRmodcomp = .KR_adjust on vcovAdj). Run them with GOLDEN_ONLY='^kr_'.
 run_tests_lean <- function(m, tests, methods, msgs_env, vkr) {
-  out <- list()
-  fe <- names(fixef(m))
-  for (spec in tests) {
-    L <- spec$L
-    stopifnot(identical(colnames(L), fe))
-    for (method in methods) {
-      rec <- list(name = spec$name, type = if (spec$joint) "F" else "t", method = method,
-                  L = L, rhs = arr(rep(0, nrow(L))))
-      if (method == "Satterthwaite") {
-        r <- capture(contest(m, L, ddf = method, joint = spec$joint), msgs_env)
-      }
-      if (!spec$joint && method == "Satterthwaite") {
-        rec[c("estimate", "se", "df", "t", "p")] <- list(r[["Estimate"]], r[["Std. Error"]],
-                                                         r[["df"]], r[["t value"]],
-                                                         r[["Pr(>|t|)"]])
-      } else if (!spec$joint) {
-        est <- drop(L %*% fixef(m))
-        se <- sqrt(drop(L %*% as.matrix(vkr) %*% t(L)))
-        df <- pbkrtest::Lb_ddf(L = drop(L), V0 = as.matrix(vcov(m)), Vadj = vkr)
-        rec[c("estimate", "se", "df", "t", "p")] <- list(est, se, df, est / se,
-                                                         2 * pt(abs(est / se), df, lower.tail = FALSE))
-        rec$se_unadjusted <- sqrt(drop(L %*% as.matrix(vcov(m)) %*% t(L)))
-      } else if (method == "Satterthwaite") {
-        rec[c("F", "numdf", "df", "p")] <- list(r[["F value"]], as.integer(r[["NumDF"]]),
-                                                r[["DenDF"]], r[["Pr(>F)"]])
-      } else {
-        st <- lapply(pbkrtest:::.KR_adjust(vkr, Phi = as.matrix(vcov(m)), L, beta = fixef(m),
-                                           betaH = 0), c)
-        kr <- pbkrtest:::.finalizeKR(st)$test
-        f <- kr["FtestU", "stat"] * kr["Ftest", "F.scaling"]
-        rec[c("F", "numdf", "df")] <- list(f, as.integer(kr[1L, "ndf"]), kr[1L, "ddf"])
-        rec$p <- pf(f, kr[1L, "ndf"], kr[1L, "ddf"], lower.tail = FALSE)
-        rec$F_unscaled <- kr["FtestU", "stat"]
-        rec$F_scaling <- kr["Ftest", "F.scaling"]
-      }
-      out[[length(out) + 1]] <- rec
+  each_test(m, tests, methods, function(spec, L, method, rec) {
+    if (method == "Satterthwaite") {
+      r <- capture(contest(m, L, ddf = method, joint = spec$joint), msgs_env)
     }
-  }
-  out
+    if (!spec$joint && method == "Satterthwaite") {
+      rec[c("estimate", "se", "df", "t", "p")] <- list(r[["Estimate"]], r[["Std. Error"]],
+                                                       r[["df"]], r[["t value"]],
+                                                       r[["Pr(>|t|)"]])
+    } else if (!spec$joint) {
+      est <- drop(L %*% fixef(m))
+      se <- sqrt(drop(L %*% as.matrix(vkr) %*% t(L)))
+      df <- pbkrtest::Lb_ddf(L = drop(L), V0 = as.matrix(vcov(m)), Vadj = vkr)
+      rec[c("estimate", "se", "df", "t", "p")] <- list(est, se, df, est / se,
+                                                       2 * pt(abs(est / se), df, lower.tail = FALSE))
+      rec$se_unadjusted <- sqrt(drop(L %*% as.matrix(vcov(m)) %*% t(L)))
+    } else if (method == "Satterthwaite") {
+      rec[c("F", "numdf", "df", "p")] <- list(r[["F value"]], as.integer(r[["NumDF"]]),
+                                              r[["DenDF"]], r[["Pr(>F)"]])
+    } else {
+      st <- lapply(pbkrtest:::.KR_adjust(vkr, Phi = as.matrix(vcov(m)), L, beta = fixef(m),
+                                         betaH = 0), c)
+      kr <- pbkrtest:::.finalizeKR(st)$test
+      f <- kr["FtestU", "stat"] * kr["Ftest", "F.scaling"]
+      rec[c("F", "numdf", "df")] <- list(f, as.integer(kr[1L, "ndf"]), kr[1L, "ddf"])
+      rec$p <- pf(f, kr[1L, "ndf"], kr[1L, "ddf"], lower.tail = FALSE)
+      rec$F_unscaled <- kr["FtestU", "stat"]
+      rec$F_scaling <- kr["Ftest", "F.scaling"]
+    }
+    rec
+  })
 }
 
 # kr_boundary: 6 vs 6 runs, 60 segments; system A's runs have no run effect and its run
@@ -621,23 +536,7 @@ rownames(rows) <- NULL
 write_local(rows[, c("segment_id", "run_id", "system", "d", "d_c", "dbin", "score")],
             "ddf_kr_slopes.csv")
 set.seed(20250205)
-n_seg <- 120
-seg <- ids("seg", n_seg, 3)
-runs <- rbind(data.frame(system = "A", lambda = "none", seed = as.character(1:6)),
-              expand.grid(system = "B", lambda = c("0.1", "0.5", "0.9"), seed = as.character(1:4),
-                          stringsAsFactors = FALSE))
-runs$run_id <- ifelse(runs$system == "A", paste0("A_seed", runs$seed),
-                      paste0("B_lam", runs$lambda, "_seed", runs$seed))
-u_seg <- setNames(rnorm(n_seg, 0, 0.2), seg)
-u_lam <- c(none = 0, setNames(rnorm(3, 0, 0.02), c("0.1", "0.5", "0.9")))
-u_run <- setNames(rnorm(nrow(runs), 0, 0.015), runs$run_id)
-rows <- merge(runs, data.frame(segment_id = seg), by = NULL)
-rows <- rows[order(rows$run_id, rows$segment_id, method = "radix"), ]
-rows$score <- r10(0.4 - 0.02 * (rows$system == "B") + u_lam[rows$lambda] +
-                    u_seg[rows$segment_id] + u_run[rows$run_id] + rnorm(nrow(rows), 0, 0.05))
-rownames(rows) <- NULL
-write_local(rows[, c("segment_id", "run_id", "system", "lambda", "seed", "score")],
-            "ddf_kr_facet.csv")
+write_local(facet_rows(120), "ddf_kr_facet.csv")
 
 run_case_lean <- function(case, design, model, data_spec, factors, response, formula_str,
                           tests_fun) {

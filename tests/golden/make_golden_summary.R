@@ -8,20 +8,16 @@
 #
 # Writes tests/golden/data/summary_<design>.csv and tests/golden/fixtures_summary/<design>.json.
 
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(), value = TRUE))),
+                 "golden_common.R"))  # beside this script (it sets golden_dir, data_dir)
 suppressPackageStartupMessages({
-  library(lme4)
   library(pbkrtest)
   library(emmeans)
   library(multcomp)
-  library(jsonlite)
 })
-invisible(Sys.setlocale("LC_COLLATE", "C"))
-options(warn = 1)
 emm_options(pbkrtest.limit = 1e6, lmerTest.limit = 1e6)
 
-golden_dir <- file.path("tests", "golden")
 fixture_dir <- file.path(golden_dir, "fixtures_summary")
-data_dir <- file.path(golden_dir, "data")
 dir.create(fixture_dir, showWarnings = FALSE, recursive = TRUE)
 
 # ---------------------------------------------------------------- designs

@@ -2,47 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
+from workflow_helpers import kreutzer_ter
 
-from infrepro.analyses import load_metric_data, run_analysis
-from infrepro.experiment import import_scores
-from infrepro.io import ScoresColumns
+from infrepro.analyses import run_analysis
 from infrepro.vocabulary import VCA_MAIN_EFFECTS
-
-COLUMNS = ScoresColumns.from_config(
-    {
-        "segment": "sentence_id",
-        "system": "system",
-        "run": ["system", "replication"],
-        "metrics": ["ter"],
-        "facets": ["replication"],
-        "properties": ["src_length"],
-    }
-)
 
 
 @pytest.fixture(scope="module")
-def kreutzer(kreutzer_dir: Path):
-    evaluation, runs, bins = import_scores(
-        str(kreutzer_dir / "data_ter.csv.gz"),
-        COLUMNS,
-        cuts={"src_length": [15, 55]},
-        labels={"src_length": ["short", "typical", "very long"]},
-    )
-    return load_metric_data(
-        evaluation,
-        runs,
-        bins,
-        metric="ter",
-        better="lower",
-        baseline="Baseline",
-        facets=["replication"],
-        properties=["src_length"],
-        options={},
-    )
+def kreutzer():
+    return kreutzer_ter()
 
 
 def glrt_row(table: pd.DataFrame, analysis: str, subset: str, prop: str = "") -> pd.Series:

@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from workflow_helpers import kreutzer_ter
 
-from infrepro.analyses import load_metric_data, summary
+from infrepro.analyses import summary
 from infrepro.analyses.data import MetricData
 from infrepro.analyses.fitlog import FitLog
 from infrepro.analyses.letters import compact_letters
@@ -26,8 +27,7 @@ from infrepro.analyses.summary import (
     critical_run_sd,
     decision_table,
 )
-from infrepro.experiment import import_scores
-from infrepro.io import ScoresColumns, write_csv
+from infrepro.io import write_csv
 from infrepro.io.results import read_result_table
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.paper import latex_table, markdown_table
@@ -35,32 +35,10 @@ from infrepro.report.sections import decision
 from infrepro.report.sections.decision import sentence
 from infrepro.vocabulary import columns
 
-COLUMNS = ScoresColumns.from_config(
-    {
-        "segment": "sentence_id",
-        "system": "system",
-        "run": ["system", "replication"],
-        "metrics": ["ter"],
-        "facets": ["replication"],
-        "properties": [],
-    }
-)
-
 
 @pytest.fixture(scope="module")
-def kreutzer(kreutzer_dir: Path) -> MetricData:
-    evaluation, runs, bins = import_scores(str(kreutzer_dir / "data_ter.csv.gz"), COLUMNS)
-    return load_metric_data(
-        evaluation,
-        runs,
-        bins,
-        metric="ter",
-        better="lower",
-        baseline="Baseline",
-        facets=["replication"],
-        properties=[],
-        options={},
-    )
+def kreutzer() -> MetricData:
+    return kreutzer_ter(with_properties=False)
 
 
 @pytest.fixture(scope="module")

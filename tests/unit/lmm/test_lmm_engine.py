@@ -202,18 +202,9 @@ def test_weighted_terms_gradient_and_paths(formula: str, reml: bool) -> None:
 
 
 def _weighted_deviance(formula: str, df: pd.DataFrame, reml: bool) -> ProfiledDeviance:
-    from infrepro.lmm.fit import _prepare
+    from infrepro.lmm.fit import _devfun, _prepare
 
-    prep = _prepare(formula, df, None, None)
-    return ProfiledDeviance(
-        prep.codes,
-        prep.nlevels,
-        prep.X,
-        prep.y_centred,
-        reml=reml,
-        path="dense",
-        weights=prep.weights,
-    )
+    return _devfun(_prepare(formula, df, None, None), reml, "dense")
 
 
 def test_residuals_include_weighted_random_effects() -> None:

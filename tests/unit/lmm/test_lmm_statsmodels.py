@@ -48,6 +48,13 @@ def _crossed(seed: int = 6) -> pd.DataFrame:
     return df
 
 
+def _statsmodels_fit(reml: bool, formula: str, df: pd.DataFrame, **model: object):
+    """statsmodels' MixedLM fit of the same model, its convergence warnings silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return smf.mixedlm(formula, df, **model).fit(reml=reml)
+
+
 def _check_loglik(ours: float, theirs: float) -> None:
     assert ours >= theirs - 1e-9 * abs(theirs)
     assert ours == pytest.approx(theirs, rel=1e-6)
@@ -57,9 +64,7 @@ def _check_loglik(ours: float, theirs: float) -> None:
 def test_random_intercept_matches_statsmodels(reml: bool) -> None:
     df = _one_factor()
     ours = fit("y ~ system + x + (1|g)", df, reml=reml)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        sm = smf.mixedlm("y ~ system + x", df, groups=df["g"]).fit(reml=reml)
+    sm = _statsmodels_fit(reml, "y ~ system + x", df, groups=df["g"])
     _check_loglik(ours.loglik, float(sm.llf))
     np.testing.assert_allclose(
         ours.fixed_effects.to_numpy(), sm.fe_params.to_numpy(), rtol=1e-4, atol=1e-5
@@ -75,11 +80,8 @@ def test_random_intercept_matches_statsmodels(reml: bool) -> None:
 def test_crossed_factors_match_statsmodels(reml: bool) -> None:
     df = _crossed()
     ours = fit("y ~ 1 + (1|s) + (1|r)", df, reml=reml)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        sm = smf.mixedlm(
-            "y ~ 1", df, groups="one", vc_formula={"s": "0 + C(s)", "r": "0 + C(r)"}, re_formula="0"
-        ).fit(reml=reml)
+    vc = {"s": "0 + C(s)", "r": "0 + C(r)"}
+    sm = _statsmodels_fit(reml, "y ~ 1", df, groups="one", vc_formula=vc, re_formula="0")
     _check_loglik(ours.loglik, float(sm.llf))
     vcomp = dict(zip(sm.model.exog_vc.names, sm.vcomp, strict=True))
     assert ours.variance_components["s"] == pytest.approx(vcomp["s"], rel=1e-3)
