@@ -139,6 +139,12 @@ def classify(
     return Verdict("no significant difference", "neutral", none + after)
 
 
+def generalisation_direction(facet_aware: Outcome | None, alpha: float) -> int:
+    """+1 / -1 when the generalisation line names a winner (the facet-aware test significant
+    that way, whether or not the badge agrees), 0 otherwise."""
+    return _direction(facet_aware, alpha)
+
+
 def generalisation(
     headline: Outcome | None,
     facet_aware: Outcome | None,
@@ -156,7 +162,7 @@ def generalisation(
     where = "other levels of the shared facets"
     model = f"facet-aware model, {df}, p = {facet_aware.p}"
     head = f"Generalising to {where}"
-    direction, own = _direction(headline, alpha), _direction(facet_aware, alpha)
+    direction, own = _direction(headline, alpha), generalisation_direction(facet_aware, alpha)
     if own and own == direction:
         winner = competitor if own > 0 else baseline
         return f"{head}: {winner} better beyond the settings that were run ({model})."
