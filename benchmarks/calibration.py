@@ -749,8 +749,8 @@ def claims_power_lines(experiments: list[dict[str, object]], seed: int) -> list[
             f"| {k} | {100 * sc.effect:.2f} | {n} | {welch_power(sc.design, sc.effect):.3f} "
             f"| {rate_cell(int(welch.sum()), n)} | {rate_cell(int(badge.sum()), n)} "
             f"| {diff:+.3f} [{diff - 1.96 * se:+.3f}, {diff + 1.96 * se:+.3f}] | {ok} "
-            f"| {rate_cell(sum(c.any_direction > 0 for c in claims), n)} "
-            f"| {rate_cell(sum(c.any_direction < 0 for c in claims), n)} "
+            f"| {rate_cell(sum(c.names(1) for c in claims), n)} "
+            f"| {rate_cell(sum(c.names(-1) for c in claims), n)} "
             f"| {rate_cell(sum(c.general > 0 for c in claims), n)} "
             f"| {sum(c.not_judged for c in claims) / n:.3f} | {_quantiles(dfs)} |"
         )

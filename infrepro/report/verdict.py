@@ -145,6 +145,14 @@ def generalisation_direction(facet_aware: Outcome | None, alpha: float) -> int:
     return _direction(facet_aware, alpha)
 
 
+def not_judged(facet_aware: Outcome | None, alpha: float) -> bool:
+    """True when the facet-aware test cannot tell: not significant with fewer than
+    ``JUDGED_DF`` df (or none)."""
+    if facet_aware is None or generalisation_direction(facet_aware, alpha):
+        return False
+    return not (math.isfinite(facet_aware.df) and facet_aware.df >= JUDGED_DF)
+
+
 def generalisation(
     headline: Outcome | None,
     facet_aware: Outcome | None,
@@ -169,7 +177,7 @@ def generalisation(
     if own:
         winner = competitor if own > 0 else baseline
         return f"{head}: {winner} better by the facet-aware model alone ({model})."
-    if facet_aware.df < JUDGED_DF or not math.isfinite(facet_aware.df):
+    if not_judged(facet_aware, alpha):
         count = f"{levels}; " if levels else ""
         return (
             f"{head}: not judged ({count}{df}; {model}); with so few levels almost no difference "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from infrepro.report.verdict import Outcome, classify, generalisation_direction
+from infrepro.report.verdict import Outcome, classify, generalisation_direction, not_judged
 
 from .calibration import ALPHA, BASE, COMP
 
@@ -41,23 +41,16 @@ class Claims:
     not_judged: bool
     fitted: bool
 
-    @property
-    def any_direction(self) -> int:
-        """+1 / -1 when some wording names that winner (badge first), 0 when none does."""
-        return self.badge or self.general
+    def names(self, winner: int) -> bool:
+        """Does some wording (the badge or the generalisation line) name ``winner`` (+1: B,
+        -1: A) as better?"""
+        return winner in (self.badge, self.general)
 
 
 def claims_of(results: dict[str, object], alpha: float = ALPHA) -> Claims:
     """The report's claims for one experiment's ``comparison_experiment`` results."""
-    from infrepro.report.verdict import JUDGED_DF
-
     headline = outcome_of(results.get("headline"))
     facet = outcome_of(results.get("facet_aware"))
     verdict = classify(None, headline, alpha, COMP, BASE, best_trusted=False)
     general = generalisation_direction(facet, alpha)
-    not_judged = (
-        facet is not None
-        and not general
-        and not (math.isfinite(facet.df) and facet.df >= JUDGED_DF)
-    )
-    return Claims(verdict.direction, general, not_judged, headline is not None)
+    return Claims(verdict.direction, general, not_judged(facet, alpha), headline is not None)

@@ -19,7 +19,8 @@ def _result(estimate: float, p: float, df: float = 8.0) -> dict[str, object]:
 def test_claims_follow_the_sign_convention_and_the_badge_alone() -> None:
     # estimate = A - B < 0 on a higher-is-better score: B better
     up = claims_of({"headline": _result(-0.02, 0.01), "facet_aware": _result(-0.02, 0.4, 1.6)})
-    assert (up.badge, up.general, up.not_judged, up.any_direction) == (1, 0, True, 1)
+    assert (up.badge, up.general, up.not_judged) == (1, 0, True)
+    assert up.names(1) and not up.names(-1)
     down = claims_of({"headline": _result(0.02, 0.01), "facet_aware": _result(0.02, 0.01)})
     assert (down.badge, down.general, down.not_judged) == (-1, -1, False)
     none = claims_of({"headline": _result(0.02, 0.3), "facet_aware": _result(0.02, 0.3, 12.0)})
