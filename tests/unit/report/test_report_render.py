@@ -424,3 +424,30 @@ def test_page_is_byte_identical_across_renders_and_processes(tmp_path: Path) -> 
         timeout=120,
     )
     assert other.stdout == first
+
+
+def test_best_vs_best_selected_by_test_mean_is_not_presupposed() -> None:
+    """No dev scores: best vs best selected on the test set is no evidence of an improvement,
+    so the badge never reads 'not shown to survive' (issue 23, item 7)."""
+    tables = comparison_tables(headline=("0.21", -0.678))
+    tables["glrt"]["note"] = "best run per system by test mean (optimistic); optimistic selection"
+    headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
+    assert "no significant difference" in headline and "surviv" not in headline
+    assert "selected by their test mean (no dev scores)" in headline
+
+
+def test_the_bootstrap_lrt_is_shown_beside_the_verdict() -> None:
+    tables = comparison_tables()
+    row = (
+        tables["tests"]
+        .iloc[[0]]
+        .assign(
+            analysis="all_runs_per_system_bootstrap",
+            method="parametric bootstrap (97 of 100 samples; 3 refits failed)",
+            p_value="0.0309",
+        )
+    )
+    tables["tests"] = pd.concat([tables["tests"], row], ignore_index=True)
+    headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
+    assert "Parametric-bootstrap LRT of the same comparison" in headline
+    assert "3 refits failed" in headline and "p = 0.0309" in headline
