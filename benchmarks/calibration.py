@@ -771,6 +771,9 @@ def claims_section(level: Path, claims: Path, seed: int) -> str:
 
     level_experiments, level_meta = read_records(level)
     claims_experiments, claims_meta = read_records(claims)
+    # a seed written twice (two runs resumed on one file) is the same experiment: count it once
+    level_experiments = list({(r["scenario"], r["seed"]): r for r in level_experiments}.values())
+    claims_experiments = list({(r["scenario"], r["seed"]): r for r in claims_experiments}.values())
     lines = [
         CLAIMS_MARK,
         "",
