@@ -20,6 +20,7 @@ from infrepro.registry import (
     run_aware,
 )
 from infrepro.vocabulary import BIN_SUFFIX, VCA_RUN_AWARE, bin_column
+from infrepro.vocabulary import EFFECT_SD_TEXT as EFFECT_SD
 
 from ..formatting import fixed, is_missing, is_significant, p_text, points
 from ..htmltable import Cell, Column, Table, rows_table
@@ -53,7 +54,6 @@ COMPARISONS = (
     (ALL_RUNS, "all runs, paper's model"),
 )
 RUN_AWARE = {HEADLINE: "run-aware", FACET_AWARE: "facet-aware"}
-EFFECT_SD = "the SD of a run's mean score, sqrt(run + residual variance / segments per run)"
 OPTIMISTIC = "optimistic selection"  # best vs best's note when runs were selected by test mean
 
 
