@@ -830,7 +830,8 @@ def claims_section(level: Path, claims: Path, seed: int) -> str:
         "one system's run variance has 1 df, and a df estimated from it (Welch's or KR's) is "
         "too large when that variance happens to be small. At 200 segments the residual part "
         "of a run mean's variance (0.068^2 / 200, estimated precisely from the rows) is about "
-        "a sixth of it and KR holds the level; at 1,250 segments (0.068^2 / 1,250, 3 % of it) "
+        "a sixth of it and KR holds the level (likely because that part is known); at 1,250 "
+        "segments (0.068^2 / 1,250, 3 % of it) "
         "the run variance is all there is and KR behaves like Welch. 'candidate' recomputes "
         "the same t with df = min(n_A, n_B) - 1 = 1 (Hsu's conservative df): far below the "
         "level, so not a fix.",
