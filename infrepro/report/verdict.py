@@ -180,7 +180,7 @@ def generalisation(
     if not_judged(facet_aware, alpha):
         count = f"{levels}; " if levels else ""
         return (
-            f"{head}: not judged ({count}{df}; {model}); with so few levels almost no difference "
+            f"{head}: not judged ({count}{model}); with so few levels almost no difference "
             "is detectable, which says nothing about the facets' effect."
         )
     return f"{head}: not shown ({model})."

@@ -389,7 +389,7 @@ def test_headline_verdict_follows_the_run_aware_test(report: Path, example_run: 
         "settings, baseline is better"
     ) in ter_card
     assert "Generalising to other levels of the shared facets: not judged (" in ter_card
-    assert "df 2.4; facet-aware model, df 2.4, p = " in ter_card
+    assert "levels); facet-aware model, df 2.4, p = " in ter_card
     assert "only for these meta-parameter values" not in ter_card
     assert "paper&#39;s model, conditional on these trained runs (ML GLRT)" in ter_card
     assert "rejects identical systems in 41-54 % of simulated A-vs-A experiments" in ter_card

@@ -190,7 +190,7 @@ def test_headline_states_the_verdict_with_numbers_from_the_tables() -> None:
     assert "retrained with this recipe, at these meta-parameter settings, bl is better" in headline
     assert (
         "Generalising to other levels of the shared facets: not judged (comp&#39;s runs share "
-        "levels of lambda; df 2.4; facet-aware model, df 2.4, p = 0.46)"
+        "levels of lambda; facet-aware model, df 2.4, p = 0.46)"
     ) in headline
     assert "only for these meta-parameter values" not in headline
     assert "paper&#39;s model, conditional on these trained runs (ML GLRT)" in headline

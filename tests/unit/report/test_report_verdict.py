@@ -124,7 +124,7 @@ def test_generalising_is_a_separate_line_never_a_downgrade() -> None:
     shared = "comp's runs share levels of lambda (2 levels)"
     text = generalisation(headline, facet, 0.05, "bl", "comp", shared)
     assert text.startswith(
-        f"Generalising to other levels of the shared facets: not judged ({shared}; df 1.6; "
+        f"Generalising to other levels of the shared facets: not judged ({shared}; "
         "facet-aware model, df 1.6, p = 0.46)"
     )
     assert "says nothing about the facets' effect" in text
