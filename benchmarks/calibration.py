@@ -52,6 +52,12 @@ analyses fit it (same formulas from ``infrepro/vocabulary.py``, ``FitLog.fit``, 
 - power of the headline test against Welch's t in designs (a) and (b) at 4 differences (Welch
   power about 0.2, 0.5, 0.8, 0.95), on the same experiments.
 
+What the report claims (issue 23): ``run-aware --suites level --designs e200,e1250`` (10 vs 2
+runs at 200 and 1,250 segments) and ``run-aware --suites claims`` (both systems 2 lambda x 3
+seeds, B better by 0-3 run-mean SDs) record the experiments; ``python benchmarks/calibration.py
+claims [--level-records F] [--claims-records F]`` puts them through the report's wording
+(``infrepro.validation.claims``) and appends its section to calibration.md.
+
 Every experiment is appended to ``--records`` (JSON lines; default
 benchmarks/results/calibration_records.jsonl), so a run can be stopped and resumed, and raised
 to more experiments later with the same seeds; the report (``--out``, default
