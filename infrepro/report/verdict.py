@@ -89,6 +89,18 @@ UNTRUSTED_BEST = (
     "shows an improvement in most simulated experiments without one (56-90 %, issue 23)."
 )
 JUDGED_DF = 4.0  # below: a facet-aware non-significance cannot tell (docs/method.md §4b.6)
+TWO_RUNS = (
+    "with 2 runs a system's run variance has 1 df, and this test's level reached 0.10 in "
+    "simulated 10 vs 2 experiments where the run variance dominates (benchmarks/results/"
+    "calibration.md)"
+)
+
+
+def _two_runs_caveat(systems: tuple[str, ...]) -> str:
+    if not systems:
+        return ""
+    verb = "have" if len(systems) > 1 else "has"
+    return f" Caution: {' and '.join(systems)} {verb} 2 runs; {TWO_RUNS}."
 
 
 def classify(
@@ -98,9 +110,12 @@ def classify(
     competitor: str = "the competitor",
     baseline: str = "the baseline",
     best_trusted: bool = True,
+    two_runs: tuple[str, ...] = (),
 ) -> Verdict:
     """The badge from the run-aware ``headline`` test (per-system run variance), stating its
-    estimand; read against best vs best only when that is ``best_trusted`` (dev-selected)."""
+    estimand; read against best vs best only when that is ``best_trusted`` (dev-selected).
+    ``two_runs``: the systems with exactly 2 runs (a directional claim then says the test's
+    measured level there)."""
     if headline is None:
         return Verdict(
             "not tested",
@@ -114,6 +129,7 @@ def classify(
     after = "" if best_trusted else " " + UNTRUSTED_BEST
     if direction:
         winner = competitor if direction > 0 else baseline
+        caveat += _two_runs_caveat(two_runs)
         claim = f"{ESTIMAND}, {winner} is better {test.format('<')}.{caveat}"
         if improved and direction > 0:
             return Verdict(

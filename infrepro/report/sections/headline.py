@@ -207,6 +207,15 @@ def best_trusted(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> b
     return glrt is not None and OPTIMISTIC not in str(glrt["note"])
 
 
+def two_run_systems(tables: dict[str, pd.DataFrame], metric: str, systems: list[str]) -> tuple:
+    """The systems of a comparison with exactly 2 runs (run_summary.csv)."""
+    rows = select(tables["run_summary"], metric=metric)
+    if rows.empty:
+        return ()
+    counts = {str(s): int(float(n)) for s, n in zip(rows["system"], rows["n_runs"], strict=True)}
+    return tuple(s for s in systems if counts.get(s) == 2)
+
+
 def bootstrap_row(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> dict | None:
     """The headline's parametric-bootstrap LRT row of tests.csv, when requested."""
     row = first(tables["tests"], metric=metric, analysis=HEADLINE_BOOTSTRAP, subset=subset)
@@ -348,6 +357,7 @@ def build(
                 competitor=competitor,
                 baseline=settings.baseline,
                 best_trusted=best_trusted(tables, metric, subset),
+                two_runs=two_run_systems(tables, metric, [settings.baseline, competitor]),
             )
             beside = [
                 generalisation(

@@ -451,3 +451,15 @@ def test_the_bootstrap_lrt_is_shown_beside_the_verdict() -> None:
     headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
     assert "Parametric-bootstrap LRT of the same comparison" in headline
     assert "3 refits failed" in headline and "p = 0.0309" in headline
+
+
+def test_a_two_run_system_is_named_next_to_a_claim() -> None:
+    tables = comparison_tables()
+    tables["run_summary"] = pd.DataFrame(
+        [
+            {"metric": "ter", "system": "bl", "n_runs": "10"},
+            {"metric": "ter", "system": "comp", "n_runs": "2"},
+        ]
+    )
+    headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
+    assert "Caution: comp has 2 runs; with 2 runs a system&#39;s run variance has 1 df" in headline

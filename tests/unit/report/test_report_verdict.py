@@ -176,3 +176,11 @@ def test_paper_glrt_is_labelled_with_its_measured_level() -> None:
     assert "bl better by 3.84 points" in text
     assert PAPER_GLRT_LEVEL in text and "41-54 %" in PAPER_GLRT_LEVEL
     assert paper_note(None, "bl", "comp") == ""
+
+
+def test_a_directional_claim_with_a_two_run_system_says_the_measured_level() -> None:
+    verdict = classify(lower(0.03), lower(0.02), 0.05, "comp", "bl", two_runs=("comp",))
+    assert verdict.badge == "survives retraining"
+    assert "Caution: comp has 2 runs" in verdict.conclusion and "0.10" in verdict.conclusion
+    quiet = classify(lower(0.03), lower(0.02, NS), 0.05, "comp", "bl", two_runs=("comp",))
+    assert "2 runs" not in quiet.conclusion  # no claim, nothing to qualify
