@@ -317,6 +317,10 @@ def vca_formula(
     return f"{metric} ~ 1 + " + " + ".join(f"(1|{t})" for t in terms)
 
 
+# d's denominator, in words (docs/method.md §4b.8)
+EFFECT_SD_TEXT = "the SD of a run's mean score, sqrt(run + residual variance / segments per run)"
+
+
 def effect_scale_formula(metric: str) -> str:
-    """The model whose sqrt(segment + run + residual variance) scales every effect size."""
+    """The model whose run-mean SD (``EFFECT_SD_TEXT``) scales every effect size."""
     return f"{metric} ~ system + {SEGMENT_TERM} + {RUN_TERM}"

@@ -20,12 +20,22 @@ from infrepro.lmm import LmmError, fit, lrt
 
 @dataclass(frozen=True)
 class BootstrapLrt:
-    """Observed LR, its df, the bootstrap p and the number of samples that were fitted."""
+    """Observed LR, its df, the bootstrap p, the number of samples that were fitted and the
+    number whose ML refit failed (dropped from p, reported)."""
 
     lr_stat: float
     df: int
     p_value: float
     samples: int
+    failed: int = 0
+
+    @property
+    def method(self) -> str:
+        """``parametric bootstrap (98 of 100 samples; 2 refits failed)``."""
+        total = self.samples + self.failed
+        return (
+            f"parametric bootstrap ({self.samples} of {total} samples; {self.failed} refits failed)"
+        )
 
 
 def bootstrap_lrt(
@@ -67,4 +77,4 @@ def bootstrap_lrt(
             continue
         fitted += 1
         count += value >= observed
-    return BootstrapLrt(observed, df, (count + 1) / (fitted + 1), fitted)
+    return BootstrapLrt(observed, df, (count + 1) / (fitted + 1), fitted, samples - fitted)

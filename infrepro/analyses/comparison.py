@@ -180,7 +180,10 @@ def _run_aware(
         groups = {s: g for s, g in groups.items() if g}
         if groups and not pooled:
             formula = facet_aware_formula(data.metric, members, groups)
-            shared = "; ".join(f"{s}: {', '.join(g)}" for s, g in groups.items())
+            shared = "; ".join(
+                f"{s}: {', '.join(f'{x} ({_n_levels(data, s, x)} levels)' for x in g)}"
+                for s, g in groups.items()
+            )
             note = f"facet levels as draws from their population ({shared})"
             site.test(formula, members, FACET_AWARE, note)
 
@@ -299,7 +302,7 @@ def _bootstrap_row(
         "facet": "",
         "hypothesis": f"{first} - {second} = 0",
         "model": f"{formula} vs {h0} (ML)",
-        "method": f"parametric bootstrap ({result.samples} samples)",
+        "method": result.method,
         "estimate": np.nan,
         "se": np.nan,
         "statistic": result.lr_stat,
@@ -332,6 +335,12 @@ def shared_facets(data: MetricData, rows: pd.DataFrame, system: str) -> list[str
         if 2 <= levels < n:
             groups.append(":".join(combo))
     return groups
+
+
+def _n_levels(data: MetricData, system: str, group: str) -> int:
+    """Number of levels (or level combinations) of a shared facet group among a system's runs."""
+    runs = data.runs[data.runs[SYSTEM] == system]
+    return len(runs[group.split(":")].drop_duplicates())
 
 
 def _holm_pairs(table: pd.DataFrame) -> pd.DataFrame:

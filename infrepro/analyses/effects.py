@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from infrepro.registry import EFFECT_SCALE
-from infrepro.vocabulary import RUN, RUN_TERM, SYSTEM, effect_scale_formula
+from infrepro.vocabulary import RUN, SYSTEM, effect_scale_formula
 
 from .data import MetricData
 from .fitlog import FitLog
+
+RESIDUAL = "Residual"  # the residual's row of LmmResult.variance_components
 
 
 def effect_label(d: float) -> str:
@@ -36,7 +36,8 @@ def effect_size(difference: float, sigma: float) -> float:
 @dataclass(frozen=True)
 class EffectScale:
     """The one SD every effect size of a metric divides by, whatever model gave the difference:
-    sqrt(segment + run + residual variance) of a REML fit (docs/method.md §4b)."""
+    the SD of a run's mean score, sqrt(run + residual variance / segments per run), from a REML
+    fit: the SD that decides the run-aware tests (docs/method.md §4b.8)."""
 
     sd: float
     model: str
@@ -46,12 +47,16 @@ class EffectScale:
 
 
 def effect_scale(data: MetricData, log: FitLog) -> EffectScale:
-    """Fit the effect-scale model once per metric (runs as a random intercept when estimable)."""
+    """Fit the effect-scale model once per metric; NaN when no system has two runs (no run
+    variance, so no run-mean SD)."""
     rows = data.evaluation
     formula = effect_scale_formula(data.metric)
     if rows[RUN].nunique() <= rows[SYSTEM].nunique():  # one run per system: no run variance
-        formula = formula.replace(f" + {RUN_TERM}", "")
+        return EffectScale(math.nan, formula)
     fitted = log.fit(formula, rows, reml=True, analysis=EFFECT_SCALE)
     if fitted is None:
         return EffectScale(math.nan, formula)
-    return EffectScale(float(np.sqrt(fitted.variance_components.sum())), formula)
+    components = fitted.variance_components
+    per_run = len(rows) / rows[RUN].nunique()  # mean segments per run
+    var = float(components[RUN]) + float(components[RESIDUAL]) / per_run
+    return EffectScale(math.sqrt(var), formula)

@@ -49,7 +49,7 @@ from infrepro.vocabulary import (
 from infrepro.vocabulary import SYSTEM as SYSTEM_COLUMN
 from infrepro.vocabulary import comparison_formulas as formulas
 
-from .simulate import REAL_RUN_SD, Design, Facet, System, a_vs_a, simulate
+from .simulate import REAL_RESIDUAL_SD, REAL_RUN_SD, Design, Facet, System, a_vs_a, simulate
 
 ALPHA = 0.05
 LEVEL_BOUND = 0.065
@@ -255,7 +255,18 @@ LEVEL_DESIGNS = {
         "(d) 3 vs 3 runs, run SD 0.011 each",
         lambda e=0.0: two_systems((3, 3), (REAL_RUN_SD, REAL_RUN_SD), effect=e),
     ),
+    "e200": (
+        "(e200) 10 vs 2 runs, run SD 0.011 each, 200 segments",
+        lambda e=0.0: two_systems((10, 2), (REAL_RUN_SD, REAL_RUN_SD), effect=e),
+    ),
+    "e1250": (
+        "(e1250) 10 vs 2 runs, run SD 0.011 each, 1,250 segments (above the former 1,200 "
+        "random-effect columns where the analyses switched to Satterthwaite)",
+        lambda e=0.0: two_systems((10, 2), (REAL_RUN_SD, REAL_RUN_SD), effect=e, n_segments=1250),
+    ),
 }
+# designs whose cells fit only the headline test and Welch's t (the GLRTs are shown in a-d)
+HEADLINE_ONLY = ("e200", "e1250")
 # Competitor advantages (score points, stored scale) at which Welch's t on run means has power
 # of about 0.2, 0.5, 0.8 and 0.95 (noncentral t with Welch's df, see welch_power).
 POWER_EFFECTS = {
@@ -269,12 +280,50 @@ INTERACTION_TITLE = (
 )
 
 
+CLAIMS_SHIFTS = (0, 1, 2, 3)  # improvements in run-mean SDs (issue 23, acceptance 4)
+
+
+def run_mean_sd(run_sd: float = REAL_RUN_SD, n_segments: int = SEGMENTS) -> float:
+    """SD of one run's mean score: sqrt(run_sd^2 + residual_sd^2 / segments)."""
+    return math.sqrt(run_sd**2 + REAL_RESIDUAL_SD**2 / n_segments)
+
+
+def two_lambda_design(effect: float = 0.0) -> Design:
+    """Both systems 2 lambda x 3 seeds (6 runs each, run SD 0.011), lambda without effect: the
+    runs share facet levels, so the facet-aware model is fitted beside the headline."""
+    return Design(
+        systems=(
+            System(BASE, run_sd=REAL_RUN_SD),
+            System(COMP, run_sd=REAL_RUN_SD, effect=effect),
+        ),
+        facets=(Facet("lam", 2), Facet("seed", 3)),
+    )
+
+
+def claims_scenarios(seed: int) -> list[Scenario]:
+    """The claims cells: design two_lambda_design with B better by 0-3 run-mean SDs."""
+    return [
+        Scenario(
+            f"lam2x3+{k}sd",
+            f"(claims) both systems 2 lambda x 3 seeds, lambda without effect, B better by {k} "
+            "run-mean SD",
+            two_lambda_design(k * run_mean_sd()),
+            ("headline", "facet_aware", "welch"),
+            seed + 20_000_000 + 1_000_000 * k,
+            k * run_mean_sd(),
+        )
+        for k in CLAIMS_SHIFTS
+    ]
+
+
 def scenarios(suites: list[str], seed: int) -> list[Scenario]:
     """The benchmark's cells, in the order they run."""
     out: list[Scenario] = []
     if "level" in suites:
         for i, (key, (title, make)) in enumerate(LEVEL_DESIGNS.items()):
             tests = COMPARISON_TESTS + (("facet_aware",) if key == "c" else ())
+            if key in HEADLINE_ONLY:
+                tests = ("headline", "welch")
             out.append(Scenario(key, title, make(), tests, seed + 1_000_000 * (i + 1)))
     if "interaction" in suites:
         design = two_systems(
@@ -307,6 +356,8 @@ def scenarios(suites: list[str], seed: int) -> list[Scenario]:
                 seed + 9_000_000,
             )
         )
+    if "claims" in suites:
+        out.extend(claims_scenarios(seed))
     if "power" in suites:
         for key, effects in POWER_EFFECTS.items():
             title, make = LEVEL_DESIGNS[key]

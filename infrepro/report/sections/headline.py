@@ -15,10 +15,12 @@ from infrepro.registry import (
     EFFECT_SCALE,
     FACET_AWARE,
     HEADLINE,
+    HEADLINE_BOOTSTRAP,
     interaction_only,
     run_aware,
 )
 from infrepro.vocabulary import BIN_SUFFIX, VCA_RUN_AWARE, bin_column
+from infrepro.vocabulary import EFFECT_SD_TEXT as EFFECT_SD
 
 from ..formatting import fixed, is_missing, is_significant, p_text, points
 from ..htmltable import Cell, Column, Table, rows_table
@@ -33,18 +35,26 @@ from ..labels import (
     test_label,
 )
 from ..query import first, ordered, pair, select
-from ..verdict import Outcome, Verdict, classify, paper_note, sensitivity, sentence
+from ..verdict import (
+    Outcome,
+    Verdict,
+    bootstrap_note,
+    classify,
+    generalisation,
+    paper_note,
+    sentence,
+)
 
 # analysis, table label; the run-aware rows' p and df come from tests.csv, the others' from
 # glrt.csv (via contrasts.csv)
 COMPARISONS = (
     (BEST_VS_BEST, "best vs best (starting point)"),
     (HEADLINE, "all runs, run-aware (verdict)"),
-    (FACET_AWARE, "all runs, facet-aware (sensitivity)"),
+    (FACET_AWARE, "all runs, facet-aware (other levels)"),
     (ALL_RUNS, "all runs, paper's model"),
 )
 RUN_AWARE = {HEADLINE: "run-aware", FACET_AWARE: "facet-aware"}
-EFFECT_SD = "sqrt(segment + run + residual variance)"
+OPTIMISTIC = "optimistic selection"  # best vs best's note when runs were selected by test mean
 
 
 @dataclass
@@ -176,18 +186,40 @@ def _number(value: object) -> float | None:
 
 
 def effect_note(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> str:
-    """``d = Δ / 9.63 points: sqrt(segment + run + residual variance) of <model> (REML)``."""
+    """``d = Δ / 1.20 points: the SD of a run's mean score, from <model> (REML)``."""
     contrast = first(tables["contrasts"], metric=metric, analysis=HEADLINE, subset=subset)
     if contrast is None:
         contrast = first(tables["contrasts"], metric=metric, subset=subset)
     if contrast is None or is_missing(contrast.get("effect_sd")):
         return ""
     fit = first(tables["diagnostics"], metric=metric, analysis=EFFECT_SCALE)
-    model = f", the SD of {fit['model']} (REML)" if fit is not None else ""
+    model = f", components from {fit['model']} (REML)" if fit is not None else ""
     return (
         f"Effect sizes: d = difference / {EFFECT_SD} = Δ / {points(contrast['effect_sd'])} "
-        f"points{model}; the same denominator for every d of this metric."
+        f"points{model}: the SD that decides the run-aware tests, so Cohen's labels are in "
+        "units of retraining noise; the same denominator for every d of this metric."
     )
+
+
+def best_trusted(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> bool:
+    """False when best vs best's runs were selected by their test mean (no dev scores)."""
+    glrt = first(tables["glrt"], metric=metric, analysis=BEST_VS_BEST, subset=subset)
+    return glrt is not None and OPTIMISTIC not in str(glrt["note"])
+
+
+def two_run_systems(tables: dict[str, pd.DataFrame], metric: str, systems: list[str]) -> tuple:
+    """The systems of a comparison with exactly 2 runs (run_summary.csv)."""
+    rows = select(tables["run_summary"], metric=metric)
+    if rows.empty:
+        return ()
+    counts = {str(s): int(float(n)) for s, n in zip(rows[SYSTEM], rows["n_runs"], strict=True)}
+    return tuple(s for s in systems if counts.get(s) == 2)
+
+
+def bootstrap_row(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> dict | None:
+    """The headline's parametric-bootstrap LRT row of tests.csv, when requested."""
+    row = first(tables["tests"], metric=metric, analysis=HEADLINE_BOOTSTRAP, subset=subset)
+    return None if row is None else dict(row)
 
 
 def facet_groups(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> str:
@@ -324,10 +356,11 @@ def build(
                 alpha=settings.alpha,
                 competitor=competitor,
                 baseline=settings.baseline,
-                facet_aware=facet,
+                best_trusted=best_trusted(tables, metric, subset),
+                two_runs=two_run_systems(tables, metric, [settings.baseline, competitor]),
             )
             beside = [
-                sensitivity(
+                generalisation(
                     headline,
                     facet,
                     settings.alpha,
@@ -335,6 +368,7 @@ def build(
                     competitor,
                     facet_groups(tables, metric, subset),
                 ),
+                bootstrap_note(bootstrap_row(tables, metric, subset)),
                 paper_note(paper, settings.baseline, competitor),
             ]
             notes = [

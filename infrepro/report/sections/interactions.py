@@ -10,7 +10,7 @@ import pandas as pd
 
 from infrepro.plots import categorical_interaction, numeric_interaction
 from infrepro.registry import RUN_AWARE_SUFFIX, run_aware
-from infrepro.vocabulary import SYSTEM, is_bin_column, unbinned
+from infrepro.vocabulary import EFFECT_SD_TEXT, SYSTEM, is_bin_column, unbinned
 
 from ..formatting import fixed, integer, is_missing, is_significant, points, significant
 from ..htmltable import Cell, Column, Table, frame_table, rows_table, text
@@ -262,7 +262,7 @@ def within_bins_table(
         Column("mean2", "mean 2"),
         Column("estimate", "Δ (1 − 2)", title="difference of model cell means, points"),
         Column("se", "SE"),
-        Column("effect", "d", title="Δ / sqrt(segment + run + residual variance)"),
+        Column("effect", "d", title=f"Δ / {EFFECT_SD_TEXT}"),
         Column("test", "test", numeric=False),
         Column("p", "p"),
         Column("p_holm", "p (Holm)"),

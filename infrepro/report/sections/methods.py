@@ -11,6 +11,7 @@ import pandas as pd
 import yaml
 
 from infrepro.vocabulary import (
+    EFFECT_SD_TEXT,
     SEGMENT_TERM,
     SYSTEM,
     comparison_formulas,
@@ -169,8 +170,8 @@ def families() -> list[Family]:
             effect_scale_formula(SCORE),
             "",
             "REML",
-            "Every effect size of a metric is d = difference / sqrt(segment + run + residual "
-            "variance) of this fit, whatever model gave the difference (without the run term "
+            f"Every effect size of a metric is d = difference / {EFFECT_SD_TEXT} of this fit, "
+            "whatever model gave the difference: the SD that decides the run-aware tests (NA "
             "when every system has a single run).",
         ),
         Family(
@@ -204,10 +205,11 @@ NOTES = (
     ),
     (
         "Effect sizes",
-        "Points (×100) and d = difference / sqrt(segment + run + residual variance) of "
-        f"{effect_scale_formula(SCORE)} (REML): one denominator per metric, so the same "
-        "difference reads the same d in every table. Cohen's labels: 0.2 small, 0.5 medium, "
-        "0.8 large.",
+        f"Points (×100) and d = difference / {EFFECT_SD_TEXT} of "
+        f"{effect_scale_formula(SCORE)} (REML): one denominator per metric, the SD that "
+        "decides the run-aware tests, so the same difference reads the same d in every table "
+        "and Cohen's labels (0.2 small, 0.5 medium, 0.8 large) are in units of retraining "
+        "noise.",
     ),
 )
 

@@ -16,7 +16,7 @@ from infrepro.registry import (
     FACET_AWARE,
     HEADLINE,
 )
-from infrepro.vocabulary import SYSTEM
+from infrepro.vocabulary import EFFECT_SD_TEXT, SYSTEM
 
 from ..formatting import fixed, integer, points
 from ..htmltable import Column, Table, frame_table, text
@@ -106,7 +106,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
                 "effect_sd",
                 "SD (d's denominator)",
                 points,
-                title="sqrt(segment + run + residual variance), points",
+                title=f"{EFFECT_SD_TEXT}, points",
             ),
         ],
         csv=settings.link("contrasts"),

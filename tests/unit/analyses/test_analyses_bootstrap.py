@@ -28,7 +28,8 @@ def test_seeded_and_counts_samples() -> None:
     first = bootstrap_lrt(data, H1, H0, samples=20, seed=3)
     again = bootstrap_lrt(data, H1, H0, samples=20, seed=3)
     assert first == again
-    assert first.samples == 20
+    assert first.samples == 20 and first.failed == 0
+    assert first.method == "parametric bootstrap (20 of 20 samples; 0 refits failed)"
     assert first.df == 1
     assert 1 / 21 <= first.p_value <= 1
 

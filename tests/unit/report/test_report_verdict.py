@@ -1,5 +1,6 @@
-"""The headline verdict: direction-aware advantage; the verdict follows the run-aware test only;
-the facet-aware and paper's results are shown beside it, labelled."""
+"""The headline verdict: direction-aware advantage; the badge follows the per-system run-aware
+test only and states its estimand; generalising to other levels is a separate line; best vs best
+is read only when dev-selected; the facet-aware and paper's results are shown beside it."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import pytest
 
 from infrepro.report.verdict import (
     PAPER_GLRT_LEVEL,
+    UNTRUSTED_BEST,
     Outcome,
+    bootstrap_note,
     classify,
+    generalisation,
     paper_note,
-    sensitivity,
     sentence,
     who_is_better,
 )
@@ -46,8 +49,9 @@ def test_advantage_follows_the_metrics_direction() -> None:
 
 def test_improvement_that_holds_in_the_run_aware_test_survives() -> None:
     verdict = classify(higher(-0.02), higher(-0.01, math.log10(0.01)), 0.05, "comp", "bl")
-    assert (verdict.badge, verdict.tone) == ("survives", "good")
+    assert (verdict.badge, verdict.tone, verdict.direction) == ("survives retraining", "good", 1)
     assert "comp is better" in verdict.conclusion and "run-aware" in verdict.conclusion
+    assert "retrained with this recipe, at these meta-parameter settings" in verdict.conclusion
 
 
 def test_significant_in_the_wrong_direction_does_not_survive() -> None:
@@ -64,8 +68,8 @@ def test_no_directional_claim_without_a_significant_run_aware_test() -> None:
     # The paper's GLRT would say "bl better" at p = 1e-49; the run-aware test decides.
     verdict = classify(lower(0.03), lower(-0.04, NS), 0.05, "comp", "bl")
     assert (verdict.badge, verdict.tone) == ("not shown to survive", "warn")
-    assert "no significant difference once runs are retrained" in verdict.conclusion
-    assert "is better" not in verdict.conclusion
+    assert "no significant difference when retrained with this recipe" in verdict.conclusion
+    assert "is better" not in verdict.conclusion and verdict.direction == 0
     # an improvement the run-aware test supports only at p = 0.06 is not claimed either
     verdict = classify(lower(0.03), lower(0.03, math.log10(0.06)), 0.05, "comp", "bl")
     assert verdict.badge == "not shown to survive"
@@ -87,7 +91,7 @@ def test_no_run_aware_test_no_verdict() -> None:
 
 def test_alpha_is_respected() -> None:
     at_004 = math.log10(0.04)
-    assert classify(lower(0.02), lower(0.02, at_004), 0.05).badge == "survives"
+    assert classify(lower(0.02), lower(0.02, at_004), 0.05).badge == "survives retraining"
     assert classify(lower(0.02), lower(0.02, at_004), 0.01).badge == "not shown to survive"
 
 
@@ -95,7 +99,7 @@ def test_a_borrowed_run_variance_is_said_next_to_the_claim() -> None:
     headline = lower(0.02, note=BORROWED, model=RUN_AWARE)
     assert headline.borrows and not lower(0.02, note="run variance per system").borrows
     verdict = classify(lower(0.03), headline, 0.05, "comp", "bl")
-    assert verdict.badge == "survives"
+    assert verdict.badge == "survives retraining"
     assert verdict.conclusion.endswith(f"Caution: {BORROWED}.")
     weak = classify(lower(0.03), lower(0.02, NS, note=BORROWED), 0.05, "comp", "bl")
     assert BORROWED in weak.conclusion
@@ -114,20 +118,56 @@ def test_sentence_names_each_model() -> None:
     assert f"all runs ({RUN_AWARE}): bl better by 3.84 points, p = 0.02228." in text
 
 
-def test_facet_aware_disagreement_says_which_reading_applies() -> None:
+def test_generalising_is_a_separate_line_never_a_downgrade() -> None:
     headline = lower(-0.0384, math.log10(0.02228), model=RUN_AWARE)
-    facet = lower(-0.0384, math.log10(0.46), model="facet-aware, t, KR df 2.37", df=2.37)
-    text = sensitivity(headline, facet, 0.05, "bl", "comp", "comp's runs share levels of lambda")
+    facet = lower(-0.0384, math.log10(0.46), model="facet-aware, t, KR df 1.6", df=1.6)
+    shared = "comp's runs share levels of lambda (2 levels)"
+    text = generalisation(headline, facet, 0.05, "bl", "comp", shared)
     assert text.startswith(
-        "Facet-aware sensitivity model (t, KR df 2.37; comp's runs share levels of lambda): "
-        "bl better by 3.84 points, p = 0.46."
+        f"Generalising to other levels of the shared facets: not judged ({shared}; "
+        "facet-aware model, df 1.6, p = 0.46)"
     )
-    assert "disagree" in text
-    assert "exchangeable draws of training" in text
-    assert "draws from their population" in text and "(here 2.37)" in text
-    agree = sensitivity(headline, lower(-0.0384, math.log10(0.03), df=8.0), 0.05)
-    assert "disagree" not in agree and "agrees" in agree
-    assert sensitivity(headline, None, 0.05) == ""
+    assert "says nothing about the facets' effect" in text
+    # enough df and still not significant: not shown (no "not judged")
+    enough = generalisation(headline, lower(-0.0384, math.log10(0.3), df=12.0), 0.05)
+    assert ": not shown (facet-aware model, df 12, p = 0.3)." in enough
+    both = generalisation(headline, lower(-0.0384, math.log10(0.01), df=8.0), 0.05, "bl", "comp")
+    assert "bl better beyond the settings that were run" in both
+    assert generalisation(headline, None, 0.05) == ""
+
+
+def test_the_facet_aware_model_never_changes_the_badge() -> None:
+    """Shared facet levels: the badge states its estimand (these settings) and stands."""
+    up = lower(0.04, math.log10(0.01), model=RUN_AWARE)
+    verdict = classify(lower(0.03), up, 0.05, "comp", "bl")
+    assert verdict.badge == "survives retraining" and "for these settings" not in verdict.badge
+    assert "at these meta-parameter settings" in verdict.conclusion
+    assert "facet" not in verdict.conclusion.lower()
+
+
+def test_untrusted_best_vs_best_never_presupposes_an_improvement() -> None:
+    """Best runs selected by test mean: no 'survives' / 'not shown to survive'."""
+    for head, badge in (
+        (lower(0.02, NS), "no significant difference"),
+        (lower(0.02), "comp better"),
+        (lower(-0.02), "bl better"),
+    ):
+        verdict = classify(lower(0.03), head, 0.05, "comp", "bl", best_trusted=False)
+        assert verdict.badge == badge
+        assert "surviv" not in verdict.conclusion and UNTRUSTED_BEST in verdict.conclusion
+    trusted = classify(lower(0.03), lower(0.02, NS), 0.05, "comp", "bl")
+    assert trusted.badge == "not shown to survive"
+
+
+def test_the_bootstrap_lrt_is_shown_with_its_failed_refits() -> None:
+    row = {
+        "method": "parametric bootstrap (98 of 100 samples; 2 refits failed)",
+        "model": "ter ~ system + ... vs ter ~ 1 + ... (ML)",
+        "p_value": "0.0297",
+    }
+    text = bootstrap_note(row)
+    assert "2 refits failed" in text and "p = 0.0297" in text
+    assert bootstrap_note(None) == ""
 
 
 def test_paper_glrt_is_labelled_with_its_measured_level() -> None:
@@ -138,22 +178,9 @@ def test_paper_glrt_is_labelled_with_its_measured_level() -> None:
     assert paper_note(None, "bl", "comp") == ""
 
 
-def test_facet_aware_disagreement_withholds_the_directional_claim() -> None:
-    """Shared facet levels: a claim needs both readings (false claims stay at the level)."""
-    headline = lower(-0.0384, math.log10(0.02228), model=RUN_AWARE)
-    facet = lower(-0.0384, math.log10(0.46), model="facet-aware, t, KR df 2.37", df=2.37)
-    # the example: best vs best favours comp, baseline better only per system
-    verdict = classify(lower(0.0317), headline, 0.05, "comp", "bl", facet_aware=facet)
-    assert verdict.badge == "does not survive"
-    assert "bl is better only for these meta-parameter values" in verdict.conclusion
-    assert "p = 0.46" in verdict.conclusion
-    # competitor better per system, not facet-aware: no unqualified "survives"
-    up = lower(0.04, math.log10(0.01), model=RUN_AWARE)
-    weak = classify(lower(0.03), up, 0.05, "comp", "bl", facet_aware=lower(0.04, NS))
-    assert weak.badge == "survives for these settings" and weak.tone == "warn"
-    # both agree: the claim stands
-    both = classify(lower(0.03), up, 0.05, "comp", "bl", facet_aware=lower(0.04, math.log10(0.03)))
-    assert both.badge == "survives"
-    # significant in opposite directions: no claim either
-    flip = classify(None, up, 0.05, "comp", "bl", facet_aware=lower(-0.04, math.log10(0.01)))
-    assert flip.badge == "comp better for these settings"
+def test_a_directional_claim_with_a_two_run_system_says_the_measured_level() -> None:
+    verdict = classify(lower(0.03), lower(0.02), 0.05, "comp", "bl", two_runs=("comp",))
+    assert verdict.badge == "survives retraining"
+    assert "Caution: comp has 2 runs" in verdict.conclusion and "0.10" in verdict.conclusion
+    quiet = classify(lower(0.03), lower(0.02, NS), 0.05, "comp", "bl", two_runs=("comp",))
+    assert "2 runs" not in quiet.conclusion  # no claim, nothing to qualify
