@@ -24,6 +24,9 @@ BUDGET_COLUMN = "budget"  # of budget: the number of runs drawn
 CLASSICAL_TABLE = "classical"  # the classical tests' table
 BIN_SUFFIX = "_bin"  # the binned version of a numeric property: ``length`` -> ``length_bin``
 RESERVED = (RUN, SYSTEM, HYPOTHESES, DEV_SCORE, SEGMENT)
+# The model residual's row in the variance tables' ``component`` column, beside the facets': a
+# facet of that name would be indistinguishable from it, so facets may not have it.
+RESIDUAL = "Residual"
 
 
 def bin_column(prop: str) -> str:
@@ -247,8 +250,14 @@ def property_formulas(metric: str, factor: str, prop: str) -> dict[str, str]:
 
 
 def _string(level: str) -> str:
-    quote = '"' if '"' not in level else "'"
-    return f"{quote}{level}{quote}"
+    """A level as a formula string: in double quotes, else single quotes when it holds a double
+    one; a level holding both kinds or a backslash is escaped as R does (``"a\\"b"``)."""
+    if "\\" not in level:
+        for quote in ('"', "'"):
+            if quote not in level:
+                return f"{quote}{level}{quote}"
+    escaped = level.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
 
 
 def dummy_term(factor: str, level: str, group: str) -> str:

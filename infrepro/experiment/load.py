@@ -23,7 +23,7 @@ from infrepro.io.runs import facet_columns, read_runs_sheet
 from infrepro.io.scores import ScoresColumns, incomplete_runs, read_scores_table
 from infrepro.io.testset import read_testset
 from infrepro.io.text import require_file
-from infrepro.vocabulary import BIN_SUFFIX, DEV_SCORE, RESERVED, RUN, SEGMENT, SYSTEM
+from infrepro.vocabulary import BIN_SUFFIX, DEV_SCORE, RESERVED, RESIDUAL, RUN, SEGMENT, SYSTEM
 
 BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
 
@@ -251,6 +251,12 @@ def _check_names(
             if name in seen:
                 raise InputError(
                     path, f"{role} '{name}' clashes with a {seen[name]} of the same name"
+                )
+            if role == "facet" and name == RESIDUAL:
+                raise InputError(
+                    path,
+                    f"facet '{name}' has the name of the model residual, which the variance "
+                    "tables list beside the facets and could not tell apart; rename it",
                 )
             seen[name] = role
     for prop in properties:

@@ -25,7 +25,8 @@ from .errors import LmmError
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<name>[A-Za-z_.][A-Za-z0-9_.]*)|`(?P<quoted>[^`]+)`|(?P<number>\d+(?:\.\d*)?)"
-    r"|\"(?P<string>[^\"]*)\"|'(?P<sstring>[^']*)'|(?P<op>\|\||[~+\-*:/|(),]))"
+    r"|\"(?P<string>(?:[^\"\\]|\\.)*)\"|'(?P<sstring>(?:[^'\\]|\\.)*)'"
+    r"|(?P<op>\|\||[~+\-*:/|(),]))"
 )
 
 Term = frozenset[str]
@@ -125,6 +126,7 @@ def _tokenize(text: str) -> list[_Tok]:
             tokens.append(_Tok("number", m.group("number"), start, end))
         elif m.group("string") is not None or m.group("sstring") is not None:
             text_ = m.group("string") if m.group("string") is not None else m.group("sstring")
+            text_ = re.sub(r"\\(.)", r"\1", text_)  # R's escapes: \" \' \\
             tokens.append(_Tok("string", text_, start, end))
         else:
             tokens.append(_Tok("op", m.group("op"), start, end))
