@@ -249,20 +249,11 @@ def property_formulas(metric: str, factor: str, prop: str) -> dict[str, str]:
     }
 
 
-def _string(level: str) -> str:
-    """A level as a formula string: in double quotes, else single quotes when it holds a double
-    one; a level holding both kinds or a backslash is escaped as R does (``"a\\"b"``)."""
-    if "\\" not in level:
-        for quote in ('"', "'"):
-            if quote not in level:
-                return f"{quote}{level}{quote}"
-    escaped = level.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
-
-
 def dummy_term(factor: str, level: str, group: str) -> str:
     """lme4's ``(0 + dummy(factor, "level")|group)``: a variance of group for one level."""
-    return f"(0 + dummy({factor}, {_string(level)})|{group})"
+    from infrepro.lmm.formula import string_literal  # the engine's syntax (imported when fitting)
+
+    return f"(0 + dummy({factor}, {string_literal(level)})|{group})"
 
 
 def run_terms(systems_with_runs: Sequence[str], pooled: bool, factor: str = SYSTEM) -> str:

@@ -322,10 +322,17 @@ def assert_same_tables(
     cell is the base's with each name in it written as the renamed name (plain or as a formula
     writes it). ``runs``: base run id -> renamed run id."""
     from infrepro.analyses.names import formula_name
+    from infrepro.lmm.formula import string_literal
     from infrepro.vocabulary import STR, TABLE_SPECS
 
     old_new = {**renaming.columns, **{f"{o}_bin": f"{n}_bin" for o, n in renaming.columns.items()}}
     old_new |= {old: new for new, old in renaming.back.items()} | dict(runs)
+    # a system or level as a formula's string: dummy(system, "sysA")
+    quoted = {
+        **renaming.systems,
+        **{o: n for lv in renaming.levels.values() for o, n in lv.items()},
+    }
+    old_new |= {f'"{old}"': string_literal(new) for old, new in quoted.items()}
     order = sorted(old_new, key=len, reverse=True)
     split = re.compile("(" + "|".join(map(re.escape, order)) + ")")
     header = {o: n for o, n in old_new.items() if o in renaming.columns or o.endswith("_bin")}

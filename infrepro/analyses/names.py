@@ -27,8 +27,12 @@ _PLAIN = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]*")  # names a formula reads withou
 
 
 def formula_name(name: str) -> str:
-    """A name as lme4 writes it in a formula: as is when plain, else in backquotes."""
-    return name if _PLAIN.fullmatch(name) else f"`{name}`"
+    """A name as R writes it in a formula: as is when plain, else in backquotes (a backquote or
+    backslash in it escaped with a backslash, as R does)."""
+    if _PLAIN.fullmatch(name):
+        return name
+    escaped = name.replace("\\", "\\\\").replace("`", "\\`")
+    return f"`{escaped}`"
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,20 @@ _TOKEN = re.compile(
 )
 
 Term = frozenset[str]
+
+
+def string_literal(text: str) -> str:
+    """``text`` as a formula's string (what the tokenizer reads back as ``text``): in double
+    quotes, else single quotes when it holds a double one; text holding both kinds or a
+    backslash is escaped as R does (``"a\\"b"``)."""
+    if "\\" not in text:
+        for quote in ('"', "'"):
+            if quote not in text:
+                return f"{quote}{text}{quote}"
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
 _NO_INTERCEPT: Term = frozenset(["(Intercept)"])
 
 
@@ -57,7 +71,7 @@ class RandomTerm:
     def effect(self) -> str:
         """What the term's columns hold, as lme4 names it."""
         if self.indicator is not None:
-            dummy = f'dummy({self.indicator[0]}, "{self.indicator[1]}")'
+            dummy = f"dummy({self.indicator[0]}, {string_literal(self.indicator[1])})"
             return dummy if self.slope is None else f"{dummy}:{self.slope}"
         if self.slope is not None:
             return self.slope

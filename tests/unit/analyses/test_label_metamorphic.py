@@ -31,16 +31,13 @@ from label_experiments import (  # noqa: E402
 
 # the analysis each design runs, in turn: the model-heavy ones less often
 ROTATION = (
-    "variance",
-    "classical",
-    "summary",
-    "variance",
-    "classical",
-    "summary",
+    *("variance", "classical", "summary") * 3,
     "comparison",
+    *("variance", "classical", "summary") * 2,
     "metaparam",
-    "conditional",
     "budget",
+    "summary",
+    "conditional",
 )
 DESIGNS = range(100)
 RENAMINGS = 2
