@@ -7,6 +7,9 @@ workflow, and every other module takes its names from here.
 
 from __future__ import annotations
 
+import hashlib
+import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,6 +30,24 @@ RESERVED = (RUN, SYSTEM, HYPOTHESES, DEV_SCORE, SEGMENT)
 # The model residual's row in the variance tables' ``component`` column, beside the facets': a
 # facet of that name would be indistinguishable from it, so facets may not have it.
 RESIDUAL = "Residual"
+
+
+_SAFE_STEM = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*")
+STEM_SLUG_MAX = 40  # characters of the readable part of an encoded file-name stem
+
+
+def file_stem(name: str) -> str:
+    """The file-name stem of a user name (a metric's ``results/analyses/<stem>/``,
+    ``results/paper/<stem>.tex``): the name itself when it is a plain, short file name (letters,
+    digits, ``_ - .``, no ``..``, at most 64 characters), else a readable ASCII slug of it (at
+    most 40 characters) and the first 8 hex digits of its SHA-256: stable, at most 49 bytes, no
+    path separator, brace or wildcard syntax whatever the name holds."""
+    if len(name) <= 64 and _SAFE_STEM.fullmatch(name):
+        return name
+    ascii_ = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", ascii_).strip("-_")[:STEM_SLUG_MAX].strip("-_")
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{slug}-{digest}" if slug else digest
 
 
 def bin_column(prop: str) -> str:
