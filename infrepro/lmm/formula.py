@@ -30,6 +30,18 @@ _TOKEN = re.compile(
 )
 
 Term = frozenset[str]
+_STRING = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
+
+
+def unquoted(text: str) -> str:
+    """``text`` (a term, a formula) with each string literal replaced by its value: a sort key
+    that orders terms by the levels they name, not by how the levels had to be quoted."""
+
+    def value(match: re.Match[str]) -> str:
+        inner = match.group(1) if match.group(1) is not None else match.group(2)
+        return re.sub(r"\\(.)", r"\1", inner)
+
+    return _STRING.sub(value, text)
 
 
 def string_literal(text: str) -> str:
