@@ -7,6 +7,9 @@ workflow, and every other module takes its names from here.
 
 from __future__ import annotations
 
+import hashlib
+import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,6 +27,27 @@ BUDGET_COLUMN = "budget"  # of budget: the number of runs drawn
 CLASSICAL_TABLE = "classical"  # the classical tests' table
 BIN_SUFFIX = "_bin"  # the binned version of a numeric property: ``length`` -> ``length_bin``
 RESERVED = (RUN, SYSTEM, HYPOTHESES, DEV_SCORE, SEGMENT)
+# The model residual's row in the variance tables' ``component`` column, beside the facets': a
+# facet of that name would be indistinguishable from it, so facets may not have it.
+RESIDUAL = "Residual"
+
+
+_SAFE_STEM = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*")
+STEM_SLUG_MAX = 40  # characters of the readable part of an encoded file-name stem
+
+
+def file_stem(name: str) -> str:
+    """The file-name stem of a user name (a metric's ``results/analyses/<stem>/``,
+    ``results/paper/<stem>.tex``): the name itself when it is a plain, short file name (letters,
+    digits, ``_ - .``, no ``..``, at most 64 characters), else a readable ASCII slug of it (at
+    most 40 characters) and the first 8 hex digits of its SHA-256: stable, at most 49 bytes, no
+    path separator, brace or wildcard syntax whatever the name holds."""
+    if len(name) <= 64 and _SAFE_STEM.fullmatch(name):
+        return name
+    ascii_ = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", ascii_).strip("-_")[:STEM_SLUG_MAX].strip("-_")
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return f"{slug}-{digest}" if slug else digest
 
 
 def bin_column(prop: str) -> str:
@@ -246,14 +270,11 @@ def property_formulas(metric: str, factor: str, prop: str) -> dict[str, str]:
     }
 
 
-def _string(level: str) -> str:
-    quote = '"' if '"' not in level else "'"
-    return f"{quote}{level}{quote}"
-
-
 def dummy_term(factor: str, level: str, group: str) -> str:
     """lme4's ``(0 + dummy(factor, "level")|group)``: a variance of group for one level."""
-    return f"(0 + dummy({factor}, {_string(level)})|{group})"
+    from infrepro.lmm.formula import string_literal  # the engine's syntax (imported when fitting)
+
+    return f"(0 + dummy({factor}, {string_literal(level)})|{group})"
 
 
 def run_terms(systems_with_runs: Sequence[str], pooled: bool, factor: str = SYSTEM) -> str:

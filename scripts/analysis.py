@@ -12,7 +12,7 @@ from infrepro.workflow.jobs import run_rule_script
 def main(smk) -> None:
     evaluation = read_evaluation(
         smk.input.evaluation,
-        metric=smk.wildcards.metric,
+        metric=smk.params.metric,
         facets=list(smk.params.facets),
         properties=list(smk.params.properties),
     )
@@ -20,7 +20,7 @@ def main(smk) -> None:
         evaluation,
         pd.read_parquet(smk.input.runs),
         read_result_table("property_bins", smk.input.bins),
-        metric=smk.wildcards.metric,
+        metric=smk.params.metric,
         better=smk.params.better,
         baseline=smk.params.baseline,
         facets=list(smk.params.facets),

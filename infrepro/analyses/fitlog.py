@@ -10,6 +10,7 @@ import pandas as pd
 from scipy import stats
 
 from infrepro.lmm import FEW_LEVELS, FitCache, LmmError, LmmResult, fit, parse_formula
+from infrepro.lmm.formula import unquoted
 from infrepro.vocabulary import RUN, SEGMENT, columns
 
 from .data import distinct_count
@@ -56,7 +57,9 @@ class FitLog:
         except LmmError as err:
             self.skip(analysis, subset, prop, f"model {formula} could not be fitted: {err}")
             return None
-        few = sorted(g for g, n in result.ngroups.items() if g != SEGMENT and n < FEW_LEVELS)
+        few = sorted(
+            (g for g, n in result.ngroups.items() if g != SEGMENT and n < FEW_LEVELS), key=unquoted
+        )
         self.rows.append(
             {
                 "metric": self.metric,

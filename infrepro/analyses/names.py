@@ -3,7 +3,9 @@
 A metric, facet or property may be called anything its input file allows (``comet-22``,
 ``rand seed``, ``srclen-ratio``, ``(1|x) + y``, Unicode). Formulas would misread such names, so
 :func:`infrepro.analyses.runner.load_metric_data` renames those columns once, to ``_v0_``,
-``_v1_``, ... (valid formula identifiers that no formula keyword or other name can shadow), and
+``_v1_``, ... (valid formula identifiers that no formula keyword or other name can shadow; when
+any user value of the job, a name, a system or a level, holds ``_v`` and a digit, the prefix
+grows, ``_vv0_``, until no user value can be mistaken for an internal name), and
 :func:`infrepro.analyses.runner.run_analysis` maps every output table back with
 :meth:`Names.user_table`. Analysis code therefore builds formulas only from the names in
 :class:`~infrepro.analyses.data.MetricData` (``metric``, ``facets``, ``properties``,
@@ -20,13 +22,17 @@ import pandas as pd
 
 from infrepro.schema import with_defaults
 
-_INTERNAL = re.compile(r"(?<![A-Za-z0-9])_v(\d+)_")
+PREFIX = "_v"
 _PLAIN = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]*")  # names a formula reads without backquotes
 
 
 def formula_name(name: str) -> str:
-    """A name as lme4 writes it in a formula: as is when plain, else in backquotes."""
-    return name if _PLAIN.fullmatch(name) else f"`{name}`"
+    """A name as R writes it in a formula: as is when plain, else in backquotes (a backquote or
+    backslash in it escaped with a backslash, as R does)."""
+    if _PLAIN.fullmatch(name):
+        return name
+    escaped = name.replace("\\", "\\\\").replace("`", "\\`")
+    return f"`{escaped}`"
 
 
 @dataclass(frozen=True)
@@ -34,17 +40,27 @@ class Names:
     """The renaming of one analysis job's user column names (identity when empty)."""
 
     users: tuple[str, ...] = ()
+    prefix: str = PREFIX
     _internal: dict[str, str] = field(init=False, repr=False, compare=False)
+    _pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "_internal", {user: f"_v{i}_" for i, user in enumerate(self.users)}
-        )
+        internal = {user: f"{self.prefix}{i}_" for i, user in enumerate(self.users)}
+        object.__setattr__(self, "_internal", internal)
+        pattern = re.compile(rf"(?<![A-Za-z0-9]){re.escape(self.prefix)}(\d+)_")
+        object.__setattr__(self, "_pattern", pattern)
 
     @classmethod
-    def of(cls, names: Iterable[str]) -> Names:
-        """Internal names for ``names`` (each once, in order)."""
-        return cls(tuple(dict.fromkeys(map(str, names))))
+    def of(cls, names: Iterable[str], values: Iterable[object] = ()) -> Names:
+        """Internal names for ``names`` (each once, in order), with a prefix that neither the
+        names nor any of ``values`` (every other user text of the job: systems, levels) hold
+        followed by a digit: no user value can be read as an internal name."""
+        users = tuple(dict.fromkeys(map(str, names)))
+        texts = [*users, *(v for v in values if isinstance(v, str))]
+        prefix = PREFIX
+        while any(re.search(rf"{re.escape(prefix)}\d", text) for text in texts):
+            prefix += PREFIX[-1]
+        return cls(users, prefix)
 
     def internal(self, name: str) -> str:
         """The internal name of a user name (names not renamed stay as they are)."""
@@ -59,12 +75,12 @@ class Names:
         An internal name standing alone becomes the user's name; inside longer text (a formula,
         a reason, ``a:b``) it becomes the name as a formula would write it (backquoted if needed).
         """
-        if not self.users or "_v" not in text:
+        if not self.users or self.prefix not in text:
             return text
-        whole = _INTERNAL.fullmatch(text)
+        whole = self._pattern.fullmatch(text)
         if whole is not None and int(whole.group(1)) < len(self.users):
             return self.users[int(whole.group(1))]
-        return _INTERNAL.sub(self._display, text)
+        return self._pattern.sub(self._display, text)
 
     def _display(self, match: re.Match[str]) -> str:
         index = int(match.group(1))

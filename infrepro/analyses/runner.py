@@ -36,7 +36,7 @@ def load_metric_data(
     here, once (:class:`Names`); :func:`run_analysis` gives the tables back the user's names.
     """
     binned = [p + BIN_SUFFIX for p in properties if p + BIN_SUFFIX in evaluation]
-    names = Names.of([metric, *facets, *properties, *binned])
+    names = Names.of([metric, *facets, *properties, *binned], _user_values(evaluation, runs))
     bin_order: dict[str, list[str]] = {}
     for prop, group in bins.groupby("property", sort=False):
         bin_order[names.internal(f"{prop}{BIN_SUFFIX}")] = [str(b) for b in group["bin"]]
@@ -53,6 +53,17 @@ def load_metric_data(
         bin_order=bin_order,
         names=names,
     )
+
+
+def _user_values(*frames: pd.DataFrame) -> set[object]:
+    """Every text cell of the frames' text columns (systems, run ids, facet levels, categorical
+    properties): the values an internal name must not be mistaken for."""
+    values: set[object] = set()
+    for frame in frames:
+        for column in frame.columns:
+            if not pd.api.types.is_numeric_dtype(frame[column].dtype):
+                values.update(frame[column].unique())
+    return values
 
 
 def run_analysis(

@@ -19,6 +19,7 @@ import pandas as pd
 from infrepro.lmm import LmmResult
 from infrepro.registry import VARIANCE
 from infrepro.vocabulary import (
+    RESIDUAL,
     RUN,
     SEGMENT,
     SYSTEM,
@@ -34,7 +35,6 @@ from .agreement import krippendorff_alpha, reliability_matrix
 from .data import MetricData
 from .fitlog import FitLog
 
-RESIDUAL = "Residual"
 KOO_LI = ((0.5, "poor"), (0.75, "moderate"), (0.9, "good"), (math.inf, "excellent"))
 PHI_TARGET = 0.8
 

@@ -48,9 +48,12 @@ def import_scores(
     """Scores mode: the evaluation table, the runs table and the property bins of a scores file.
 
     Bins of numeric properties are computed over segments (not rows), as in raw mode;
-    ``categorical`` properties stay text even when every value parses as a number.
+    ``categorical`` properties stay text even when every value parses as a number. Rows are
+    ordered by run and segment id whatever the file's order: the order of a file's rows is not
+    information, and sums over rows must not depend on it (the tables stay byte-identical).
     """
     table = read_scores_table(path, columns, categorical=categorical)
+    table = table.sort_values([RUN, SEGMENT], kind="stable").reset_index(drop=True)
     props = list(columns.properties)
     segments = table[[SEGMENT, *props]].drop_duplicates(SEGMENT).reset_index(drop=True)
     binned, bins = add_bins(segments, props, n_bins=n_bins, cuts=cuts, labels=labels)

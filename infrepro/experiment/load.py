@@ -23,7 +23,16 @@ from infrepro.io.runs import facet_columns, read_runs_sheet
 from infrepro.io.scores import ScoresColumns, incomplete_runs, read_scores_table
 from infrepro.io.testset import read_testset
 from infrepro.io.text import require_file
-from infrepro.vocabulary import BIN_SUFFIX, DEV_SCORE, RESERVED, RUN, SEGMENT, SYSTEM
+from infrepro.vocabulary import (
+    BIN_SUFFIX,
+    DEV_SCORE,
+    RESERVED,
+    RESIDUAL,
+    RUN,
+    SEGMENT,
+    SYSTEM,
+    file_stem,
+)
 
 BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
 
@@ -47,6 +56,11 @@ class Experiment:
     def run_ids(self) -> list[str]:
         """Run ids in runs-sheet order."""
         return list(self.runs[RUN])
+
+    @property
+    def metric_of_stem(self) -> dict[str, str]:
+        """Each metric by the file-name stem of its files (vocabulary.file_stem)."""
+        return {file_stem(m): m for m in self.metrics}
 
     def hypotheses_path(self, run_id: str) -> str:
         """The hypotheses file of one run."""
@@ -256,7 +270,22 @@ def _check_names(
                 raise InputError(
                     path, f"{role} '{name}' clashes with a {seen[name]} of the same name"
                 )
+            if role == "facet" and name == RESIDUAL:
+                raise InputError(
+                    path,
+                    f"facet '{name}' has the name of the model residual, which the variance "
+                    "tables list beside the facets and could not tell apart; rename it",
+                )
             seen[name] = role
+    stems: dict[str, str] = {}
+    for metric in metrics:  # a metric's files are named by its stem, compared without case
+        other = stems.setdefault(file_stem(metric).casefold(), metric)
+        if other != metric:
+            raise InputError(
+                path,
+                f"metrics '{other}' and '{metric}' would share the file name "
+                f"'{file_stem(metric)}' (on a case-insensitive file system); rename one",
+            )
     for prop in properties:
         binned = prop + BIN_SUFFIX
         if binned in seen:

@@ -25,10 +25,37 @@ from .errors import LmmError
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<name>[A-Za-z_.][A-Za-z0-9_.]*)|`(?P<quoted>[^`]+)`|(?P<number>\d+(?:\.\d*)?)"
-    r"|\"(?P<string>[^\"]*)\"|'(?P<sstring>[^']*)'|(?P<op>\|\||[~+\-*:/|(),]))"
+    r"|\"(?P<string>(?:[^\"\\]|\\.)*)\"|'(?P<sstring>(?:[^'\\]|\\.)*)'"
+    r"|(?P<op>\|\||[~+\-*:/|(),]))"
 )
 
 Term = frozenset[str]
+_STRING = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
+
+
+def unquoted(text: str) -> str:
+    """``text`` (a term, a formula) with each string literal replaced by its value: a sort key
+    that orders terms by the levels they name, not by how the levels had to be quoted."""
+
+    def value(match: re.Match[str]) -> str:
+        inner = match.group(1) if match.group(1) is not None else match.group(2)
+        return re.sub(r"\\(.)", r"\1", inner)
+
+    return _STRING.sub(value, text)
+
+
+def string_literal(text: str) -> str:
+    """``text`` as a formula's string (what the tokenizer reads back as ``text``): in double
+    quotes, else single quotes when it holds a double one; text holding both kinds or a
+    backslash is escaped as R does (``"a\\"b"``)."""
+    if "\\" not in text:
+        for quote in ('"', "'"):
+            if quote not in text:
+                return f"{quote}{text}{quote}"
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
 _NO_INTERCEPT: Term = frozenset(["(Intercept)"])
 
 
@@ -56,7 +83,7 @@ class RandomTerm:
     def effect(self) -> str:
         """What the term's columns hold, as lme4 names it."""
         if self.indicator is not None:
-            dummy = f'dummy({self.indicator[0]}, "{self.indicator[1]}")'
+            dummy = f"dummy({self.indicator[0]}, {string_literal(self.indicator[1])})"
             return dummy if self.slope is None else f"{dummy}:{self.slope}"
         if self.slope is not None:
             return self.slope
@@ -125,6 +152,7 @@ def _tokenize(text: str) -> list[_Tok]:
             tokens.append(_Tok("number", m.group("number"), start, end))
         elif m.group("string") is not None or m.group("sstring") is not None:
             text_ = m.group("string") if m.group("string") is not None else m.group("sstring")
+            text_ = re.sub(r"\\(.)", r"\1", text_)  # R's escapes: \" \' \\
             tokens.append(_Tok("string", text_, start, end))
         else:
             tokens.append(_Tok("op", m.group("op"), start, end))

@@ -10,7 +10,7 @@ from matplotlib.patches import Patch
 
 from infrepro.vocabulary import SYSTEM
 
-from .svg import figure, legend_below, legend_rows, to_svg
+from .svg import figure, label_margin, legend_below, legend_rows, tick_label, to_svg
 
 KOO_LI_BANDS = (
     (0.0, 0.5, "poor", "#fbe9e7"),
@@ -34,7 +34,7 @@ def variance_bars(
     percent``); shares of 6% or more are printed inside their segment."""
     shown = [s for s in systems if s in set(shares[SYSTEM])]
     rows = legend_rows(len(components), 6)
-    left = 0.25 + 0.055 * max((len(s) for s in shown), default=4)
+    left = label_margin(shown)
     height = 0.3 + 0.36 * len(shown) + 0.45 + 0.17 * rows
     with figure(4.8, height, left=left, bottom=0.45 + 0.17 * rows, top=0.28) as fig:
         ax = fig.add_subplot()
@@ -65,7 +65,7 @@ def variance_bars(
                         color="white" if component != "Residual" else "#333",
                     )
                 left += width
-        ax.set_yticks(range(len(shown)), shown)
+        ax.set_yticks(range(len(shown)), [tick_label(s) for s in shown])
         ax.invert_yaxis()
         ax.set_xlim(0, 100)
         ax.set_xlabel("share of score variance (%)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from html import escape
 
 import matplotlib
@@ -86,6 +86,20 @@ def figure(
             hspace=hspace,
         )
         yield fig
+
+
+LABEL_CHARS = 32  # a tick label's characters at most: longer names are cut with an ellipsis
+
+
+def tick_label(name: str) -> str:
+    """A name as a tick label beside a plot: at most LABEL_CHARS characters (the full name is
+    in the tables and the page's text), so a long name cannot push the plot off its figure."""
+    return name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
+
+
+def label_margin(names: Sequence[str]) -> float:
+    """The left margin (inches) for tick labels ``names``, shortened as tick_label does."""
+    return 0.25 + 0.055 * max((len(tick_label(s)) for s in names), default=4)
 
 
 def legend_rows(entries: int, ncols: int) -> int:

@@ -4,12 +4,14 @@
 # analyses and depends only on the options it reads.
 from infrepro.registry import ANALYSES, with_needs
 from infrepro.workflow.resources import analysis_resources, collect_mem_mb, collect_runtime
-from infrepro.vocabulary import TABLES
+from infrepro.vocabulary import TABLES, file_stem
 
 ANALYSIS_OPTIONS = config["analyses"]  # the schema sets every default
 ANALYSES_TO_RUN = with_needs(ANALYSIS_OPTIONS["run"])  # the chosen ones and what they need
 
+# {metric}: the metric's file-name stem (vocabulary.file_stem), never its name as typed
 ANALYSIS_PART = f"{RESULTS}/analyses/{{metric}}/{{analysis}}/{{table}}.csv"
+METRIC_OF_STEM = EXPERIMENT.metric_of_stem
 
 
 for _analysis in ANALYSES:
@@ -36,14 +38,15 @@ for _analysis in ANALYSES:
             },
         params:
             analysis=_analysis,
-            better=lambda wildcards: EXPERIMENT.better[wildcards.metric],
-            baseline=EXPERIMENT.baseline,
-            facets=EXPERIMENT.facets,
-            properties=EXPERIMENT.properties,
+            metric=lambda wildcards: METRIC_OF_STEM[wildcards.metric],
+            better=lambda wildcards: EXPERIMENT.better[METRIC_OF_STEM[wildcards.metric]],
+            baseline=verbatim(EXPERIMENT.baseline),
+            facets=verbatim(EXPERIMENT.facets),
+            properties=verbatim(EXPERIMENT.properties),
             options={k: ANALYSIS_OPTIONS[k] for k in ANALYSES[_analysis].reads if k in ANALYSIS_OPTIONS}
             | {k: config["report"][k] for k in ANALYSES[_analysis].report_reads},
         wildcard_constraints:
-            metric="|".join(map(re.escape, EXPERIMENT.metrics)),
+            metric="|".join(map(re.escape, METRIC_OF_STEM)),
         log:
             f"logs/analysis/{{metric}}/{_analysis}.log",
         threads: 1
@@ -58,7 +61,7 @@ for _analysis in ANALYSES:
 rule collect_tables:
     input:
         parts=[  # metric by metric, then analysis: the row order of the tables
-            ANALYSIS_PART.format(metric=metric, analysis=analysis, table=table)
+            ANALYSIS_PART.format(metric=file_stem(metric), analysis=analysis, table=table)
             for metric in EXPERIMENT.metrics
             for analysis in ANALYSES_TO_RUN
             for table in ANALYSES[analysis].tables

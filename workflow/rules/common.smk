@@ -8,6 +8,8 @@ from snakemake.exceptions import WorkflowError
 from infrepro.io import InputError
 from infrepro.experiment import load_experiment
 from infrepro.registry import SUMMARY
+from infrepro.vocabulary import file_stem
+from infrepro.workflow import verbatim
 
 RESULTS = "results"
 SCRIPTS = Path(workflow.basedir) / "scripts"
@@ -80,4 +82,5 @@ def paper_outputs():
     """The paper tables, when the summary analysis runs."""
     if SUMMARY not in ANALYSES_TO_RUN:
         return []
-    return [f"{RESULTS}/paper/{m}.{ext}" for m in EXPERIMENT.metrics for ext in ("tex", "md")]
+    stems = [file_stem(m) for m in EXPERIMENT.metrics]
+    return [f"{RESULTS}/paper/{stem}.{ext}" for stem in stems for ext in ("tex", "md")]

@@ -14,8 +14,8 @@ if RAW_MODE:
         output:
             evaluation=f"{RESULTS}/evaluation.parquet",
         params:
-            facets=EXPERIMENT.facets,
-            metrics=EXPERIMENT.metrics,
+            facets=verbatim(EXPERIMENT.facets),
+            metrics=verbatim(EXPERIMENT.metrics),
         log:
             "logs/assemble.log",
         threads: 1

@@ -1,6 +1,7 @@
-# Paste-ready decision tables (docs/method.md §4c): results/paper/<metric>.tex (booktabs) and
+# Paste-ready decision tables (docs/method.md §4c): results/paper/<metric's file stem>.tex (booktabs) and
 # .md from results/tables/summary.csv.
 from infrepro.registry import SUMMARY
+from infrepro.vocabulary import file_stem
 
 
 rule paper_tables:
@@ -8,10 +9,10 @@ rule paper_tables:
         summary=f"{RESULTS}/tables/{SUMMARY}.csv",
         script=rule_script("paper_tables.py"),
     output:
-        tex=[f"{RESULTS}/paper/{m}.tex" for m in EXPERIMENT.metrics],
-        md=[f"{RESULTS}/paper/{m}.md" for m in EXPERIMENT.metrics],
+        tex=[f"{RESULTS}/paper/{file_stem(m)}.tex" for m in EXPERIMENT.metrics],
+        md=[f"{RESULTS}/paper/{file_stem(m)}.md" for m in EXPERIMENT.metrics],
     params:
-        metrics=EXPERIMENT.metrics,
+        metrics=verbatim(EXPERIMENT.metrics),
         better=EXPERIMENT.better,
         alpha=config["report"]["alpha"],
     log:

@@ -10,7 +10,7 @@ rule properties:
         properties=f"{RESULTS}/properties.parquet",
         bins=f"{RESULTS}/tables/property_bins.csv",
     params:
-        properties=EXPERIMENT.properties,
+        properties=verbatim(EXPERIMENT.properties),
         options=PROPERTY_OPTIONS,
         content=content_of(*filter(None, [PROPERTY_OPTIONS.get("rarity_corpus")])),
     log:

@@ -19,7 +19,7 @@ from infrepro.registry import (
     interaction_only,
     run_aware,
 )
-from infrepro.vocabulary import BIN_SUFFIX, VCA_RUN_AWARE, bin_column
+from infrepro.vocabulary import BIN_SUFFIX, SYSTEM, VCA_RUN_AWARE, bin_column
 from infrepro.vocabulary import EFFECT_SD_TEXT as EFFECT_SD
 
 from ..formatting import fixed, is_missing, is_significant, p_text, points

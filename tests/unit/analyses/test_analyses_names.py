@@ -26,3 +26,21 @@ def test_names_round_trip_through_formulas_and_tables() -> None:
     assert names.internal_options({"vca_interactions": ["rand seed/srclen"]})[
         "vca_interactions"
     ] == [f"{inner[1]}/{inner[4]}"]
+
+
+def test_a_user_value_that_looks_internal_is_left_alone() -> None:
+    # a system '_v1_' and a level '_v0_' are data: the internal names take a longer prefix
+    names = Names.of(["ter", "seed"], values={"_v1_", "_v0_", "baseline"})
+    inner = names.internal_list(["ter", "seed"])
+    assert not {"_v0_", "_v1_"} & set(inner)
+    table = pd.DataFrame({"system": ["_v1_", "baseline"], "facet": [inner[1], "_v0_"]})
+    back = names.user_table(table)
+    assert list(back["system"]) == ["_v1_", "baseline"]
+    assert list(back["facet"]) == ["seed", "_v0_"]
+    assert Names.of(["ter"]).internal("ter") == "_v0_"  # unchanged when nothing collides
+
+
+def test_formula_name_escapes_backquotes_as_r_does() -> None:
+    assert formula_name("plain_name") == "plain_name"
+    assert formula_name("`tick`") == "`\\`tick\\``"
+    assert formula_name("a\\b") == "`a\\\\b`"

@@ -181,3 +181,13 @@ def test_dummy_terms_give_one_variance_per_level() -> None:
 def test_quoted_levels_may_hold_formula_syntax() -> None:
     f = parse_formula('y ~ sys + (1|s) + (0 + dummy(sys, "A~ (1|x)")|run)')
     assert f.random_terms[1].indicator == ("sys", "A~ (1|x)")
+
+
+def test_a_level_with_both_quote_kinds_reads_back_exactly() -> None:
+    from infrepro.lmm.formula import _tokenize, string_literal
+
+    for level in ["plain", "it's", 'say "hi"', "both ' and \"", "back\\slash", '\\"']:
+        written = string_literal(level)
+        strings = [t.text for t in _tokenize(f"dummy(system, {written})") if t.kind == "string"]
+        assert strings == [level], written
+    assert string_literal("baseline") == '"baseline"'  # the common case as before

@@ -74,3 +74,18 @@ def test_names_are_spelled_only_in_the_vocabulary_and_the_registry() -> None:
 def test_the_check_sees_a_literal() -> None:
     assert offending("system") and offending("(1|run_id)") and offending("all_runs_per_system")
     assert not offending("the systems") and not offending("variance components (REML)")
+
+
+def test_file_stems_are_safe_bounded_stable_and_distinct() -> None:
+    import re
+
+    from infrepro.vocabulary import file_stem
+
+    assert file_stem("ter") == "ter" and file_stem("rouge1") == "rouge1"  # plain names as is
+    hostile = ["comet{22}", "..", "a/../b", "/", "Ü" * 100 + "l" * 100, "q" * 300, "日本語", "a b"]
+    stems = [file_stem(n) for n in hostile]
+    assert len(set(stems)) == len(stems)
+    for name, stem in zip(hostile, stems, strict=True):
+        assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", stem), (name, stem)
+        assert len(stem.encode()) <= 49 and stem == file_stem(name)
+    assert file_stem("comet{22}").startswith("comet-22-")  # readable

@@ -1,0 +1,79 @@
+"""Metamorphic tests: a user's labels are data, never syntax, and row order is not information.
+
+Each case generates a small scores-mode experiment (tests/label_experiments.py), runs it through
+the workflow's own rule scripts in-process (import_scores, analysis, collect_tables: a CSV and
+Parquet round trip between jobs), then runs it again with every system, facet, facet level,
+metric and property renamed to adversarial strings (numbers, NA, None, _v1_, quotes of both
+kinds, backquotes, braces, .., /, unicode, 200 characters), or with the scores file's rows
+shuffled, and compares every table.
+
+200 renamed experiments (100 designs, two renamings each) and 20 shuffled ones; each runs one
+analysis (the cheap ones most often) so the module stays within about two minutes on one core.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from label_experiments import (  # noqa: E402
+    assert_same_tables,
+    draw_renaming,
+    generate,
+    rename,
+    run_ids,
+    run_in_process,
+)
+
+# the analysis each design runs, in turn: the model-heavy ones less often
+ROTATION = (
+    *("variance", "classical", "summary") * 3,
+    "comparison",
+    *("variance", "classical", "summary") * 2,
+    "metaparam",
+    "budget",
+    "summary",
+    "conditional",
+)
+DESIGNS = range(100)
+RENAMINGS = 2
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_renaming_every_label_keeps_every_number_and_maps_back(design: int, tmp_path) -> None:
+    analysis = ROTATION[design % len(ROTATION)]
+    experiment = generate(design)
+    base = run_in_process(experiment, tmp_path / "base", [analysis])
+    for k in range(RENAMINGS):
+        renaming = draw_renaming(experiment, RENAMINGS * design + k)
+        renamed = rename(experiment, renaming)
+        workdir = tmp_path / f"renamed{k}"
+        tables = run_in_process(renamed, workdir, [analysis])
+        runs = dict(zip(run_ids(tmp_path / "base"), run_ids(workdir), strict=True))
+        assert_same_tables(base, tables, renaming, runs)
+
+
+@pytest.mark.parametrize("design", range(20))
+def test_shuffling_the_scores_rows_keeps_tables_byte_identical(design: int, tmp_path) -> None:
+    analysis = ROTATION[design % len(ROTATION)]
+    experiment = generate(1000 + design)
+    base = run_in_process(experiment, tmp_path / "base", [analysis])
+    order = np.random.default_rng(design).permutation(len(experiment.scores))
+    experiment.scores = experiment.scores.iloc[order].reset_index(drop=True)
+    assert run_in_process(experiment, tmp_path / "shuffled", [analysis]) == base
+
+
+def test_a_facet_named_like_the_residual_is_refused_up_front(tmp_path) -> None:
+    from infrepro.io.errors import InputError
+
+    experiment = next(e for e in map(generate, range(50)) if e.facets)
+    facet = experiment.facets[0]
+    experiment.scores = experiment.scores.rename(columns={facet: "Residual"})
+    experiment.facets[0] = "Residual"
+    experiment.levels["Residual"] = experiment.levels.pop(facet)
+    with pytest.raises(InputError, match="facet 'Residual' has the name of the model residual"):
+        run_in_process(experiment, tmp_path, ["variance"])
