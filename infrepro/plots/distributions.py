@@ -18,6 +18,14 @@ JITTER = 0.17
 LEGEND_COLUMNS = 3
 
 
+BOX_STYLE = {
+    "boxprops": {"facecolor": "#f4f4f4", "edgecolor": "#9a9a9a", "linewidth": 0.8},
+    "medianprops": {"color": "#555555", "linewidth": 1.0},
+    "whiskerprops": {"color": "#9a9a9a", "linewidth": 0.8},
+    "capprops": {"color": "#9a9a9a", "linewidth": 0.8},
+}
+
+
 def run_distribution(
     runs: pd.DataFrame,
     systems: Sequence[str],
@@ -41,61 +49,8 @@ def run_distribution(
         ax = fig.add_subplot()
         for index, system in enumerate(systems):
             rows = runs[runs[SYSTEM] == system]
-            if rows.empty:
-                continue
-            values = rows["value"].to_numpy(dtype=float)
-            style = system_style(index)
-            ax.boxplot(
-                values,
-                positions=[index],
-                widths=0.55,
-                showfliers=False,
-                patch_artist=True,
-                boxprops={"facecolor": "#f4f4f4", "edgecolor": "#9a9a9a", "linewidth": 0.8},
-                medianprops={"color": "#555555", "linewidth": 1.0},
-                whiskerprops={"color": "#9a9a9a", "linewidth": 0.8},
-                capprops={"color": "#9a9a9a", "linewidth": 0.8},
-            )
-            offsets = rng.uniform(-JITTER, JITTER, size=len(rows))
-            colours = [str(style["color"])] * len(rows)
-            if system in colour_by:
-                facet, levels = colour_by[system]
-                styles = level_styles([str(level) for level in levels])
-                colours = [str(styles[str(v)]["color"]) for v in rows[facet].astype(str)]
-                handles += [
-                    Line2D(
-                        [],
-                        [],
-                        marker="o",
-                        linestyle="",
-                        color=str(s["color"]),
-                        label=f"{facet} = {level}",
-                        markersize=4,
-                    )
-                    for level, s in styles.items()
-                ]
-            best = rows["is_best"].to_numpy(dtype=bool)
-            ax.scatter(
-                index + offsets[~best],
-                values[~best],
-                s=16,
-                c=[colours[i] for i in np.flatnonzero(~best)],
-                alpha=0.85,
-                linewidths=0.3,
-                edgecolors="white",
-                zorder=3,
-            )
-            if best.any():
-                ax.scatter(
-                    index + offsets[best],
-                    values[best],
-                    s=90,
-                    marker="*",
-                    c=[colours[i] for i in np.flatnonzero(best)],
-                    edgecolors="black",
-                    linewidths=0.7,
-                    zorder=4,
-                )
+            if not rows.empty:
+                handles += _strip(ax, index, rows, rng, colour_by.get(system))
         handles.append(
             Line2D(
                 [],
@@ -122,3 +77,60 @@ def run_distribution(
             columnspacing=0.9,
         )
         return to_svg(fig, key, title)
+
+
+def _strip(
+    ax,
+    index: int,
+    rows: pd.DataFrame,
+    rng: np.random.Generator,
+    colour_by: tuple[str, Sequence[str]] | None,
+) -> list[Line2D]:
+    """One system's box, its runs as jittered points and its best run starred, at x = index;
+    returns the legend handles of the facet levels its points are coloured by."""
+    values = rows["value"].to_numpy(dtype=float)
+    ax.boxplot(
+        values, positions=[index], widths=0.55, showfliers=False, patch_artist=True, **BOX_STYLE
+    )
+    offsets = rng.uniform(-JITTER, JITTER, size=len(rows))
+    colours = [str(system_style(index)["color"])] * len(rows)
+    handles: list[Line2D] = []
+    if colour_by is not None:
+        facet, levels = colour_by
+        styles = level_styles([str(level) for level in levels])
+        colours = [str(styles[str(v)]["color"]) for v in rows[facet].astype(str)]
+        handles = [
+            Line2D(
+                [],
+                [],
+                marker="o",
+                linestyle="",
+                color=str(s["color"]),
+                label=f"{facet} = {level}",
+                markersize=4,
+            )
+            for level, s in styles.items()
+        ]
+    best = rows["is_best"].to_numpy(dtype=bool)
+    ax.scatter(
+        index + offsets[~best],
+        values[~best],
+        s=16,
+        c=[colours[i] for i in np.flatnonzero(~best)],
+        alpha=0.85,
+        linewidths=0.3,
+        edgecolors="white",
+        zorder=3,
+    )
+    if best.any():
+        ax.scatter(
+            index + offsets[best],
+            values[best],
+            s=90,
+            marker="*",
+            c=[colours[i] for i in np.flatnonzero(best)],
+            edgecolors="black",
+            linewidths=0.7,
+            zorder=4,
+        )
+    return handles

@@ -5,13 +5,15 @@ slope and within-bin tables with run-aware rows first."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pandas as pd
 
 from infrepro.plots import categorical_interaction, numeric_interaction
-from infrepro.registry import RUN_AWARE_SUFFIX, run_aware
+from infrepro.registry import RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
 from infrepro.vocabulary import SYSTEM, is_bin_column, unbinned
 
+from ..figure import Figure
 from ..formatting import fixed, integer, is_missing, is_significant, points, significant
 from ..htmltable import Cell, Column, Table, frame_table, rows_table, text
 from ..inputs import ReportSettings
@@ -27,6 +29,44 @@ from ..pcolumns import p_columns
 from ..query import first, ordered, select
 
 Z95 = 1.959963984540054
+
+
+@dataclass(kw_only=True)
+class Block:
+    """One block of interaction plots and its tables: run-aware F tests (primary), the paper's
+    GLRTs, slopes and within-bin comparisons."""
+
+    figures: list[Figure] = field(default_factory=list)
+    tests: Table | None = None
+    glrt: Table | None = None
+    slopes: Table | None = None
+    within: Table | None = None
+
+    def fill(
+        self,
+        tables: dict[str, pd.DataFrame],
+        settings: ReportSettings,
+        analysis: str,
+        variants: Sequence[str],
+        bins: Mapping[str, list[str]],
+        *,
+        slope_props: Sequence[str],
+        group_label: str = SYSTEM,
+    ) -> None:
+        """The four tables of ``analysis`` (and its run-aware twin) for the given properties."""
+        self.tests = tests_table(
+            tables,
+            settings,
+            (joint(run_aware(analysis)), interaction_only(run_aware(analysis))),
+            variants,
+        )
+        self.glrt = glrt_table(
+            tables, settings, (joint(analysis), interaction_only(analysis)), variants
+        )
+        slopes = slopes_table(tables, settings, analysis, slope_props, group_label=group_label)
+        self.slopes = None if slopes.empty else slopes
+        within = within_bins_table(tables, settings, analysis, variants, bins)
+        self.within = None if within.empty else within
 
 
 def _in_points(frame: pd.DataFrame) -> pd.DataFrame:

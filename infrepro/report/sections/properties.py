@@ -4,7 +4,7 @@ paper's conditional GLRTs, slopes and within-bin comparisons (thesis Table 2.4).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -12,35 +12,20 @@ from infrepro.plots import system_style
 from infrepro.registry import CONDITIONAL, RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
 from infrepro.vocabulary import bin_column
 
-from ..figure import Figure, make_figure
+from ..figure import make_figure
 from ..formatting import is_significant, significant
 from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
 from ..labels import metric_label, property_label, statistic_name, test_label
 from ..query import first, select
-from .interactions import (
-    glrt_table,
-    interaction_svg,
-    p_of,
-    slopes_table,
-    tests_table,
-    within_bins_table,
-)
-
-ANALYSES = (joint(CONDITIONAL), interaction_only(CONDITIONAL))
-RUN_AWARE_ANALYSES = (joint(run_aware(CONDITIONAL)), interaction_only(run_aware(CONDITIONAL)))
+from .interactions import Block, interaction_svg, p_of
 
 
-@dataclass
-class PropertyBlock:
+@dataclass(kw_only=True)
+class PropertyBlock(Block):
     name: str
     label: str
     bins_text: str
-    figures: list[Figure] = field(default_factory=list)
-    tests: Table | None = None
-    glrt: Table | None = None
-    slopes: Table | None = None
-    within: Table | None = None
 
 
 def bins_text(tables: dict[str, pd.DataFrame], prop: str) -> str:
@@ -111,7 +96,9 @@ def build(
     blocks = []
     for prop in settings.properties:
         variants = [prop, bin_column(prop)]
-        block = PropertyBlock(prop, property_label(prop), bins_text(tables, prop))
+        block = PropertyBlock(
+            name=prop, label=property_label(prop), bins_text=bins_text(tables, prop)
+        )
         for metric in settings.metrics:
             title = f"{metric_label(metric)} × {property_label(prop)}"
             lines = run_aware(CONDITIONAL)
@@ -140,11 +127,6 @@ def build(
                 f"{p_of(tables, metric, interaction_only(CONDITIONAL), 'all runs', prop)}."
             )
             block.figures.append(make_figure(svg, caption, f"cond-{metric}-{prop}"))
-        block.tests = tests_table(tables, settings, RUN_AWARE_ANALYSES, variants)
-        block.glrt = glrt_table(tables, settings, ANALYSES, variants)
-        slopes = slopes_table(tables, settings, CONDITIONAL, [prop])
-        block.slopes = None if slopes.empty else slopes
-        within = within_bins_table(tables, settings, CONDITIONAL, variants, bins)
-        block.within = None if within.empty else within
+        block.fill(tables, settings, CONDITIONAL, variants, bins, slope_props=[prop])
         blocks.append(block)
     return blocks
