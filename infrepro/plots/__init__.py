@@ -1,13 +1,14 @@
 """Report figures: deterministic matplotlib plots rendered to inline SVG strings."""
 
 from .distributions import run_distribution
-from .interaction import categorical_interaction, numeric_interaction
+from .interaction import PlotText, categorical_interaction, numeric_interaction
 from .palette import component_colours, level_styles, system_style
 from .qq import qq_panels
 from .reliability import dstudy_curve, variance_bars
 from .svg import clean_svg, figure, to_svg
 
 __all__ = [
+    "PlotText",
     "categorical_interaction",
     "clean_svg",
     "component_colours",

@@ -9,7 +9,7 @@ import pandas as pd
 
 from infrepro.vocabulary import BUDGET_COLUMN, SYSTEM
 
-from .svg import figure, legend_below, legend_rows, to_svg
+from .svg import figure, legend_below, legend_rows, lines_legend_svg, to_svg
 
 TARGETS = (0.8, 0.9)
 
@@ -95,6 +95,4 @@ def budget_curves(
         ax.set_xlabel("budget B (runs trained)")
         ax.set_ylabel(ylabel)
         ax.set_title(title)
-        handles, labels = ax.get_legend_handles_labels()
-        legend_below(fig, handles, labels, min(len(styles), 4), handlelength=2.6)
-        return to_svg(fig, key, title)
+        return lines_legend_svg(fig, ax, len(styles), key, title)

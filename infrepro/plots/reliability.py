@@ -10,7 +10,7 @@ from matplotlib.patches import Patch
 
 from infrepro.vocabulary import SYSTEM
 
-from .svg import figure, legend_below, legend_rows, to_svg
+from .svg import figure, legend_below, legend_rows, lines_legend_svg, to_svg
 
 KOO_LI_BANDS = (
     (0.0, 0.5, "poor", "#fbe9e7"),
@@ -121,6 +121,4 @@ def dstudy_curve(
         ax.set_ylabel("reliability φ")
         ax.set_title(title)
         ax.grid(False)
-        handles, labels = ax.get_legend_handles_labels()
-        legend_below(fig, handles, labels, min(len(styles), 4), handlelength=2.6)
-        return to_svg(fig, key, title)
+        return lines_legend_svg(fig, ax, len(styles), key, title)

@@ -106,6 +106,13 @@ def legend_below(fig: Figure, handles: list, labels: list[str], ncols: int, **kw
         )
 
 
+def lines_legend_svg(fig: Figure, ax, groups: int, key: str, title: str) -> str:
+    """The axes' line legend under the figure (at most 4 columns), then the figure as SVG."""
+    handles, labels = ax.get_legend_handles_labels()
+    legend_below(fig, handles, labels, min(groups, 4), handlelength=2.6)
+    return to_svg(fig, key, title)
+
+
 def to_svg(fig: Figure, key: str, label: str = "") -> str:
     """The figure as an inline ``<svg>`` element whose ids are prefixed with ``key``.
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.plots import categorical_interaction, numeric_interaction
+from infrepro.plots import PlotText, categorical_interaction, numeric_interaction
 from infrepro.registry import RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
 from infrepro.vocabulary import SYSTEM, is_bin_column, unbinned
 
@@ -110,7 +110,7 @@ def interaction_svg(
 ) -> str | None:
     """The interaction plot of one metric x property, or None when the tables hold no data.
     Lines and cell means come from ``analysis``; observed bin means from ``observed``."""
-    ylabel = f"{metric_label(metric)}, points"
+    words = PlotText(xlabel, f"{metric_label(metric)}, points", title, key, legend_title)
     lines = select(
         tables["predictions"], metric=metric, analysis=analysis, subset=subset, property=prop
     )
@@ -127,14 +127,7 @@ def interaction_svg(
             kind="observed",
         )
         return numeric_interaction(
-            lines,
-            _in_points(points_) if not points_.empty else points_,
-            styles,
-            xlabel=xlabel,
-            ylabel=ylabel,
-            title=title,
-            key=key,
-            legend_title=legend_title,
+            lines, _in_points(points_) if not points_.empty else points_, styles, words
         )
     cells = select(
         tables["means"],
@@ -147,16 +140,7 @@ def interaction_svg(
     if cells.empty:
         return None
     levels = ordered(sorted(set(cells["bin"])), list(bin_order))
-    return categorical_interaction(
-        _in_points(cells),
-        levels,
-        styles,
-        xlabel=xlabel,
-        ylabel=ylabel,
-        title=title,
-        key=key,
-        legend_title=legend_title,
-    )
+    return categorical_interaction(_in_points(cells), levels, styles, words)
 
 
 def _property_tests(
