@@ -166,14 +166,11 @@ def glrt_table(
     settings: ReportSettings,
     analyses: Sequence[str],
     props: Sequence[str],
-    *,
-    with_subset: bool = False,
 ) -> Table:
     """Joint and interaction-only GLRTs of the given properties, metric by metric."""
     rows = _property_tests(tables["glrt"], settings, analyses, props)
     columns = [
         Column("metric", "metric", metric_label, numeric=False),
-        *([Column("subset", SYSTEM, text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("analysis", "test", analysis_label, numeric=False),
         Column("h1", "H1", text, numeric=False, cls="code"),
@@ -190,8 +187,6 @@ def tests_table(
     settings: ReportSettings,
     analyses: Sequence[str],
     props: Sequence[str],
-    *,
-    with_subset: bool = False,
 ) -> Table:
     """Run-aware joint and interaction F tests (REML, Kenward-Roger or Satterthwaite df) of the
     given properties; Holm over the metric's numeric and categorical property tests."""
@@ -203,7 +198,6 @@ def tests_table(
         ]
     columns = [
         Column("metric", "metric", metric_label, numeric=False),
-        *([Column("subset", SYSTEM, text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("analysis", "test", analysis_label, numeric=False),
         Column("stat", "t or F", text, sort_key="statistic", title="t when num df = 1, else F"),
@@ -223,7 +217,6 @@ def slopes_table(
     props: Sequence[str],
     *,
     group_label: str = SYSTEM,
-    with_subset: bool = False,
 ) -> Table:
     """Per-group slopes of numeric properties, in points per unit of the property: the
     run-aware fit's (t, small-sample df) first, then the paper's (Wald z)."""
@@ -237,7 +230,6 @@ def slopes_table(
     columns = [
         Column("analysis", "model", analysis_label, numeric=False),
         Column("metric", "metric", metric_label, numeric=False),
-        *([Column("subset", SYSTEM, text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("group", group_label, text, numeric=False),
         Column(
@@ -268,8 +260,6 @@ def within_bins_table(
     analysis: str,
     props: Sequence[str],
     bins: Mapping[str, list[str]],
-    *,
-    with_subset: bool = False,
 ) -> Table:
     """Pairwise comparisons within each bin or level (Holm-adjusted within a property), with
     the two model cell means (thesis Table 2.4): the run-aware fit's rows (t with
@@ -277,7 +267,6 @@ def within_bins_table(
     headers = [
         Column("model", "model", numeric=False),
         Column("metric", "metric", numeric=False),
-        *([Column("subset", SYSTEM, numeric=False)] if with_subset else []),
         Column("property", "property", numeric=False),
         Column("bin", "bin", numeric=False),
         Column("level1", "1", numeric=False),
@@ -310,9 +299,7 @@ def within_bins_table(
                         for row in select(rows, bin=b).itertuples(index=False):
                             out.append(
                                 [Cell("run-aware" if RUN_AWARE_SUFFIX in name else "paper's model")]
-                                + _bin_row(
-                                    means, row, metric, subset, prop, with_subset, settings.alpha
-                                )
+                                + _bin_row(means, row, metric, subset, prop, settings.alpha)
                             )
     return rows_table(headers, out, csv=settings.link("contrasts"))
 
@@ -323,7 +310,6 @@ def _bin_row(
     metric: str,
     subset: str,
     prop: str,
-    with_subset: bool,
     alpha: float,
 ) -> list[Cell]:
     def mean(group: str) -> Cell:
@@ -331,10 +317,8 @@ def _bin_row(
         return Cell(points(value), None if value is None else float(value))
 
     significant_ = is_significant(row.log10_p_holm, alpha)
-    cells = [Cell(metric_label(metric))]
-    if with_subset:
-        cells.append(Cell(subset))
-    cells += [
+    return [
+        Cell(metric_label(metric)),
         Cell(property_label(unbinned(prop))),
         Cell(str(row.bin)),
         Cell(str(row.level1)),
@@ -348,7 +332,6 @@ def _bin_row(
         Cell(str(row.p_value), float(row.log10_p)),
         Cell(str(row.p_holm), float(row.log10_p_holm), "p-sig" if significant_ else "p-ns"),
     ]
-    return cells
 
 
 def _test_cell(row) -> Cell:

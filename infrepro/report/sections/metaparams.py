@@ -46,9 +46,10 @@ def tested_facets(tables: dict[str, pd.DataFrame], system: str) -> list[str]:
 def _system_block(
     tables: dict[str, pd.DataFrame],
     settings: ReportSettings,
+    bins: dict[str, list[str]],
+    *,
     system: str,
     facet: str,
-    bins: dict[str, list[str]],
 ) -> SystemBlock:
     """The plots and tables of one system's tested facet (the tables cut to that facet)."""
     tables = {**tables, **{name: select(tables[name], facet=facet) for name in POST_HOC}}
@@ -149,5 +150,7 @@ def build(
         )
     for system in [*settings.competitors, settings.baseline]:
         for facet in tested_facets(tables, system):
-            section.systems.append(_system_block(tables, settings, system, facet, bins))
+            section.systems.append(
+                _system_block(tables, settings, bins, system=system, facet=facet)
+            )
     return section
