@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.io.errors import plural
 from infrepro.registry import ALL_RUNS
 
 from ..formatting import integer
@@ -32,9 +33,9 @@ def _runs_per_system(tables: dict[str, pd.DataFrame], settings: ReportSettings) 
     parts = []
     for system in settings.systems:
         row = select(summary, metric=metric, system=system)
-        count = integer(row["n_runs"].iloc[0]) if not row.empty else "?"
+        count = "? runs" if row.empty else plural(int(row["n_runs"].iloc[0]), "run")
         role = " (baseline)" if system == settings.baseline else ""
-        parts.append(f"{system}{role}: {count} runs")
+        parts.append(f"{system}{role}: {count}")
     return "; ".join(parts)
 
 
