@@ -11,10 +11,12 @@ from matplotlib.lines import Line2D
 
 from infrepro.vocabulary import SYSTEM
 
+from .names import label_width, short_names
 from .palette import level_styles, system_style
 from .svg import figure, legend_below, legend_rows, to_svg
 
 JITTER = 0.17
+MOST_UPRIGHT = 8  # more systems than this: one horizontal row per system
 LEGEND_COLUMNS = 3
 
 
@@ -45,12 +47,25 @@ def run_distribution(
     handles: list[Line2D] = []
     entries = 1 + sum(len(levels) for _, levels in colour_by.values())
     rows = legend_rows(entries, LEGEND_COLUMNS)
-    with figure(3.4, 2.45 + 0.17 * rows, left=0.6, bottom=0.3 + 0.17 * rows) as fig:
+    flat = len(systems) > MOST_UPRIGHT
+    labels = short_names(systems)
+    size = (
+        figure(
+            4.8,
+            0.75 + 0.22 * len(systems) + 0.17 * rows,
+            left=label_width(labels),
+            bottom=0.45 + 0.17 * rows,
+            top=0.28,
+        )
+        if flat
+        else figure(3.4, 2.45 + 0.17 * rows, left=0.6, bottom=0.3 + 0.17 * rows)
+    )
+    with size as fig:
         ax = fig.add_subplot()
         for index, system in enumerate(systems):
             rows = runs[runs[SYSTEM] == system]
             if not rows.empty:
-                handles += _strip(ax, index, rows, rng, colour_by.get(system))
+                handles += _strip(ax, index, rows, rng, colour_by.get(system), flat)
         handles.append(
             Line2D(
                 [],
@@ -63,11 +78,17 @@ def run_distribution(
                 label="best run",
             )
         )
-        ax.set_xticks(range(len(systems)), list(systems))
-        ax.set_xlim(-0.6, len(systems) - 0.4)
-        ax.set_ylabel(ylabel)
+        if flat:  # many systems: one row each, top to bottom, labels readable
+            ax.set_yticks(range(len(systems)), labels)
+            ax.set_ylim(len(systems) - 0.4, -0.6)
+            ax.set_xlabel(ylabel)
+            ax.grid(axis="y", visible=False)
+        else:
+            ax.set_xticks(range(len(systems)), labels)
+            ax.set_xlim(-0.6, len(systems) - 0.4)
+            ax.set_ylabel(ylabel)
+            ax.grid(axis="x", visible=False)
         ax.set_title(title)
-        ax.grid(axis="x", visible=False)
         legend_below(
             fig,
             handles,
@@ -85,12 +106,20 @@ def _strip(
     rows: pd.DataFrame,
     rng: np.random.Generator,
     colour_by: tuple[str, Sequence[str]] | None,
+    flat: bool = False,
 ) -> list[Line2D]:
-    """One system's box, its runs as jittered points and its best run starred, at x = index;
-    returns the legend handles of the facet levels its points are coloured by."""
+    """One system's box, its runs as jittered points and its best run starred, at x = index
+    (y = index when ``flat``); returns the legend handles of the facet levels its points are
+    coloured by."""
     values = rows["value"].to_numpy(dtype=float)
     ax.boxplot(
-        values, positions=[index], widths=0.55, showfliers=False, patch_artist=True, **BOX_STYLE
+        values,
+        positions=[index],
+        widths=0.55,
+        showfliers=False,
+        patch_artist=True,
+        **({"orientation": "horizontal"} if flat else {}),
+        **BOX_STYLE,
     )
     offsets = rng.uniform(-JITTER, JITTER, size=len(rows))
     colours = [str(system_style(index)["color"])] * len(rows)
@@ -112,9 +141,13 @@ def _strip(
             for level, s in styles.items()
         ]
     best = rows["is_best"].to_numpy(dtype=bool)
+
+    def at(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        position = index + offsets[mask]
+        return (values[mask], position) if flat else (position, values[mask])
+
     ax.scatter(
-        index + offsets[~best],
-        values[~best],
+        *at(~best),
         s=16,
         c=[colours[i] for i in np.flatnonzero(~best)],
         alpha=0.85,
@@ -124,8 +157,7 @@ def _strip(
     )
     if best.any():
         ax.scatter(
-            index + offsets[best],
-            values[best],
+            *at(best),
             s=90,
             marker="*",
             c=[colours[i] for i in np.flatnonzero(best)],

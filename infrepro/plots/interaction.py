@@ -12,9 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .svg import figure, legend_below, legend_rows, to_svg
+from .svg import figure, legend_below, legend_columns, legend_rows, to_svg
 
 LEGEND_COLUMNS = 4
+WIDTH = 3.5  # inches
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ def numeric_interaction(
     text: PlotText,
 ) -> str:
     """Predicted lines (``group, x, estimate, lower, upper``) and binned means (same columns)."""
-    with _figure(len(styles), text.legend_title) as fig:
+    with _figure(list(styles), text.legend_title) as fig:
         ax = fig.add_subplot()
         for group, style in styles.items():
             line = lines[lines["group"] == group].sort_values("x")
@@ -65,7 +66,7 @@ def numeric_interaction(
                     markeredgewidth=0.4,
                     zorder=3,
                 )
-        _finish(fig, ax, text, len(styles))
+        _finish(fig, ax, text, list(styles))
         return to_svg(fig, text.key, text.title)
 
 
@@ -78,7 +79,7 @@ def categorical_interaction(
     """Cell means (``group, bin, estimate, lower, upper``) per level of a categorical property."""
     position = {level: i for i, level in enumerate(levels)}
     dodge = np.linspace(-0.12, 0.12, len(styles)) if len(styles) > 1 else np.zeros(1)
-    with _figure(len(styles), text.legend_title) as fig:
+    with _figure(list(styles), text.legend_title) as fig:
         ax = fig.add_subplot()
         for shift, (group, style) in zip(dodge, styles.items(), strict=True):
             cells = points[points["group"] == group].copy()
@@ -100,16 +101,17 @@ def categorical_interaction(
             )
         ax.set_xticks(range(len(levels)), list(levels))
         ax.grid(axis="x", visible=False)
-        _finish(fig, ax, text, len(styles))
+        _finish(fig, ax, text, list(styles))
         return to_svg(fig, text.key, text.title)
 
 
-def _figure(groups: int, legend_title: str):
-    rows = legend_rows(groups, LEGEND_COLUMNS) + (1 if legend_title else 0)
-    return figure(3.5, 2.45 + 0.17 * rows, left=0.6, bottom=0.5 + 0.17 * rows)
+def _figure(groups: Sequence[str], legend_title: str):
+    columns = legend_columns(groups, WIDTH, LEGEND_COLUMNS)
+    rows = legend_rows(len(groups), columns) + (1 if legend_title else 0)
+    return figure(WIDTH, 2.45 + 0.17 * rows, left=0.6, bottom=0.5 + 0.17 * rows)
 
 
-def _finish(fig, ax, text: PlotText, groups: int) -> None:
+def _finish(fig, ax, text: PlotText, groups: Sequence[str]) -> None:
     ax.set_xlabel(text.xlabel)
     ax.set_ylabel(text.ylabel)
     ax.set_title(text.title)
@@ -118,7 +120,7 @@ def _finish(fig, ax, text: PlotText, groups: int) -> None:
         fig,
         handles,
         labels,
-        min(groups, LEGEND_COLUMNS),
+        legend_columns(groups, WIDTH, LEGEND_COLUMNS),
         title=text.legend_title or None,
         title_fontsize=7,
         handlelength=2.6,

@@ -11,11 +11,13 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from html import escape
 
 import matplotlib
 from matplotlib.figure import Figure
+
+from .names import short_names
 
 STYLE: dict[str, object] = {
     "svg.hashsalt": "infrepro",
@@ -52,6 +54,8 @@ _SIZE = re.compile(r'<svg([^>]*?) width="([\d.]+)pt" height="([\d.]+)pt"')
 _DECIMALS = re.compile(r"(?<![\w.#-])-?\d+\.\d{3,}")
 _COORDINATES = re.compile(r'\s(?:d|x|y|x1|x2|y1|y2)="[^"]*"|translate\([^)]*\)')
 _NEWLINE = re.compile(r"[ \t]*\n\s*")
+LEGEND_HANDLE = 0.45  # inches of a legend column besides its label: handle, gaps
+LEGEND_CHAR = 0.055  # inches per character of a legend label at the report's 7 pt
 _TAG_GAP = re.compile(r">\s+<")
 _GLYPH = re.compile(r'<path id="(g-[^"]+)"[^>]*/>')
 _EMPTY_DEFS = re.compile(r"<defs></defs>")
@@ -93,12 +97,24 @@ def legend_rows(entries: int, ncols: int) -> int:
     return -(-entries // max(1, ncols)) if entries else 0
 
 
+def legend_columns(labels: Iterable[str], width: float, most: int) -> int:
+    """At most ``most`` legend columns, fewer when the (shortened) labels would not fit side by
+    side in a figure ``width`` inches wide: a legend never runs past the figure's edges."""
+    shown = short_names([str(label) for label in labels])
+    per_column = LEGEND_HANDLE + LEGEND_CHAR * max((len(s) for s in shown), default=0)
+    columns = max(1, min(most, len(shown)))
+    while columns > 1 and columns * per_column > width:
+        columns -= 1
+    return columns
+
+
 def legend_below(fig: Figure, handles: list, labels: list[str], ncols: int, **kwargs) -> None:
-    """A frameless legend centred under the axes, in the figure's bottom margin."""
+    """A frameless legend centred under the axes, in the figure's bottom margin; long labels
+    shortened (:func:`~infrepro.plots.names.short_names`)."""
     if handles:
         fig.legend(
             handles,
-            labels,
+            short_names(labels),
             loc="lower center",
             bbox_to_anchor=(0.5, 0.0),
             ncols=max(1, ncols),
@@ -106,10 +122,10 @@ def legend_below(fig: Figure, handles: list, labels: list[str], ncols: int, **kw
         )
 
 
-def lines_legend_svg(fig: Figure, ax, groups: int, key: str, title: str) -> str:
-    """The axes' line legend under the figure (at most 4 columns), then the figure as SVG."""
+def lines_legend_svg(fig: Figure, ax, columns: int, key: str, title: str) -> str:
+    """The axes' line legend under the figure in ``columns`` columns, then the figure as SVG."""
     handles, labels = ax.get_legend_handles_labels()
-    legend_below(fig, handles, labels, min(groups, 4), handlelength=2.6)
+    legend_below(fig, handles, labels, columns, handlelength=2.6)
     return to_svg(fig, key, title)
 
 
