@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from infrepro.plots import short_name
 from infrepro.plots.forest import improvement_forest
 from infrepro.registry import SUMMARY
 from infrepro.vocabulary import SYSTEM
@@ -137,8 +138,9 @@ def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSetting
             for r in _rows(shown)
         ],
         [_claimed(v) for v in shown["verdict"]],
-        xlabel=f"improvement over {settings.baseline}, {label} points (positive = better)",
-        title=f"{label}: improvement over {settings.baseline}",
+        xlabel=f"improvement over {short_name(settings.baseline)}, {label} points "
+        "(positive = better)",
+        title=f"{label}: improvement over {short_name(settings.baseline)}",
         key=key,
     )
     text = (

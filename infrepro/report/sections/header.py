@@ -17,6 +17,9 @@ from ..query import select
 NO_BREAK_HYPHEN = "\u2011"
 
 
+LISTED = 3  # more systems than this: the header counts them instead of listing them
+
+
 @dataclass
 class Header:
     """Facts shown at the top of the report, as (label, text) pairs, plus warnings."""
@@ -28,15 +31,26 @@ class Header:
 
 
 def _runs_per_system(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> str:
+    """Each system with its number of runs; past :data:`LISTED` systems the baseline's and a
+    count of systems per number of runs (the decision tables list every system)."""
     summary = tables["run_summary"]
     metric = settings.metrics[0] if settings.metrics else ""
-    parts = []
+    counts = {}
     for system in settings.systems:
         row = select(summary, metric=metric, system=system)
-        count = "? runs" if row.empty else plural(int(row["n_runs"].iloc[0]), "run")
-        role = " (baseline)" if system == settings.baseline else ""
-        parts.append(f"{system}{role}: {count}")
-    return "; ".join(parts)
+        counts[system] = "? runs" if row.empty else plural(int(row["n_runs"].iloc[0]), "run")
+    if len(settings.systems) <= LISTED:
+        return "; ".join(
+            f"{system}{' (baseline)' if system == settings.baseline else ''}: {count}"
+            for system, count in counts.items()
+        )
+    others = [c for s, c in counts.items() if s != settings.baseline]
+    tally = ", ".join(
+        f"{plural(others.count(c), 'system')} with {c}"
+        for c in sorted(set(others), key=others.index)
+    )
+    baseline = counts.get(settings.baseline, "? runs")
+    return f"{len(settings.systems)} systems: {settings.baseline} (baseline): {baseline}; {tally}"
 
 
 def _segments(tables: dict[str, pd.DataFrame]) -> str:
