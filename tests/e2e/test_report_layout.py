@@ -120,8 +120,7 @@ def test_nothing_is_wider_than_the_page(page: Browser) -> None:
     )
     assert wide == []
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
-    # a 200-character name wraps in its cell: no row of the decision table is taller than
-    # the name at 24-40 characters a line
+    # a 200-character name wraps in its cell (30-60 characters a line), never a letter a line
     heights = page.evaluate(
         "Array.from(document.querySelectorAll('#decision table.decision-table tbody tr')).map("
         "r => r.getBoundingClientRect().height)"
