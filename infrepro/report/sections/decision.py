@@ -73,7 +73,7 @@ def _cells(rows: pd.DataFrame) -> pd.DataFrame:
 def _columns(family: str) -> list[Column]:
     return [
         Column("rank", "rank", integer),
-        Column(SYSTEM, SYSTEM, numeric=False),
+        Column(SYSTEM, SYSTEM, lambda v: short_name(str(v), 60), numeric=False),
         Column("runs", "runs", integer),
         Column("mean_sd", "mean ± SD over runs", text, "run_mean"),
         Column("model", "model mean [95 % CI]", text, "model_mean", title="t with the named df"),
@@ -138,9 +138,9 @@ def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSetting
             for r in _rows(shown)
         ],
         [_claimed(v) for v in shown["verdict"]],
-        xlabel=f"improvement over {short_name(settings.baseline)}, {label} points "
+        xlabel=f"improvement over {short_name(settings.baseline, 16)}, {label} points "
         "(positive = better)",
-        title=f"{label}: improvement over {short_name(settings.baseline)}",
+        title=f"{label}: improvement over {short_name(settings.baseline, 16)}",
         key=key,
     )
     text = (

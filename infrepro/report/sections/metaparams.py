@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.plots import level_styles
+from infrepro.plots import level_styles, short_name
 from infrepro.registry import METAPARAM, RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
 from infrepro.vocabulary import SYSTEM, VARIANCE_COLUMN, bin_column
 
@@ -90,7 +90,7 @@ def _figure(
     if groups.empty:
         groups = select(tables["means"], analysis=METAPARAM, **where)
     levels = ordered(sorted(set(groups["group"])), []) if not groups.empty else []
-    title = f"{system}: {metric_label(metric)} × {property_label(prop)}"
+    title = f"{short_name(system)}: {metric_label(metric)} × {property_label(prop)}"
     key = f"meta-{system}-{metric}-{prop}"
     lines = run_aware(METAPARAM)
     if select(tables["predictions"], analysis=lines, **where).empty:
