@@ -13,7 +13,7 @@ from infrepro.vocabulary import SYSTEM
 
 from .names import label_width, short_names
 from .palette import level_styles, system_style
-from .svg import figure, legend_below, legend_rows, to_svg
+from .svg import figure, legend_below, legend_columns, legend_rows, to_svg
 
 JITTER = 0.17
 MOST_UPRIGHT = 8  # more systems than this: one horizontal row per system
@@ -46,8 +46,10 @@ def run_distribution(
     rng = np.random.default_rng(20230501)
     handles: list[Line2D] = []
     entries = 1 + sum(len(levels) for _, levels in colour_by.values())
-    rows = legend_rows(entries, LEGEND_COLUMNS)
     flat = len(systems) > MOST_UPRIGHT
+    names = [f"{facet} = {level}" for facet, levels in colour_by.values() for level in levels]
+    columns = legend_columns([*names, "best run"], 4.8 if flat else 3.4, LEGEND_COLUMNS)
+    rows = legend_rows(entries, columns)
     labels = short_names(systems)
     size = (
         figure(
@@ -93,7 +95,7 @@ def run_distribution(
             fig,
             handles,
             [str(h.get_label()) for h in handles],
-            LEGEND_COLUMNS,
+            columns,
             handletextpad=0.2,
             columnspacing=0.9,
         )

@@ -90,7 +90,7 @@ def _figure(
     if groups.empty:
         groups = select(tables["means"], analysis=METAPARAM, **where)
     levels = ordered(sorted(set(groups["group"])), []) if not groups.empty else []
-    title = f"{short_name(system)}: {metric_label(metric)} × {property_label(prop)}"
+    title = f"{short_name(system, 20)}: {metric_label(metric)} × {property_label(prop)}"
     key = f"meta-{system}-{metric}-{prop}"
     lines = run_aware(METAPARAM)
     if select(tables["predictions"], analysis=lines, **where).empty:

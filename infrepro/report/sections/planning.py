@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.plots import system_style
+from infrepro.plots import short_name, system_style
 from infrepro.plots.planning import budget_curves, power_curve
 from infrepro.registry import BUDGET, PLANNING
 
@@ -34,6 +34,11 @@ class Planning:
     power: list[Figure] = field(default_factory=list)
     budget: list[Figure] = field(default_factory=list)
     answers: Table | None = None
+
+
+def short_pair(subset: str) -> str:
+    """``A vs B`` with each name shortened for a figure title."""
+    return " vs ".join(short_name(name, 20) for name in subset.split(" vs "))
 
 
 def _runs(row: pd.Series) -> str:
@@ -140,9 +145,10 @@ def _power_figure(rows: pd.DataFrame, metric: str, subset: str) -> Figure | None
     if curve.empty:
         return None
     title = f"{metric_label(metric)}: power, {subset}"
+    figure_title = f"{metric_label(metric)}: power, {short_pair(subset)}"
     key = f"power-{metric}-{subset}".replace(" ", "-")
     return make_figure(
-        power_curve(curve, title=title, key=key),
+        power_curve(curve, title=figure_title, key=key),
         f"{title}: simulated power of the headline test for equal runs per system "
         "(band: ± 2 Monte Carlo SE); dashed: 80 % and 90 %.",
         key,
