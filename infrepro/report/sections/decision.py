@@ -130,7 +130,7 @@ def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSetting
     if shown.empty:
         return []
     key = f"forest-{metric}"
-    baseline = settings.baseline if len(settings.baseline) <= 16 else "the baseline"
+    baseline = f" over {settings.baseline}" if len(settings.baseline) <= 16 else ""
     svg = improvement_forest(
         [str(s) for s in shown[SYSTEM]],
         [100 * float(v) for v in shown["improvement"]],
@@ -139,8 +139,8 @@ def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSetting
             for r in _rows(shown)
         ],
         [_claimed(v) for v in shown["verdict"]],
-        xlabel=f"improvement over {baseline}, {label} points (positive = better)",
-        title=f"{label}: improvement over {baseline}",
+        xlabel=f"improvement{baseline}, {label} points (positive = better)",
+        title=f"{label}: improvement over {settings.baseline if baseline else 'the baseline'}",
         key=key,
     )
     text = (

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.plots import short_name, system_style
+from infrepro.plots import system_style
 from infrepro.plots.planning import budget_curves, power_curve
 from infrepro.registry import BUDGET, PLANNING
 
@@ -34,11 +34,6 @@ class Planning:
     power: list[Figure] = field(default_factory=list)
     budget: list[Figure] = field(default_factory=list)
     answers: Table | None = None
-
-
-def short_pair(subset: str) -> str:
-    """``A vs B`` with each name shortened for a figure title."""
-    return " vs ".join(short_name(name, 20) for name in subset.split(" vs "))
 
 
 def _runs(row: pd.Series) -> str:
@@ -145,7 +140,7 @@ def _power_figure(rows: pd.DataFrame, metric: str, subset: str) -> Figure | None
     if curve.empty:
         return None
     title = f"{metric_label(metric)}: power, {subset}"
-    figure_title = f"{metric_label(metric)}: power, {short_pair(subset)}"
+    figure_title = title if len(subset) <= 40 else f"{metric_label(metric)}: power"
     key = f"power-{metric}-{subset}".replace(" ", "-")
     return make_figure(
         power_curve(curve, title=figure_title, key=key),
