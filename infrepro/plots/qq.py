@@ -33,12 +33,7 @@ def qq_panels(panels: Sequence[tuple[str, pd.DataFrame]], *, title: str, key: st
                 bound = float(max(np.abs(x).max(), np.abs(y).max()))
                 ax.plot([-bound, bound], [-bound, bound], color="#999999", linewidth=0.7)
                 ax.plot(x, y, color="#0072B2", linewidth=1.1)
-            ax.set_title(
-                short_name(name, PANEL_TITLE),
-                fontsize=7,
-                fontweight="normal",
-                pad=9 if count > 10 else None,  # many panels: clear of the top tick label
-            )
+            ax.set_title(short_name(name, PANEL_TITLE), fontsize=7, fontweight="normal")
             ax.tick_params(labelsize=6)
         fig.supxlabel("normal quantiles", fontsize=7)
         fig.supylabel("residual quantiles", fontsize=7)
