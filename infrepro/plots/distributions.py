@@ -11,11 +11,21 @@ from matplotlib.lines import Line2D
 
 from infrepro.vocabulary import SYSTEM
 
+from .names import label_width, short_names
 from .palette import level_styles, system_style
-from .svg import figure, legend_below, legend_rows, to_svg
+from .svg import figure, legend_below, legend_columns, legend_rows, to_svg
 
 JITTER = 0.17
+MOST_UPRIGHT = 8  # more systems than this: one horizontal row per system
 LEGEND_COLUMNS = 3
+
+
+BOX_STYLE = {
+    "boxprops": {"facecolor": "#f4f4f4", "edgecolor": "#9a9a9a", "linewidth": 0.8},
+    "medianprops": {"color": "#555555", "linewidth": 1.0},
+    "whiskerprops": {"color": "#9a9a9a", "linewidth": 0.8},
+    "capprops": {"color": "#9a9a9a", "linewidth": 0.8},
+}
 
 
 def run_distribution(
@@ -36,66 +46,28 @@ def run_distribution(
     rng = np.random.default_rng(20230501)
     handles: list[Line2D] = []
     entries = 1 + sum(len(levels) for _, levels in colour_by.values())
-    rows = legend_rows(entries, LEGEND_COLUMNS)
-    with figure(3.4, 2.45 + 0.17 * rows, left=0.6, bottom=0.3 + 0.17 * rows) as fig:
+    flat = len(systems) > MOST_UPRIGHT
+    names = [f"{facet} = {level}" for facet, levels in colour_by.values() for level in levels]
+    columns = legend_columns([*names, "best run"], 4.8 if flat else 3.4, LEGEND_COLUMNS)
+    rows = legend_rows(entries, columns)
+    labels = short_names(systems)
+    size = (
+        figure(
+            4.8,
+            0.75 + 0.22 * len(systems) + 0.17 * rows,
+            left=label_width(labels),
+            bottom=0.45 + 0.17 * rows,
+            top=0.28,
+        )
+        if flat
+        else figure(3.4, 2.45 + 0.17 * rows, left=0.6, bottom=0.3 + 0.17 * rows)
+    )
+    with size as fig:
         ax = fig.add_subplot()
         for index, system in enumerate(systems):
             rows = runs[runs[SYSTEM] == system]
-            if rows.empty:
-                continue
-            values = rows["value"].to_numpy(dtype=float)
-            style = system_style(index)
-            ax.boxplot(
-                values,
-                positions=[index],
-                widths=0.55,
-                showfliers=False,
-                patch_artist=True,
-                boxprops={"facecolor": "#f4f4f4", "edgecolor": "#9a9a9a", "linewidth": 0.8},
-                medianprops={"color": "#555555", "linewidth": 1.0},
-                whiskerprops={"color": "#9a9a9a", "linewidth": 0.8},
-                capprops={"color": "#9a9a9a", "linewidth": 0.8},
-            )
-            offsets = rng.uniform(-JITTER, JITTER, size=len(rows))
-            colours = [str(style["color"])] * len(rows)
-            if system in colour_by:
-                facet, levels = colour_by[system]
-                styles = level_styles([str(level) for level in levels])
-                colours = [str(styles[str(v)]["color"]) for v in rows[facet].astype(str)]
-                handles += [
-                    Line2D(
-                        [],
-                        [],
-                        marker="o",
-                        linestyle="",
-                        color=str(s["color"]),
-                        label=f"{facet} = {level}",
-                        markersize=4,
-                    )
-                    for level, s in styles.items()
-                ]
-            best = rows["is_best"].to_numpy(dtype=bool)
-            ax.scatter(
-                index + offsets[~best],
-                values[~best],
-                s=16,
-                c=[colours[i] for i in np.flatnonzero(~best)],
-                alpha=0.85,
-                linewidths=0.3,
-                edgecolors="white",
-                zorder=3,
-            )
-            if best.any():
-                ax.scatter(
-                    index + offsets[best],
-                    values[best],
-                    s=90,
-                    marker="*",
-                    c=[colours[i] for i in np.flatnonzero(best)],
-                    edgecolors="black",
-                    linewidths=0.7,
-                    zorder=4,
-                )
+            if not rows.empty:
+                handles += _strip(ax, index, rows, rng, colour_by.get(system), flat)
         handles.append(
             Line2D(
                 [],
@@ -108,17 +80,91 @@ def run_distribution(
                 label="best run",
             )
         )
-        ax.set_xticks(range(len(systems)), list(systems))
-        ax.set_xlim(-0.6, len(systems) - 0.4)
-        ax.set_ylabel(ylabel)
+        if flat:  # many systems: one row each, top to bottom, labels readable
+            ax.set_yticks(range(len(systems)), labels)
+            ax.set_ylim(len(systems) - 0.4, -0.6)
+            ax.set_xlabel(ylabel)
+            ax.grid(axis="y", visible=False)
+        else:
+            ax.set_xticks(range(len(systems)), labels)
+            ax.set_xlim(-0.6, len(systems) - 0.4)
+            ax.set_ylabel(ylabel)
+            ax.grid(axis="x", visible=False)
         ax.set_title(title)
-        ax.grid(axis="x", visible=False)
         legend_below(
             fig,
             handles,
             [str(h.get_label()) for h in handles],
-            LEGEND_COLUMNS,
+            columns,
             handletextpad=0.2,
             columnspacing=0.9,
         )
         return to_svg(fig, key, title)
+
+
+def _strip(
+    ax,
+    index: int,
+    rows: pd.DataFrame,
+    rng: np.random.Generator,
+    colour_by: tuple[str, Sequence[str]] | None,
+    flat: bool = False,
+) -> list[Line2D]:
+    """One system's box, its runs as jittered points and its best run starred, at x = index
+    (y = index when ``flat``); returns the legend handles of the facet levels its points are
+    coloured by."""
+    values = rows["value"].to_numpy(dtype=float)
+    ax.boxplot(
+        values,
+        positions=[index],
+        widths=0.55,
+        showfliers=False,
+        patch_artist=True,
+        **({"orientation": "horizontal"} if flat else {}),
+        **BOX_STYLE,
+    )
+    offsets = rng.uniform(-JITTER, JITTER, size=len(rows))
+    colours = [str(system_style(index)["color"])] * len(rows)
+    handles: list[Line2D] = []
+    if colour_by is not None:
+        facet, levels = colour_by
+        styles = level_styles([str(level) for level in levels])
+        colours = [str(styles[str(v)]["color"]) for v in rows[facet].astype(str)]
+        handles = [
+            Line2D(
+                [],
+                [],
+                marker="o",
+                linestyle="",
+                color=str(s["color"]),
+                label=f"{facet} = {level}",
+                markersize=4,
+            )
+            for level, s in styles.items()
+        ]
+    best = rows["is_best"].to_numpy(dtype=bool)
+
+    def at(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        position = index + offsets[mask]
+        return (values[mask], position) if flat else (position, values[mask])
+
+    ax.scatter(
+        *at(~best),
+        s=16,
+        c=[colours[i] for i in np.flatnonzero(~best)],
+        alpha=0.85,
+        linewidths=0.3,
+        edgecolors="white",
+        zorder=3,
+    )
+    if best.any():
+        ax.scatter(
+            *at(best),
+            s=90,
+            marker="*",
+            c=[colours[i] for i in np.flatnonzero(best)],
+            edgecolors="black",
+            linewidths=0.7,
+            zorder=4,
+        )
+    return handles

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .svg import figure, label_margin, tick_label, to_svg
+from .names import label_width, short_names
+from .svg import figure, to_svg
 
 SIGNIFICANT = "#1f5fa8"
 NOT_SHOWN = "#8a8f98"
@@ -22,7 +23,8 @@ def improvement_forest(
     key: str,
 ) -> str:
     """Points with horizontal 95 % CI bars; filled where the adjusted p is below α."""
-    left = label_margin(systems)
+    labels = short_names(systems)
+    left = label_width(labels)
     height = 0.75 + 0.24 * len(systems)
     with figure(4.8, height, left=left, bottom=0.45, top=0.28) as fig:
         ax = fig.add_subplot()
@@ -40,7 +42,7 @@ def improvement_forest(
                 markerfacecolor=colour if filled else "white",
             )
         ax.axvline(0.0, color="#444444", linewidth=0.8, linestyle="--")
-        ax.set_yticks(range(len(systems)), [tick_label(s) for s in systems])
+        ax.set_yticks(range(len(systems)), labels)
         ax.set_ylim(len(systems) - 0.5, -0.5)
         ax.set_xlabel(xlabel)
         ax.set_title(title)

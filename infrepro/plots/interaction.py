@@ -7,28 +7,36 @@ error bars. Categorical properties: model cell means with 95% error bars, joined
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .svg import figure, legend_below, legend_rows, to_svg
+from .svg import figure, legend_below, legend_columns, legend_rows, to_svg
 
 LEGEND_COLUMNS = 4
+WIDTH = 3.5  # inches
+
+
+@dataclass(frozen=True)
+class PlotText:
+    """The words of an interaction plot: axis labels, title, SVG id prefix, legend title."""
+
+    xlabel: str
+    ylabel: str
+    title: str
+    key: str
+    legend_title: str = ""
 
 
 def numeric_interaction(
     lines: pd.DataFrame,
     points: pd.DataFrame,
     styles: Mapping[str, Mapping[str, object]],
-    *,
-    xlabel: str,
-    ylabel: str,
-    title: str,
-    key: str,
-    legend_title: str = "",
+    text: PlotText,
 ) -> str:
     """Predicted lines (``group, x, estimate, lower, upper``) and binned means (same columns)."""
-    with _figure(len(styles), legend_title) as fig:
+    with _figure(list(styles), text.legend_title) as fig:
         ax = fig.add_subplot()
         for group, style in styles.items():
             line = lines[lines["group"] == group].sort_values("x")
@@ -58,25 +66,20 @@ def numeric_interaction(
                     markeredgewidth=0.4,
                     zorder=3,
                 )
-        _finish(fig, ax, xlabel, ylabel, title, legend_title, len(styles))
-        return to_svg(fig, key, title)
+        _finish(fig, ax, text, list(styles))
+        return to_svg(fig, text.key, text.title)
 
 
 def categorical_interaction(
     points: pd.DataFrame,
     levels: Sequence[str],
     styles: Mapping[str, Mapping[str, object]],
-    *,
-    xlabel: str,
-    ylabel: str,
-    title: str,
-    key: str,
-    legend_title: str = "",
+    text: PlotText,
 ) -> str:
     """Cell means (``group, bin, estimate, lower, upper``) per level of a categorical property."""
     position = {level: i for i, level in enumerate(levels)}
     dodge = np.linspace(-0.12, 0.12, len(styles)) if len(styles) > 1 else np.zeros(1)
-    with _figure(len(styles), legend_title) as fig:
+    with _figure(list(styles), text.legend_title) as fig:
         ax = fig.add_subplot()
         for shift, (group, style) in zip(dodge, styles.items(), strict=True):
             cells = points[points["group"] == group].copy()
@@ -98,26 +101,27 @@ def categorical_interaction(
             )
         ax.set_xticks(range(len(levels)), list(levels))
         ax.grid(axis="x", visible=False)
-        _finish(fig, ax, xlabel, ylabel, title, legend_title, len(styles))
-        return to_svg(fig, key, title)
+        _finish(fig, ax, text, list(styles))
+        return to_svg(fig, text.key, text.title)
 
 
-def _figure(groups: int, legend_title: str):
-    rows = legend_rows(groups, LEGEND_COLUMNS) + (1 if legend_title else 0)
-    return figure(3.5, 2.45 + 0.17 * rows, left=0.6, bottom=0.5 + 0.17 * rows)
+def _figure(groups: Sequence[str], legend_title: str):
+    columns = legend_columns(groups, WIDTH, LEGEND_COLUMNS)
+    rows = legend_rows(len(groups), columns) + (1 if legend_title else 0)
+    return figure(WIDTH, 2.45 + 0.17 * rows, left=0.6, bottom=0.5 + 0.17 * rows)
 
 
-def _finish(fig, ax, xlabel: str, ylabel: str, title: str, legend: str, groups: int) -> None:
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+def _finish(fig, ax, text: PlotText, groups: Sequence[str]) -> None:
+    ax.set_xlabel(text.xlabel)
+    ax.set_ylabel(text.ylabel)
+    ax.set_title(text.title)
     handles, labels = ax.get_legend_handles_labels()
     legend_below(
         fig,
         handles,
         labels,
-        min(groups, LEGEND_COLUMNS),
-        title=legend or None,
+        legend_columns(groups, WIDTH, LEGEND_COLUMNS),
+        title=text.legend_title or None,
         title_fontsize=7,
         handlelength=2.6,
     )

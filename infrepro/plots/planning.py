@@ -9,7 +9,7 @@ import pandas as pd
 
 from infrepro.vocabulary import BUDGET_COLUMN, SYSTEM
 
-from .svg import figure, legend_below, legend_rows, to_svg
+from .svg import figure, legend_below, legend_columns, legend_rows, lines_legend_svg, to_svg
 
 TARGETS = (0.8, 0.9)
 
@@ -66,7 +66,8 @@ def budget_curves(
     """Expected best of B runs (exact) with the bootstrap percentile band, per system
     (``system, budget, expected_best, percentile_low, percentile_high``); a vertical line at the
     crossing budget."""
-    rows = legend_rows(len(styles), 4)
+    columns = legend_columns(list(styles), 3.5, 4)
+    rows = legend_rows(len(styles), columns)
     with figure(3.5, 2.45 + 0.17 * rows, left=0.6, right=0.2, bottom=0.5 + 0.17 * rows) as fig:
         ax = fig.add_subplot()
         for system, style in styles.items():
@@ -95,6 +96,4 @@ def budget_curves(
         ax.set_xlabel("budget B (runs trained)")
         ax.set_ylabel(ylabel)
         ax.set_title(title)
-        handles, labels = ax.get_legend_handles_labels()
-        legend_below(fig, handles, labels, min(len(styles), 4), handlelength=2.6)
-        return to_svg(fig, key, title)
+        return lines_legend_svg(fig, ax, columns, key, title)

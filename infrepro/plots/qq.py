@@ -7,7 +7,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .names import short_name
 from .svg import figure, to_svg
+
+PANEL_TITLE = 30  # characters of a panel title that fit a 1.75-inch panel
 
 
 def qq_panels(panels: Sequence[tuple[str, pd.DataFrame]], *, title: str, key: str) -> str:
@@ -30,7 +33,7 @@ def qq_panels(panels: Sequence[tuple[str, pd.DataFrame]], *, title: str, key: st
                 bound = float(max(np.abs(x).max(), np.abs(y).max()))
                 ax.plot([-bound, bound], [-bound, bound], color="#999999", linewidth=0.7)
                 ax.plot(x, y, color="#0072B2", linewidth=1.1)
-            ax.set_title(name, fontsize=7, fontweight="normal")
+            ax.set_title(short_name(name, PANEL_TITLE), fontsize=7, fontweight="normal")
             ax.tick_params(labelsize=6)
         fig.supxlabel("normal quantiles", fontsize=7)
         fig.supylabel("residual quantiles", fontsize=7)

@@ -10,7 +10,8 @@ from matplotlib.patches import Patch
 
 from infrepro.vocabulary import SYSTEM
 
-from .svg import figure, label_margin, legend_below, legend_rows, tick_label, to_svg
+from .names import label_width, short_names
+from .svg import figure, legend_below, legend_columns, legend_rows, lines_legend_svg, to_svg
 
 KOO_LI_BANDS = (
     (0.0, 0.5, "poor", "#fbe9e7"),
@@ -34,7 +35,8 @@ def variance_bars(
     percent``); shares of 6% or more are printed inside their segment."""
     shown = [s for s in systems if s in set(shares[SYSTEM])]
     rows = legend_rows(len(components), 6)
-    left = label_margin(shown)
+    labels = short_names(shown)
+    left = label_width(labels)
     height = 0.3 + 0.36 * len(shown) + 0.45 + 0.17 * rows
     with figure(4.8, height, left=left, bottom=0.45 + 0.17 * rows, top=0.28) as fig:
         ax = fig.add_subplot()
@@ -65,7 +67,7 @@ def variance_bars(
                         color="white" if component != "Residual" else "#333",
                     )
                 left += width
-        ax.set_yticks(range(len(shown)), [tick_label(s) for s in shown])
+        ax.set_yticks(range(len(shown)), labels)
         ax.invert_yaxis()
         ax.set_xlim(0, 100)
         ax.set_xlabel("share of score variance (%)")
@@ -85,7 +87,8 @@ def dstudy_curve(
 ) -> str:
     """phi against n runs per facet level (``system, n_per_facet, phi``) with the 0.8 line."""
     low = min(0.4, float(curves["phi"].min()) - 0.05) if not curves.empty else 0.4
-    rows = legend_rows(len(styles), 4)
+    columns = legend_columns(list(styles), 3.5, 4)
+    rows = legend_rows(len(styles), columns)
     with figure(3.5, 2.45 + 0.17 * rows, left=0.55, right=0.6, bottom=0.5 + 0.17 * rows) as fig:
         ax = fig.add_subplot()
         for bottom, top, label, colour in KOO_LI_BANDS:
@@ -121,6 +124,4 @@ def dstudy_curve(
         ax.set_ylabel("reliability φ")
         ax.set_title(title)
         ax.grid(False)
-        handles, labels = ax.get_legend_handles_labels()
-        legend_below(fig, handles, labels, min(len(styles), 4), handlelength=2.6)
-        return to_svg(fig, key, title)
+        return lines_legend_svg(fig, ax, columns, key, title)

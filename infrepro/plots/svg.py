@@ -11,11 +11,13 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from html import escape
 
 import matplotlib
 from matplotlib.figure import Figure
+
+from .names import short_names
 
 STYLE: dict[str, object] = {
     "svg.hashsalt": "infrepro",
@@ -52,6 +54,8 @@ _SIZE = re.compile(r'<svg([^>]*?) width="([\d.]+)pt" height="([\d.]+)pt"')
 _DECIMALS = re.compile(r"(?<![\w.#-])-?\d+\.\d{3,}")
 _COORDINATES = re.compile(r'\s(?:d|x|y|x1|x2|y1|y2)="[^"]*"|translate\([^)]*\)')
 _NEWLINE = re.compile(r"[ \t]*\n\s*")
+LEGEND_HANDLE = 0.45  # inches of a legend column besides its label: handle, gaps
+LEGEND_CHAR = 0.055  # inches per character of a legend label at the report's 7 pt
 _TAG_GAP = re.compile(r">\s+<")
 _GLYPH = re.compile(r'<path id="(g-[^"]+)"[^>]*/>')
 _EMPTY_DEFS = re.compile(r"<defs></defs>")
@@ -88,36 +92,41 @@ def figure(
         yield fig
 
 
-LABEL_CHARS = 32  # a tick label's characters at most: longer names are cut with an ellipsis
-
-
-def tick_label(name: str) -> str:
-    """A name as a tick label beside a plot: at most LABEL_CHARS characters (the full name is
-    in the tables and the page's text), so a long name cannot push the plot off its figure."""
-    return name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…"
-
-
-def label_margin(names: Sequence[str]) -> float:
-    """The left margin (inches) for tick labels ``names``, shortened as tick_label does."""
-    return 0.25 + 0.055 * max((len(tick_label(s)) for s in names), default=4)
-
-
 def legend_rows(entries: int, ncols: int) -> int:
     """How many rows a legend of ``entries`` in ``ncols`` columns takes."""
     return -(-entries // max(1, ncols)) if entries else 0
 
 
+def legend_columns(labels: Iterable[str], width: float, most: int) -> int:
+    """At most ``most`` legend columns, fewer when the (shortened) labels would not fit side by
+    side in a figure ``width`` inches wide: a legend never runs past the figure's edges."""
+    shown = short_names([str(label) for label in labels])
+    per_column = LEGEND_HANDLE + LEGEND_CHAR * max((len(s) for s in shown), default=0)
+    columns = max(1, min(most, len(shown)))
+    while columns > 1 and columns * per_column > width:
+        columns -= 1
+    return columns
+
+
 def legend_below(fig: Figure, handles: list, labels: list[str], ncols: int, **kwargs) -> None:
-    """A frameless legend centred under the axes, in the figure's bottom margin."""
+    """A frameless legend centred under the axes, in the figure's bottom margin; long labels
+    shortened (:func:`~infrepro.plots.names.short_names`)."""
     if handles:
         fig.legend(
             handles,
-            labels,
+            short_names(labels),
             loc="lower center",
             bbox_to_anchor=(0.5, 0.0),
             ncols=max(1, ncols),
             **kwargs,
         )
+
+
+def lines_legend_svg(fig: Figure, ax, columns: int, key: str, title: str) -> str:
+    """The axes' line legend under the figure in ``columns`` columns, then the figure as SVG."""
+    handles, labels = ax.get_legend_handles_labels()
+    legend_below(fig, handles, labels, columns, handlelength=2.6)
+    return to_svg(fig, key, title)
 
 
 def to_svg(fig: Figure, key: str, label: str = "") -> str:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from .formatting import is_significant, log10_value, p_text
+from .formatting import is_significant, log10_value, p_text, points
 from .htmltable import Column
 
 
@@ -41,3 +41,8 @@ def p_columns(alpha: float, holm: bool, *, label: str = "p") -> list[Column]:
             )
         )
     return columns
+
+
+def difference_column(title: str) -> Column:
+    """``Δ (1 − 2)`` in points with its sign; ``title`` says which difference."""
+    return Column("estimate", "Δ (1 − 2)", lambda v: points(v, sign=True), title=title)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from infrepro.plots import short_name
 from infrepro.plots.forest import improvement_forest
 from infrepro.registry import SUMMARY
 from infrepro.vocabulary import SYSTEM
@@ -72,7 +73,7 @@ def _cells(rows: pd.DataFrame) -> pd.DataFrame:
 def _columns(family: str) -> list[Column]:
     return [
         Column("rank", "rank", integer),
-        Column(SYSTEM, SYSTEM, numeric=False),
+        Column(SYSTEM, SYSTEM, lambda v: short_name(str(v), 60), numeric=False),
         Column("runs", "runs", integer),
         Column("mean_sd", "mean ± SD over runs", text, "run_mean"),
         Column("model", "model mean [95 % CI]", text, "model_mean", title="t with the named df"),
@@ -129,6 +130,7 @@ def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSetting
     if shown.empty:
         return []
     key = f"forest-{metric}"
+    baseline = f" over {settings.baseline}" if len(settings.baseline) <= 16 else ""
     svg = improvement_forest(
         [str(s) for s in shown[SYSTEM]],
         [100 * float(v) for v in shown["improvement"]],
@@ -137,8 +139,8 @@ def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSetting
             for r in _rows(shown)
         ],
         [_claimed(v) for v in shown["verdict"]],
-        xlabel=f"improvement over {settings.baseline}, {label} points (positive = better)",
-        title=f"{label}: improvement over {settings.baseline}",
+        xlabel=f"improvement{baseline}, {label} points (positive = better)",
+        title=f"{label}: improvement over {settings.baseline if baseline else 'the baseline'}",
         key=key,
     )
     text = (

@@ -12,11 +12,11 @@ from infrepro.registry import ALL_RUNS, BEST_VS_BEST, HEADLINE, VARIANCE
 from infrepro.vocabulary import CLASSICAL_TABLE
 
 from ..figure import Figure, make_figure
-from ..formatting import fixed, integer, points, significant
+from ..formatting import fixed, integer, significant
 from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import analysis_label, metric_label, property_label
-from ..pcolumns import p_columns
+from ..pcolumns import difference_column, p_columns
 from ..query import select
 
 QQ_ANALYSES = {
@@ -144,12 +144,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Diagnost
                 Column("metric", "metric", metric_label, numeric=False),
                 Column("test", "test", text, numeric=False),
                 Column("subset", "systems", text, numeric=False),
-                Column(
-                    "estimate",
-                    "Δ (1 − 2)",
-                    lambda v: points(v, sign=True),
-                    title="difference of means, points",
-                ),
+                difference_column("difference of means, points"),
                 Column("statistic", "statistic", significant),
                 *p_columns(settings.alpha, holm=False),
                 Column("n", "n", integer),

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.io.errors import plural
 from infrepro.registry import ALL_RUNS
 
 from ..formatting import integer
@@ -14,6 +15,9 @@ from ..labels import better_label, metric_label, property_label
 from ..query import select
 
 NO_BREAK_HYPHEN = "\u2011"
+
+
+LISTED = 3  # more systems than this: the header counts them instead of listing them
 
 
 @dataclass
@@ -27,15 +31,26 @@ class Header:
 
 
 def _runs_per_system(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> str:
+    """Each system with its number of runs; past :data:`LISTED` systems the baseline's and a
+    count of systems per number of runs (the decision tables list every system)."""
     summary = tables["run_summary"]
     metric = settings.metrics[0] if settings.metrics else ""
-    parts = []
+    counts = {}
     for system in settings.systems:
         row = select(summary, metric=metric, system=system)
-        count = integer(row["n_runs"].iloc[0]) if not row.empty else "?"
-        role = " (baseline)" if system == settings.baseline else ""
-        parts.append(f"{system}{role}: {count} runs")
-    return "; ".join(parts)
+        counts[system] = "? runs" if row.empty else plural(int(row["n_runs"].iloc[0]), "run")
+    if len(settings.systems) <= LISTED:
+        return "; ".join(
+            f"{system}{' (baseline)' if system == settings.baseline else ''}: {count}"
+            for system, count in counts.items()
+        )
+    others = [c for s, c in counts.items() if s != settings.baseline]
+    tally = ", ".join(
+        f"{others.count(c)} system{'' if others.count(c) == 1 else 's'} with {c}"
+        for c in sorted(set(others), key=others.index)
+    )
+    baseline = counts.get(settings.baseline, "? runs")
+    return f"{len(settings.systems)} systems: {settings.baseline} (baseline): {baseline}; {tally}"
 
 
 def _segments(tables: dict[str, pd.DataFrame]) -> str:

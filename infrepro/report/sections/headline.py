@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.io.errors import plural
 from infrepro.registry import (
     ALL_RUNS,
     BEST_VS_BEST,
@@ -152,13 +153,14 @@ def comparison_table(
             test = first(tables["tests"], metric=metric, analysis=analysis, subset=subset)
             if test is None:
                 continue
-            detail = f"{test['model']}; {test['note']}; {int(test['n_runs'])} runs"
+            detail = f"{test['model']}; {test['note']}; {plural(int(test['n_runs']), 'run')}"
             p, log10_p = test["p_holm"], float(test["log10_p_holm"])
         else:
             glrt = first(tables["glrt"], metric=metric, analysis=analysis, subset=subset)
             detail = ""
             if glrt is not None:
-                detail = f"{glrt['h1']} vs {glrt['h0']}; {glrt['note']}; {int(glrt['n_runs'])} runs"
+                runs = plural(int(glrt["n_runs"]), "run")
+                detail = f"{glrt['h1']} vs {glrt['h0']}; {glrt['note']}; {runs}"
             p, log10_p = contrast["p_holm"], float(contrast["log10_p_holm"])
         rows.append(
             [
@@ -255,7 +257,7 @@ def reliability_note(tables: dict[str, pd.DataFrame], metric: str, systems: list
         if not is_missing(row["n_per_facet_for_phi_08"]):
             needs.append(
                 f"{int(row['n_per_facet_for_phi_08'])} per facet level "
-                f"({int(row['runs_for_phi_08'])} runs) for {system}"
+                f"({plural(int(row['runs_for_phi_08']), 'run')}) for {system}"
             )
     if not parts:
         return ""

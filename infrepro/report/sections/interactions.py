@@ -5,13 +5,15 @@ slope and within-bin tables with run-aware rows first."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.plots import categorical_interaction, numeric_interaction
-from infrepro.registry import RUN_AWARE_SUFFIX, run_aware
+from infrepro.plots import PlotText, categorical_interaction, numeric_interaction
+from infrepro.registry import RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
 from infrepro.vocabulary import EFFECT_SD_TEXT, SYSTEM, is_bin_column, unbinned
 
+from ..figure import Figure
 from ..formatting import fixed, integer, is_missing, is_significant, points, significant
 from ..htmltable import Cell, Column, Table, frame_table, rows_table, text
 from ..inputs import ReportSettings
@@ -27,6 +29,44 @@ from ..pcolumns import p_columns
 from ..query import first, ordered, select
 
 Z95 = 1.959963984540054
+
+
+@dataclass(kw_only=True)
+class Block:
+    """One block of interaction plots and its tables: run-aware F tests (primary), the paper's
+    GLRTs, slopes and within-bin comparisons."""
+
+    figures: list[Figure] = field(default_factory=list)
+    tests: Table | None = None
+    glrt: Table | None = None
+    slopes: Table | None = None
+    within: Table | None = None
+
+    def fill(
+        self,
+        tables: dict[str, pd.DataFrame],
+        settings: ReportSettings,
+        analysis: str,
+        variants: Sequence[str],
+        bins: Mapping[str, list[str]],
+        *,
+        slope_props: Sequence[str],
+        group_label: str = SYSTEM,
+    ) -> None:
+        """The four tables of ``analysis`` (and its run-aware twin) for the given properties."""
+        self.tests = tests_table(
+            tables,
+            settings,
+            (joint(run_aware(analysis)), interaction_only(run_aware(analysis))),
+            variants,
+        )
+        self.glrt = glrt_table(
+            tables, settings, (joint(analysis), interaction_only(analysis)), variants
+        )
+        slopes = slopes_table(tables, settings, analysis, slope_props, group_label=group_label)
+        self.slopes = None if slopes.empty else slopes
+        within = within_bins_table(tables, settings, analysis, variants, bins)
+        self.within = None if within.empty else within
 
 
 def _in_points(frame: pd.DataFrame) -> pd.DataFrame:
@@ -70,7 +110,7 @@ def interaction_svg(
 ) -> str | None:
     """The interaction plot of one metric x property, or None when the tables hold no data.
     Lines and cell means come from ``analysis``; observed bin means from ``observed``."""
-    ylabel = f"{metric_label(metric)}, points"
+    words = PlotText(xlabel, f"{metric_label(metric)}, points", title, key, legend_title)
     lines = select(
         tables["predictions"], metric=metric, analysis=analysis, subset=subset, property=prop
     )
@@ -87,14 +127,7 @@ def interaction_svg(
             kind="observed",
         )
         return numeric_interaction(
-            lines,
-            _in_points(points_) if not points_.empty else points_,
-            styles,
-            xlabel=xlabel,
-            ylabel=ylabel,
-            title=title,
-            key=key,
-            legend_title=legend_title,
+            lines, _in_points(points_) if not points_.empty else points_, styles, words
         )
     cells = select(
         tables["means"],
@@ -107,16 +140,7 @@ def interaction_svg(
     if cells.empty:
         return None
     levels = ordered(sorted(set(cells["bin"])), list(bin_order))
-    return categorical_interaction(
-        _in_points(cells),
-        levels,
-        styles,
-        xlabel=xlabel,
-        ylabel=ylabel,
-        title=title,
-        key=key,
-        legend_title=legend_title,
-    )
+    return categorical_interaction(_in_points(cells), levels, styles, words)
 
 
 def _property_tests(
@@ -142,14 +166,11 @@ def glrt_table(
     settings: ReportSettings,
     analyses: Sequence[str],
     props: Sequence[str],
-    *,
-    with_subset: bool = False,
 ) -> Table:
     """Joint and interaction-only GLRTs of the given properties, metric by metric."""
     rows = _property_tests(tables["glrt"], settings, analyses, props)
     columns = [
         Column("metric", "metric", metric_label, numeric=False),
-        *([Column("subset", SYSTEM, text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("analysis", "test", analysis_label, numeric=False),
         Column("h1", "H1", text, numeric=False, cls="code"),
@@ -166,8 +187,6 @@ def tests_table(
     settings: ReportSettings,
     analyses: Sequence[str],
     props: Sequence[str],
-    *,
-    with_subset: bool = False,
 ) -> Table:
     """Run-aware joint and interaction F tests (REML, Kenward-Roger or Satterthwaite df) of the
     given properties; Holm over the metric's numeric and categorical property tests."""
@@ -179,7 +198,6 @@ def tests_table(
         ]
     columns = [
         Column("metric", "metric", metric_label, numeric=False),
-        *([Column("subset", SYSTEM, text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("analysis", "test", analysis_label, numeric=False),
         Column("stat", "t or F", text, sort_key="statistic", title="t when num df = 1, else F"),
@@ -199,7 +217,6 @@ def slopes_table(
     props: Sequence[str],
     *,
     group_label: str = SYSTEM,
-    with_subset: bool = False,
 ) -> Table:
     """Per-group slopes of numeric properties, in points per unit of the property: the
     run-aware fit's (t, small-sample df) first, then the paper's (Wald z)."""
@@ -213,7 +230,6 @@ def slopes_table(
     columns = [
         Column("analysis", "model", analysis_label, numeric=False),
         Column("metric", "metric", metric_label, numeric=False),
-        *([Column("subset", SYSTEM, text, numeric=False)] if with_subset else []),
         Column("property", "property", property_label, numeric=False),
         Column("group", group_label, text, numeric=False),
         Column(
@@ -244,8 +260,6 @@ def within_bins_table(
     analysis: str,
     props: Sequence[str],
     bins: Mapping[str, list[str]],
-    *,
-    with_subset: bool = False,
 ) -> Table:
     """Pairwise comparisons within each bin or level (Holm-adjusted within a property), with
     the two model cell means (thesis Table 2.4): the run-aware fit's rows (t with
@@ -253,7 +267,6 @@ def within_bins_table(
     headers = [
         Column("model", "model", numeric=False),
         Column("metric", "metric", numeric=False),
-        *([Column("subset", SYSTEM, numeric=False)] if with_subset else []),
         Column("property", "property", numeric=False),
         Column("bin", "bin", numeric=False),
         Column("level1", "1", numeric=False),
@@ -286,9 +299,7 @@ def within_bins_table(
                         for row in select(rows, bin=b).itertuples(index=False):
                             out.append(
                                 [Cell("run-aware" if RUN_AWARE_SUFFIX in name else "paper's model")]
-                                + _bin_row(
-                                    means, row, metric, subset, prop, with_subset, settings.alpha
-                                )
+                                + _bin_row(means, row, metric, subset, prop, settings.alpha)
                             )
     return rows_table(headers, out, csv=settings.link("contrasts"))
 
@@ -299,7 +310,6 @@ def _bin_row(
     metric: str,
     subset: str,
     prop: str,
-    with_subset: bool,
     alpha: float,
 ) -> list[Cell]:
     def mean(group: str) -> Cell:
@@ -307,10 +317,8 @@ def _bin_row(
         return Cell(points(value), None if value is None else float(value))
 
     significant_ = is_significant(row.log10_p_holm, alpha)
-    cells = [Cell(metric_label(metric))]
-    if with_subset:
-        cells.append(Cell(subset))
-    cells += [
+    return [
+        Cell(metric_label(metric)),
         Cell(property_label(unbinned(prop))),
         Cell(str(row.bin)),
         Cell(str(row.level1)),
@@ -324,7 +332,6 @@ def _bin_row(
         Cell(str(row.p_value), float(row.log10_p)),
         Cell(str(row.p_holm), float(row.log10_p_holm), "p-sig" if significant_ else "p-ns"),
     ]
-    return cells
 
 
 def _test_cell(row) -> Cell:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.plots import level_styles
+from infrepro.plots import level_styles, short_name
 from infrepro.registry import METAPARAM, RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
 from infrepro.vocabulary import SYSTEM, VARIANCE_COLUMN, bin_column
 
@@ -18,28 +18,13 @@ from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import metric_label, property_label
 from ..query import first, ordered, select
-from .interactions import (
-    glrt_table,
-    interaction_svg,
-    p_of,
-    slopes_table,
-    tests_table,
-    within_bins_table,
-)
-
-ANALYSES = (joint(METAPARAM), interaction_only(METAPARAM))
-RUN_AWARE_ANALYSES = (joint(run_aware(METAPARAM)), interaction_only(run_aware(METAPARAM)))
+from .interactions import Block, interaction_svg, p_of
 
 
-@dataclass
-class SystemBlock:
+@dataclass(kw_only=True)
+class SystemBlock(Block):
     system: str
     facets: str
-    figures: list[Figure] = field(default_factory=list)
-    tests: Table | None = None
-    glrt: Table | None = None
-    slopes: Table | None = None
-    within: Table | None = None
 
 
 @dataclass
@@ -49,6 +34,7 @@ class Metaparams:
 
 
 POST_HOC = ("glrt", "tests", "predictions", "means", "slopes", "contrasts")
+PER_SYSTEM = ("tests", "glrt", "slopes", "contrasts")
 
 
 def tested_facets(tables: dict[str, pd.DataFrame], system: str) -> list[str]:
@@ -60,96 +46,81 @@ def tested_facets(tables: dict[str, pd.DataFrame], system: str) -> list[str]:
 def _system_block(
     tables: dict[str, pd.DataFrame],
     settings: ReportSettings,
+    bins: dict[str, list[str]],
+    *,
     system: str,
     facet: str,
-    bins: dict[str, list[str]],
 ) -> SystemBlock:
     """The plots and tables of one system's tested facet (the tables cut to that facet)."""
     tables = {**tables, **{name: select(tables[name], facet=facet) for name in POST_HOC}}
-    block = SystemBlock(system, facet)
+    block = SystemBlock(system=system, facets=facet)
     for metric in settings.metrics:
         if first(tables["glrt"], metric=metric, analysis=joint(METAPARAM), subset=system) is None:
             continue
         for prop in settings.properties:
-            groups = select(
-                tables["predictions"],
-                metric=metric,
-                analysis=METAPARAM,
-                subset=system,
-                property=prop,
-            )
-            if groups.empty:
-                groups = select(
-                    tables["means"],
-                    metric=metric,
-                    analysis=METAPARAM,
-                    subset=system,
-                    property=prop,
-                )
-            levels = ordered(sorted(set(groups["group"])), []) if not groups.empty else []
-            title = f"{system}: {metric_label(metric)} × {property_label(prop)}"
-            key = f"meta-{system}-{metric}-{prop}"
-            lines = run_aware(METAPARAM)
-            found = select(
-                tables["predictions"], metric=metric, analysis=lines, subset=system, property=prop
-            )
-            if found.empty:
-                lines = METAPARAM
-            svg = interaction_svg(
-                tables,
-                metric=metric,
-                analysis=lines,
-                observed=METAPARAM,
-                subset=system,
-                prop=prop,
-                styles=level_styles(levels),
-                bin_order=bins.get(prop, []),
-                xlabel=property_label(prop),
-                title=title,
-                key=key,
-                legend_title=facet,
-            )
-            if svg is None:
-                continue
-            primary = p_of(tables, metric, interaction_only(run_aware(METAPARAM)), system, prop)
-            paper = p_of(tables, metric, interaction_only(METAPARAM), system, prop)
-            model = "run-aware fit" if lines.endswith(RUN_AWARE_SUFFIX) else "paper's model"
-            block.figures.append(
-                make_figure(
-                    svg,
-                    f"{title} per level of {facet} (a tested meta-parameter; lines: "
-                    f"{model}); {facet} × {property_label(prop)} interaction {primary}; paper's "
-                    f"interaction {paper}.",
-                    key,
-                )
-            )
+            figure = _figure(tables, system, facet, metric, prop, bins)
+            if figure is not None:
+                block.figures.append(figure)
     variants = [v for p in settings.properties for v in (p, bin_column(p))]
-    block.tests = tests_table(
-        {**tables, "tests": select(tables["tests"], subset=system)},
-        settings,
-        RUN_AWARE_ANALYSES,
-        variants,
-    )
-    block.glrt = glrt_table(
-        {**tables, "glrt": select(tables["glrt"], subset=system)}, settings, ANALYSES, variants
-    )
-    slopes = slopes_table(
-        {**tables, "slopes": select(tables["slopes"], subset=system)},
-        settings,
-        METAPARAM,
-        settings.properties,
-        group_label="level",
-    )
-    block.slopes = None if slopes.empty else slopes
-    within = within_bins_table(
-        {**tables, "contrasts": select(tables["contrasts"], subset=system)},
+    mine = {**tables, **{name: select(tables[name], subset=system) for name in PER_SYSTEM}}
+    block.fill(
+        mine,
         settings,
         METAPARAM,
         variants,
         bins,
+        slope_props=settings.properties,
+        group_label="level",
     )
-    block.within = None if within.empty else within
     return block
+
+
+def _figure(
+    tables: dict[str, pd.DataFrame],
+    system: str,
+    facet: str,
+    metric: str,
+    prop: str,
+    bins: dict[str, list[str]],
+) -> Figure | None:
+    """The interaction plot of one facet's levels with a property (None without data): lines
+    from the run-aware fit when it has predictions, else from the paper's model."""
+    where = {"metric": metric, "subset": system, "property": prop}
+    groups = select(tables["predictions"], analysis=METAPARAM, **where)
+    if groups.empty:
+        groups = select(tables["means"], analysis=METAPARAM, **where)
+    levels = ordered(sorted(set(groups["group"])), []) if not groups.empty else []
+    title = f"{short_name(system, 20)}: {metric_label(metric)} × {property_label(prop)}"
+    key = f"meta-{system}-{metric}-{prop}"
+    lines = run_aware(METAPARAM)
+    if select(tables["predictions"], analysis=lines, **where).empty:
+        lines = METAPARAM
+    svg = interaction_svg(
+        tables,
+        metric=metric,
+        analysis=lines,
+        observed=METAPARAM,
+        subset=system,
+        prop=prop,
+        styles=level_styles(levels),
+        bin_order=bins.get(prop, []),
+        xlabel=property_label(prop),
+        title=title,
+        key=key,
+        legend_title=facet,
+    )
+    if svg is None:
+        return None
+    primary = p_of(tables, metric, interaction_only(run_aware(METAPARAM)), system, prop)
+    paper = p_of(tables, metric, interaction_only(METAPARAM), system, prop)
+    model = "run-aware fit" if lines.endswith(RUN_AWARE_SUFFIX) else "paper's model"
+    return make_figure(
+        svg,
+        f"{title} per level of {facet} (a tested meta-parameter; lines: "
+        f"{model}); {facet} × {property_label(prop)} interaction {primary}; paper's "
+        f"interaction {paper}.",
+        key,
+    )
 
 
 def build(
@@ -179,5 +150,7 @@ def build(
         )
     for system in [*settings.competitors, settings.baseline]:
         for facet in tested_facets(tables, system):
-            section.systems.append(_system_block(tables, settings, system, facet, bins))
+            section.systems.append(
+                _system_block(tables, settings, bins, system=system, facet=facet)
+            )
     return section

@@ -67,10 +67,12 @@ LEVELS = ("l1", "l2")  # two levels of a facet f, for the displayed metaparam fo
 
 def families() -> list[Family]:
     """Every model family, with formulas from :mod:`infrepro.analyses.models`."""
-    paper_h1, paper_h0 = comparison_formulas(SCORE, run_aware=False)
-    shared_h1, shared_h0 = comparison_formulas(SCORE, run_aware=True)
-    prop = property_formulas(SCORE, SYSTEM, "d")
-    meta = property_formulas(SCORE, "f", "d")
+    return [*_run_aware_families(), *_paper_families(), *_descriptive_families()]
+
+
+def _run_aware_families() -> list[Family]:
+    """The run-aware families: the verdict, its facet-aware sensitivity, the property and
+    meta-parameter F tests."""
     per_system = run_terms(TWO, pooled=False)
     t_test = "t test of the system contrast, Kenward-Roger (or Satterthwaite) df"
     f_test = (
@@ -122,6 +124,16 @@ def families() -> list[Family]:
             "Estimand: the effect of f's levels over the system's runs as exchangeable draws of "
             "training, each run with its own slope on d.",
         ),
+    ]
+
+
+def _paper_families() -> list[Family]:
+    """The paper's families: ML fits compared by GLRTs, runs fixed."""
+    paper_h1, paper_h0 = comparison_formulas(SCORE, run_aware=False)
+    shared_h1, shared_h0 = comparison_formulas(SCORE, run_aware=True)
+    prop = property_formulas(SCORE, SYSTEM, "d")
+    meta = property_formulas(SCORE, "f", "d")
+    return [
         Family(
             "best vs best (starting point)",
             paper_h1,
@@ -165,6 +177,12 @@ def families() -> list[Family]:
             "Within one system: does the effect of f change with d? (paper Fig. 2)",
             PAPER_ESTIMAND,
         ),
+    ]
+
+
+def _descriptive_families() -> list[Family]:
+    """The fits behind effect sizes and variance shares (no test)."""
+    return [
         Family(
             "effect-size scale",
             effect_scale_formula(SCORE),

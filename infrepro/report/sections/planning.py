@@ -140,9 +140,10 @@ def _power_figure(rows: pd.DataFrame, metric: str, subset: str) -> Figure | None
     if curve.empty:
         return None
     title = f"{metric_label(metric)}: power, {subset}"
+    figure_title = title if len(subset) <= 40 else f"{metric_label(metric)}: power"
     key = f"power-{metric}-{subset}".replace(" ", "-")
     return make_figure(
-        power_curve(curve, title=title, key=key),
+        power_curve(curve, title=figure_title, key=key),
         f"{title}: simulated power of the headline test for equal runs per system "
         "(band: ± 2 Monte Carlo SE); dashed: 80 % and 90 %.",
         key,

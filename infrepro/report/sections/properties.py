@@ -4,43 +4,37 @@ paper's conditional GLRTs, slopes and within-bin comparisons (thesis Table 2.4).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
 
 from infrepro.plots import system_style
-from infrepro.registry import CONDITIONAL, RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
-from infrepro.vocabulary import bin_column
+from infrepro.registry import (
+    CONDITIONAL,
+    RUN_AWARE_SUFFIX,
+    SUMMARY,
+    interaction_only,
+    joint,
+    run_aware,
+)
+from infrepro.vocabulary import SYSTEM, bin_column
 
-from ..figure import Figure, make_figure
+from ..figure import make_figure
 from ..formatting import is_significant, significant
 from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
 from ..labels import metric_label, property_label, statistic_name, test_label
 from ..query import first, select
-from .interactions import (
-    glrt_table,
-    interaction_svg,
-    p_of,
-    slopes_table,
-    tests_table,
-    within_bins_table,
-)
+from .interactions import Block, interaction_svg, p_of
 
-ANALYSES = (joint(CONDITIONAL), interaction_only(CONDITIONAL))
-RUN_AWARE_ANALYSES = (joint(run_aware(CONDITIONAL)), interaction_only(run_aware(CONDITIONAL)))
+MOST_LINES = 6  # systems drawn in one interaction plot: the baseline and the top 5
 
 
-@dataclass
-class PropertyBlock:
+@dataclass(kw_only=True)
+class PropertyBlock(Block):
     name: str
     label: str
     bins_text: str
-    figures: list[Figure] = field(default_factory=list)
-    tests: Table | None = None
-    glrt: Table | None = None
-    slopes: Table | None = None
-    within: Table | None = None
 
 
 def bins_text(tables: dict[str, pd.DataFrame], prop: str) -> str:
@@ -102,6 +96,22 @@ def overview(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Table
     return rows_table(headers, rows, csv=settings.link("tests"))
 
 
+def plotted_systems(
+    tables: dict[str, pd.DataFrame], settings: ReportSettings, metric: str
+) -> list[str]:
+    """Every system when there are at most :data:`MOST_LINES`, else the baseline and the
+    systems ranked first in the metric's decision table (summary.csv), in the experiment's
+    order: more lines than that overlap into one band."""
+    if len(settings.systems) <= MOST_LINES:
+        return list(settings.systems)
+    ranked = select(tables.get(SUMMARY, pd.DataFrame()), metric=metric)
+    order = list(ranked.sort_values("rank", key=pd.to_numeric, kind="stable")[SYSTEM])
+    top = [s for s in order if s != settings.baseline][: MOST_LINES - 1]
+    if not top:  # no decision table: the first systems of the experiment
+        top = [s for s in settings.systems if s != settings.baseline][: MOST_LINES - 1]
+    return [s for s in settings.systems if s == settings.baseline or s in top]
+
+
 def build(
     tables: dict[str, pd.DataFrame], settings: ReportSettings, bins: dict[str, list[str]]
 ) -> list[PropertyBlock]:
@@ -111,8 +121,11 @@ def build(
     blocks = []
     for prop in settings.properties:
         variants = [prop, bin_column(prop)]
-        block = PropertyBlock(prop, property_label(prop), bins_text(tables, prop))
+        block = PropertyBlock(
+            name=prop, label=property_label(prop), bins_text=bins_text(tables, prop)
+        )
         for metric in settings.metrics:
+            shown = plotted_systems(tables, settings, metric)
             title = f"{metric_label(metric)} × {property_label(prop)}"
             lines = run_aware(CONDITIONAL)
             if select(tables["predictions"], metric=metric, analysis=lines, property=prop).empty:
@@ -124,7 +137,7 @@ def build(
                 observed=CONDITIONAL,
                 subset="all runs",
                 prop=prop,
-                styles=styles,
+                styles={s: styles[s] for s in shown},
                 bin_order=bins.get(prop, []),
                 xlabel=property_label(prop) + on,
                 title=title,
@@ -139,12 +152,12 @@ def build(
                 f"{p_of(tables, metric, joint(lines), 'all runs', prop)}; paper's interaction "
                 f"{p_of(tables, metric, interaction_only(CONDITIONAL), 'all runs', prop)}."
             )
+            if len(shown) < len(settings.systems):
+                caption += (
+                    f" Lines: the baseline and the {len(shown) - 1} systems ranked first in the "
+                    f"decision table, of {len(settings.systems)}; the tables below hold them all."
+                )
             block.figures.append(make_figure(svg, caption, f"cond-{metric}-{prop}"))
-        block.tests = tests_table(tables, settings, RUN_AWARE_ANALYSES, variants)
-        block.glrt = glrt_table(tables, settings, ANALYSES, variants)
-        slopes = slopes_table(tables, settings, CONDITIONAL, [prop])
-        block.slopes = None if slopes.empty else slopes
-        within = within_bins_table(tables, settings, CONDITIONAL, variants, bins)
-        block.within = None if within.empty else within
+        block.fill(tables, settings, CONDITIONAL, variants, bins, slope_props=[prop])
         blocks.append(block)
     return blocks

@@ -57,89 +57,108 @@ def component_order(components: pd.DataFrame, facets: list[str]) -> list[str]:
     return [c for c in [SEGMENT, *middle, "Residual"] if c in present]
 
 
+COMPONENT_COLUMNS = [
+    Column("metric", "metric", metric_label, numeric=False),
+    Column(SYSTEM, SYSTEM, text, numeric=False),
+    VCA_MODEL,
+    Column("component", "component v", text, numeric=False),
+    Column(VARIANCE_COLUMN, "variance σ²ᵥ", scientific, title=STORED_SCALE),
+    Column("percent", "percent", lambda v: fixed(v, 1)),
+    Column("n_levels", "levels", integer),
+]
+PHI_COLUMNS = [
+    Column("metric", "metric", metric_label, numeric=False),
+    Column(SYSTEM, SYSTEM, text, numeric=False),
+    VCA_MODEL,
+    Column("phi", "φ", lambda v: fixed(v, 3)),
+    Column(
+        "krippendorff_alpha",
+        "Krippendorff's α",
+        lambda v: fixed(v, 3),
+        title="interval α, units = segments, coders = runs (docs/method.md §4d.3)",
+    ),
+    Column("label", "Koo & Li", text, numeric=False, css=lambda row: f"phi-{row['label']}"),
+    Column("n_per_facet_for_phi_08", "n per facet for φ ≥ 0.8", integer),
+    Column("runs_for_phi_08", "runs for φ ≥ 0.8", integer),
+    Column(
+        "retrain_sd_points",
+        "SD across retraining, same recipe (points)",
+        lambda v: fixed(v, 2),
+        title="SD of the mean of one run trained again with the same meta-parameter "
+        "setting: the retraining components (next columns but one) + residual / "
+        "segments",
+    ),
+    Column(
+        "metaparam_sd_points",
+        "SD across settings (points)",
+        lambda v: fixed(v, 2),
+        title="SD of a run's mean across choices of the meta-parameter setting: "
+        "the other facets' components",
+    ),
+    Column("retrain_components", "retraining components", text, numeric=False),
+    Column("model", "model (REML)", text, numeric=False, cls="code"),
+]
+DSTUDY_COLUMNS = [
+    Column("metric", "metric", metric_label, numeric=False),
+    Column(SYSTEM, SYSTEM, text, numeric=False),
+    Column("n_per_facet", "n per facet", integer),
+    Column("runs_averaged", "runs averaged", integer),
+    Column("phi", "φ", lambda v: fixed(v, 3)),
+]
+
+
 def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliability:
     section = Reliability()
     vc = tables["variance_components"]
     if not vc.empty:
-        order = component_order(vc, settings.facets)
-        colours = component_colours(order)
-        for metric in settings.metrics:
-            shares = select(vc, metric=metric, **{VCA_COLUMN: VCA_RUN_AWARE})
-            if shares.empty:
-                continue
-            title = f"{metric_label(metric)}: variance shares"
-            section.bars.append(
-                make_figure(
-                    variance_bars(
-                        shares, settings.systems, order, colours, title=title, key=f"vc-{metric}"
-                    ),
-                    f"{title} per system (run-aware VCA, REML: facets and the run term "
-                    f"{RUN}); the segment share is φ.",
-                    f"vc-{metric}",
-                )
-            )
+        section.bars = _bars(vc, settings)
         section.components = frame_table(
-            vc,
-            [
-                Column("metric", "metric", metric_label, numeric=False),
-                Column(SYSTEM, SYSTEM, text, numeric=False),
-                VCA_MODEL,
-                Column("component", "component v", text, numeric=False),
-                Column(VARIANCE_COLUMN, "variance σ²ᵥ", scientific, title=STORED_SCALE),
-                Column("percent", "percent", lambda v: fixed(v, 1)),
-                Column("n_levels", "levels", integer),
-            ],
-            csv=settings.link("variance_components"),
+            vc, COMPONENT_COLUMNS, csv=settings.link("variance_components")
         )
     reliability = tables["reliability"]
     if not reliability.empty:
-        section.phi = frame_table(
-            reliability,
-            [
-                Column("metric", "metric", metric_label, numeric=False),
-                Column(SYSTEM, SYSTEM, text, numeric=False),
-                VCA_MODEL,
-                Column("phi", "φ", lambda v: fixed(v, 3)),
-                Column(
-                    "krippendorff_alpha",
-                    "Krippendorff's α",
-                    lambda v: fixed(v, 3),
-                    title="interval α, units = segments, coders = runs (docs/method.md §4d.3)",
-                ),
-                Column(
-                    "label", "Koo & Li", text, numeric=False, css=lambda row: f"phi-{row['label']}"
-                ),
-                Column("n_per_facet_for_phi_08", "n per facet for φ ≥ 0.8", integer),
-                Column("runs_for_phi_08", "runs for φ ≥ 0.8", integer),
-                Column(
-                    "retrain_sd_points",
-                    "SD across retraining, same recipe (points)",
-                    lambda v: fixed(v, 2),
-                    title="SD of the mean of one run trained again with the same meta-parameter "
-                    "setting: the retraining components (next columns but one) + residual / "
-                    "segments",
-                ),
-                Column(
-                    "metaparam_sd_points",
-                    "SD across settings (points)",
-                    lambda v: fixed(v, 2),
-                    title="SD of a run's mean across choices of the meta-parameter setting: "
-                    "the other facets' components",
-                ),
-                Column("retrain_components", "retraining components", text, numeric=False),
-                Column("model", "model (REML)", text, numeric=False, cls="code"),
-            ],
-            csv=settings.link("reliability"),
-        )
+        section.phi = frame_table(reliability, PHI_COLUMNS, csv=settings.link("reliability"))
     dstudy = tables["dstudy"]
+    section.curves = _curves(dstudy, settings)
+    if not dstudy.empty:
+        section.dstudy = frame_table(dstudy, DSTUDY_COLUMNS, csv=settings.link("dstudy"))
+    return section
+
+
+def _bars(vc: pd.DataFrame, settings: ReportSettings) -> list[Figure]:
+    """One stacked bar chart of the run-aware variance shares per metric."""
+    order = component_order(vc, settings.facets)
+    colours = component_colours(order)
+    figures = []
+    for metric in settings.metrics:
+        shares = select(vc, metric=metric, **{VCA_COLUMN: VCA_RUN_AWARE})
+        if shares.empty:
+            continue
+        title = f"{metric_label(metric)}: variance shares"
+        figures.append(
+            make_figure(
+                variance_bars(
+                    shares, settings.systems, order, colours, title=title, key=f"vc-{metric}"
+                ),
+                f"{title} per system (run-aware VCA, REML: facets and the run term "
+                f"{RUN}); the segment share is φ.",
+                f"vc-{metric}",
+            )
+        )
+    return figures
+
+
+def _curves(dstudy: pd.DataFrame, settings: ReportSettings) -> list[Figure]:
+    """One D-study plot per metric, a curve per system."""
     styles = {s: system_style(i) for i, s in enumerate(settings.systems)}
+    figures = []
     for metric in settings.metrics:
         curves = select(dstudy, metric=metric)
         if curves.empty:
             continue
         title = f"{metric_label(metric)}: D-study"
         mine = {s: st for s, st in styles.items() if s in set(curves[SYSTEM])}
-        section.curves.append(
+        figures.append(
             make_figure(
                 dstudy_curve(curves, mine, title=title, key=f"dstudy-{metric}"),
                 f"{title}: φ when every facet's levels are averaged over n runs each; the dashed "
@@ -147,16 +166,4 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliabil
                 f"dstudy-{metric}",
             )
         )
-    if not dstudy.empty:
-        section.dstudy = frame_table(
-            dstudy,
-            [
-                Column("metric", "metric", metric_label, numeric=False),
-                Column(SYSTEM, SYSTEM, text, numeric=False),
-                Column("n_per_facet", "n per facet", integer),
-                Column("runs_averaged", "runs averaged", integer),
-                Column("phi", "φ", lambda v: fixed(v, 3)),
-            ],
-            csv=settings.link("dstudy"),
-        )
-    return section
+    return figures

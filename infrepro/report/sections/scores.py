@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.plots import run_distribution
+from infrepro.plots import MOST_UPRIGHT, run_distribution
 from infrepro.vocabulary import RUN, SYSTEM
 
 from ..figure import Figure, make_figure
@@ -46,6 +46,17 @@ def colouring(
     return result
 
 
+def by_mean(runs: pd.DataFrame, systems: list[str], better: str) -> list[str]:
+    """The systems best first by their mean over runs when there are more than a plot shows
+    upright (:data:`~infrepro.plots.MOST_UPRIGHT`), else in the experiment's order."""
+    if len(systems) <= MOST_UPRIGHT:
+        return systems
+    means = runs.groupby(SYSTEM)["value"].mean().to_dict()
+    sign = -1.0 if better == "higher" else 1.0
+    known = sorted((s for s in systems if s in means), key=lambda s: sign * means[s])
+    return known + [s for s in systems if s not in means]
+
+
 def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Scores:
     section = Scores()
     run_means = tables["run_means"]
@@ -57,7 +68,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Scores:
         label = metric_label(metric)
         svg = run_distribution(
             runs,
-            settings.systems,
+            by_mean(runs, settings.systems, settings.better.get(metric, "higher")),
             ylabel=f"{label}, points ({better_label(settings.better.get(metric, 'higher'))})",
             title=f"{label}: mean score of every run",
             key=f"dist-{metric}",

@@ -22,7 +22,7 @@ from ..formatting import fixed, integer, points
 from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import analysis_label, metric_label
-from ..pcolumns import p_columns
+from ..pcolumns import difference_column, p_columns
 
 RUN_AWARE = (HEADLINE, FACET_AWARE)
 COMPARISONS = (*RUN_AWARE, BEST_VS_BEST, ALL_RUNS, ALL_RUNS_RUN_AWARE)
@@ -46,31 +46,39 @@ def _comparisons(frame: pd.DataFrame, settings: ReportSettings) -> pd.DataFrame:
     return rows.sort_values(["_m", "_a"], kind="stable")
 
 
+LEAD = (
+    Column("metric", "metric", metric_label, numeric=False),
+    Column("analysis", analysis_label(COMPARISON), analysis_label, numeric=False),
+)
+
+
 def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Significance:
     holm = len(settings.systems) > 2
-    tests = frame_table(
-        _comparisons(tables["tests"], settings),
+    p = p_columns(settings.alpha, holm)
+
+    def table(name: str, columns: list[Column]) -> Table:
+        """The comparisons of one table, metric and analysis first."""
+        rows = _comparisons(tables[name], settings)
+        return frame_table(rows, [*LEAD, *columns], csv=settings.link(name))
+
+    tests = table(
+        "tests",
         [
-            Column("metric", "metric", metric_label, numeric=False),
-            Column("analysis", analysis_label(COMPARISON), analysis_label, numeric=False),
             Column("subset", "systems", text, numeric=False),
-            Column("estimate", "Δ (1 − 2)", lambda v: points(v, sign=True), title="points"),
+            difference_column("points"),
             Column("se", "SE", points),
             Column("statistic", "t", lambda v: fixed(v, 2)),
             Column("dendf", "df", lambda v: fixed(v, 2), title="denominator df"),
-            *p_columns(settings.alpha, holm),
+            *p,
             Column("method", "df method", text, numeric=False),
             Column("n_runs", "runs", integer),
             Column("note", "note", text, numeric=False, cls="wrap"),
             Column("model", "model (REML)", text, numeric=False, cls="code"),
         ],
-        csv=settings.link("tests"),
     )
-    glrt = frame_table(
-        _comparisons(tables["glrt"], settings),
+    glrt = table(
+        "glrt",
         [
-            Column("metric", "metric", metric_label, numeric=False),
-            Column("analysis", analysis_label(COMPARISON), analysis_label, numeric=False),
             Column("subset", "systems", text, numeric=False),
             Column("h1", "H1", text, numeric=False, cls="code"),
             Column("h0", "H0", text, numeric=False, cls="code"),
@@ -80,28 +88,20 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
             Column("loglik_h0", "logLik H0", lambda v: fixed(v, 2)),
             Column("lr_stat", "LR", lambda v: fixed(v, 2)),
             Column("df", "df", integer),
-            *p_columns(settings.alpha, holm),
+            *p,
         ],
-        csv=settings.link("glrt"),
     )
-    contrasts = frame_table(
-        _comparisons(tables["contrasts"], settings),
+    contrasts = table(
+        "contrasts",
         [
-            Column("metric", "metric", metric_label, numeric=False),
-            Column("analysis", analysis_label(COMPARISON), analysis_label, numeric=False),
             Column("level1", "system 1", text, numeric=False),
             Column("level2", "system 2", text, numeric=False),
-            Column(
-                "estimate",
-                "Δ (1 − 2)",
-                lambda v: points(v, sign=True),
-                title="difference of model means, points",
-            ),
+            difference_column("difference of model means, points"),
             Column("se", "SE", points),
             Column("effect_size", "d", lambda v: fixed(v, 3, sign=True)),
             Column("effect_label", "size", text, numeric=False),
             Column("p_method", "test", text, numeric=False),
-            *p_columns(settings.alpha, holm),
+            *p,
             Column(
                 "effect_sd",
                 "SD (d's denominator)",
@@ -109,18 +109,14 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
                 title=f"{EFFECT_SD_TEXT}, points",
             ),
         ],
-        csv=settings.link("contrasts"),
     )
-    means = frame_table(
-        _comparisons(tables["means"], settings),
+    means = table(
+        "means",
         [
-            Column("metric", "metric", metric_label, numeric=False),
-            Column("analysis", analysis_label(COMPARISON), analysis_label, numeric=False),
             Column("group", SYSTEM, text, numeric=False),
             Column("estimate", "model mean", points, title="estimated marginal mean, points"),
             Column("se", "SE", points),
             Column("n_obs", "rows", integer),
         ],
-        csv=settings.link("means"),
     )
     return Significance(tests, glrt, contrasts, means, holm)

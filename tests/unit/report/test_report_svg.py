@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from infrepro.plots import clean_svg, dstudy_curve, numeric_interaction, system_style
+from infrepro.plots import PlotText, clean_svg, dstudy_curve, numeric_interaction, system_style
 from infrepro.plots.svg import share_glyphs
 
 
@@ -32,7 +32,7 @@ def interaction(key: str = "k") -> str:
     )
     styles = {"base": system_style(0), "comp": system_style(1)}
     return numeric_interaction(
-        lines, points, styles, xlabel="length", ylabel="TER, points", title="TER x length", key=key
+        lines, points, styles, PlotText("length", "TER, points", "TER x length", key)
     )
 
 

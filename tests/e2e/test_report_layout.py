@@ -1,0 +1,157 @@
+"""End-to-end: the report holds its layout with 30 systems, 200-character names and a facet of 20
+levels (scores mode, 40 segments, one or two runs per system), measured in headless Chromium at
+1400 px: the decision tables and forest plots come before the fifth screen, no text label of a
+figure overlaps another, no label lies outside its SVG (legends included), nothing is wider
+than the page. Text in the SVGs is drawn as glyph groups (``<g transform="... scale(...)">``)."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from test_report_browser import Browser, chromium
+from workflow_helpers import run_snakemake
+
+pytestmark = pytest.mark.e2e
+SYSTEMS, SEGMENTS, LEVELS = 30, 40, 20
+WIDTH, SCREEN = 1400, 900
+TAIL = "-".join(["a-rather-long-system-name-with-many-hyphenated-parts"] * 5)
+
+
+def write_experiment(root: Path) -> list[str]:
+    """Scores of 30 systems named ``Snn <long tail>`` (200 characters), 1-2 runs each, a facet
+    ``checkpoint`` whose 20 levels the runs cycle through, a numeric property."""
+    rng = np.random.default_rng(11)
+    names = [(f"S{i:02d} " + TAIL)[:200] for i in range(SYSTEMS)]
+    length = rng.integers(5, 60, SEGMENTS)
+    difficulty = rng.normal(0, 8, SEGMENTS)
+    rows, run = [], 0
+    for i, name in enumerate(names):
+        effect = rng.normal(0, 3)
+        for replication in range(2 if i % 2 == 0 else 1):
+            shift = rng.normal(0, 1)
+            scores = 50 + effect + shift + difficulty + rng.normal(0, 5, SEGMENTS)
+            for segment in range(SEGMENTS):
+                rows.append(
+                    {
+                        "segment": f"seg{segment}",
+                        "system": name,
+                        "replication": f"r{replication}",
+                        "checkpoint": f"checkpoint-{run % LEVELS:02d}",
+                        "length": int(length[segment]),
+                        "score": float(scores[segment]),
+                    }
+                )
+            run += 1
+    root.mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(root / "scores.csv", index=False)
+    config = {
+        "experiment": "30 systems with long names",
+        "scores": "scores.csv",
+        "columns": {
+            "segment": "segment",
+            "system": "system",
+            "run": ["system", "replication"],
+            "metrics": ["score"],
+            "facets": ["checkpoint"],
+            "properties": ["length"],
+        },
+        "better": {"score": "higher"},
+        "baseline": names[0],
+    }
+    (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return names
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("thirty") / "run"
+    write_experiment(root)
+    result = run_snakemake(root)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return root / "results" / "report.html"
+
+
+@pytest.fixture(scope="module")
+def page(report: Path) -> Iterator[Browser]:
+    with Browser(chromium(), timeout=180) as browser:
+        browser.open(report.as_uri(), width=WIDTH, height=SCREEN)
+        yield browser
+
+
+def test_decision_tables_and_forest_plots_come_first(page: Browser, report: Path) -> None:
+    bottom = page.evaluate(
+        "Math.max(...Array.from(document.querySelectorAll("
+        "'#decision table.decision-table, #decision svg.plot')).map("
+        "e => e.getBoundingClientRect().bottom + window.scrollY))"
+    )
+    count = page.evaluate("document.querySelectorAll('#decision svg.plot').length")
+    assert count == 1 and 0 < bottom <= 5 * SCREEN, bottom
+    target = report.parent / "report-top.png"
+    page.screenshot(target, {"x": 0, "y": 0, "width": WIDTH, "height": 5 * SCREEN})
+    assert struct.unpack(">II", target.read_bytes()[16:24]) == (WIDTH, 5 * SCREEN)
+
+
+def test_per_pair_cards_are_collapsed_and_runs_counted(report: Path) -> None:
+    html = report.read_text(encoding="utf-8")
+    headline = html.split('<section id="headline">', 1)[1].split("</section>", 1)[0]
+    assert '<details class="more pairs">' in headline.split('<article class="card', 1)[0]
+    header = html.split('<header class="top"', 1)[1].split("</header>", 1)[0]
+    assert "30 systems" in header and "1 run" in header and "1 runs" not in html
+
+
+def test_nothing_is_wider_than_the_page(page: Browser) -> None:
+    page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+    wide = page.evaluate(
+        """(() => {
+      const W = document.documentElement.clientWidth;
+      const scrolls = e => { for (let p = e.parentElement; p; p = p.parentElement) {
+        const s = getComputedStyle(p).overflowX; if (s === 'auto' || s === 'scroll') return true; }
+        return false; };
+      return Array.from(document.querySelectorAll('body *')).filter(
+        e => e.getBoundingClientRect().right > W + 1 && !scrolls(e)).map(
+        e => e.tagName + '.' + e.className).slice(0, 10);
+    })()"""
+    )
+    assert wide == []
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    # a 200-character name wraps in its cell (30-60 characters a line), never a letter a line
+    heights = page.evaluate(
+        "Array.from(document.querySelectorAll('#decision table.decision-table tbody tr')).map("
+        "r => r.getBoundingClientRect().height)"
+    )
+    assert len(heights) == SYSTEMS and max(heights) < 200, max(heights)
+
+
+def test_no_label_overlaps_and_nothing_leaves_its_svg(page: Browser) -> None:
+    page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+    problems = page.evaluate(
+        """(() => {
+      const out = [];
+      document.querySelectorAll('svg.plot').forEach((svg, n) => {
+        const box = svg.getBoundingClientRect();
+        const name = svg.getAttribute('aria-label') || String(n);
+        const labels = Array.from(svg.querySelectorAll('g[transform*="scale("]')).filter(
+          g => g.querySelector('use')).map(g => g.getBoundingClientRect());
+        for (let i = 0; i < labels.length; i++) {
+          for (let j = i + 1; j < labels.length; j++) {
+            const a = labels[i], b = labels[j];
+            const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+            const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+            if (w > 1 && h > 1) out.push('overlap: ' + name);
+          }
+        }
+        labels.forEach(r => {  // tick labels, titles, legend entries: never clipped
+          if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1
+              || r.bottom > box.bottom + 1) out.push('outside: ' + name);
+        });
+      });
+      return Array.from(new Set(out));
+    })()"""
+    )
+    assert problems == []

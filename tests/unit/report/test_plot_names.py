@@ -1,0 +1,30 @@
+"""Long names in figures: shortened for ticks and legends, unique, legends that fit."""
+
+from __future__ import annotations
+
+from infrepro.plots import short_name, short_names
+from infrepro.plots.names import LIMIT
+from infrepro.plots.svg import legend_columns
+
+
+def test_short_names_keep_short_ones_and_cut_long_ones_to_the_limit() -> None:
+    names = ["baseline", "S01 " + "x" * 196, "S02 " + "x" * 190 + "-v2"]
+    shown = short_names(names)
+    assert shown[0] == "baseline"
+    assert all(len(s) <= LIMIT for s in shown)
+    assert shown[1].startswith("S01 ") and "…" in shown[1]
+    assert shown[2].endswith("-v2")  # the tail, where variants differ, is kept
+
+
+def test_short_names_that_collide_are_numbered() -> None:
+    names = ["A" * 100 + "same-tail", "A" * 101 + "same-tail", "B"]
+    assert short_name(names[0]) == short_name(names[1])
+    shown = short_names(names)
+    assert len(set(shown)) == 3 and shown[2] == "B"
+    assert shown[0].endswith("#1") and shown[1].endswith("#2")
+
+
+def test_legend_columns_shrink_for_long_labels_only() -> None:
+    assert legend_columns(["a", "b", "c", "d", "e"], 3.5, 4) == 4
+    assert legend_columns(["a", "b"], 3.5, 4) == 2
+    assert legend_columns(["x" * 200] * 30, 3.5, 4) == 1
