@@ -35,7 +35,9 @@ def qq_panels(panels: Sequence[tuple[str, pd.DataFrame]], *, title: str, key: st
                 ax.plot(x, y, color="#0072B2", linewidth=1.1)
             ax.set_title(short_name(name, PANEL_TITLE), fontsize=7, fontweight="normal")
             ax.tick_params(labelsize=6)
-        fig.supxlabel("normal quantiles", fontsize=7)
-        fig.supylabel("residual quantiles", fontsize=7)
-        fig.suptitle(title, fontsize=8.5, fontweight="bold")
+        # placed in inches from the edges: matplotlib's default figure fractions (0.98, 0.01)
+        # land inside the outer panels once a figure is many rows tall
+        fig.supxlabel("normal quantiles", fontsize=7, y=0.08 / height, va="bottom")
+        fig.supylabel("residual quantiles", fontsize=7, x=0.08 / width, ha="left")
+        fig.suptitle(title, fontsize=8.5, fontweight="bold", y=1 - 0.12 / height, va="top")
         return to_svg(fig, key, title)
