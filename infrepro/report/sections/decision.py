@@ -151,12 +151,16 @@ def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSetting
 
 
 def best_run_orders(rows: pd.DataFrame, alpha: float) -> str:
-    """How many of the best-run ranking's pairwise orders the run-aware model confirms."""
+    """How many of the best-run ranking's pairwise orders the model confirms: the run-aware
+    model, or with one run per system the segment-level model of these outputs (it has no run
+    variance then, and says so)."""
     wins = int(sum(float(v) for v in rows["best_run_wins"]))
     confirmed = int(sum(float(v) for v in rows["best_run_wins_confirmed"]))
     k = len(rows)
+    single = all(float(n) <= 1 for n in rows["runs"])
+    model = "The segment-level model of these outputs" if single else "The run-aware model"
     return (
-        f"The run-aware model confirms {confirmed} of the {wins} pairwise orders of the "
+        f"{model} confirms {confirmed} of the {wins} pairwise orders of the "
         f"best-run ranking (significant in the same direction, Holm over all "
         f"{k * (k - 1) // 2} pairs, α = {alpha:g})."
     )
