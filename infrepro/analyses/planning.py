@@ -35,7 +35,6 @@ from .data import MetricData
 from .fitlog import FitLog
 from .smalltests import contest
 
-ANALYSIS = PLANNING
 TARGETS = (0.8, 0.9)
 
 
@@ -243,7 +242,7 @@ def headline_components(
     counts = rows.groupby(SYSTEM, sort=False)[RUN].nunique()
     n_a, n_b = (int(counts.get(s, 0)) for s in members)
     if max(n_a, n_b) < 2:
-        log.skip(ANALYSIS, subset, "", "every system has a single run: no run variance to plan")
+        log.skip(PLANNING, subset, "", "every system has a single run: no run variance to plan")
         return None
     pooled = min(n_a, n_b) < 2
     formula = headline_formula(data.metric, members, pooled)
@@ -251,7 +250,7 @@ def headline_components(
         formula,
         rows,
         reml=True,
-        analysis=ANALYSIS,
+        analysis=PLANNING,
         subset=subset,
         reference_levels={SYSTEM: members[0]},
     )
@@ -261,7 +260,7 @@ def headline_components(
         log,
         fitted,
         fitted.contrast_matrix({f"{SYSTEM}{members[1]}": -1.0}),
-        analysis=ANALYSIS,
+        analysis=PLANNING,
         subset=subset,
         prop="",
     )

@@ -41,7 +41,6 @@ from .letters import compact_letters
 from .pvalues import format_p, holm_log10
 from .smalltests import ddf_method, t_quantile
 
-ANALYSIS = SUMMARY
 RUN_AWARE = "run-aware"
 OUTPUTS = "outputs"
 OUTPUTS_BEST = "outputs (best run)"
@@ -119,7 +118,7 @@ def fit_decision_model(data: MetricData, log: FitLog) -> DecisionModel | None:
         formula,
         data.evaluation,
         reml=True,
-        analysis=ANALYSIS,
+        analysis=SUMMARY,
         subset="all systems",
         reference_levels=data.reference_levels,
     )
@@ -159,10 +158,10 @@ def _estimate(
         with np.errstate(all="ignore"):
             test = fitted.contest(row[None, :], method)
     except (LmmError, np.linalg.LinAlgError, ValueError) as err:
-        log.skip(ANALYSIS, subset, "", f"small-sample df on {fitted.formula} failed: {err}")
+        log.skip(SUMMARY, subset, "", f"small-sample df on {fitted.formula} failed: {err}")
         return None
     if not (math.isfinite(test.dendf) and test.dendf > 0 and test.se > 0):
-        log.skip(ANALYSIS, subset, "", f"small-sample df on {fitted.formula}: {test.dendf:.4g}")
+        log.skip(SUMMARY, subset, "", f"small-sample df on {fitted.formula}: {test.dendf:.4g}")
         return None
     return Estimate(test.estimate, test.se, test.dendf)
 
@@ -201,7 +200,7 @@ def _pair_test(
     """The contrast a − b in a REML fit of ``formula`` on ``rows`` (reference a)."""
     subset = f"{a} vs {b}"
     fitted = log.fit(
-        formula, rows, reml=True, analysis=ANALYSIS, subset=subset, reference_levels={SYSTEM: a}
+        formula, rows, reml=True, analysis=SUMMARY, subset=subset, reference_levels={SYSTEM: a}
     )
     if fitted is None:
         return None
