@@ -22,6 +22,7 @@ from scipy import special, stats
 
 from infrepro.lmm import LmmError, LmmResult
 from infrepro.registry import SUMMARY
+from infrepro.runcounts import NOT_JUDGED, holds_level, too_few_runs
 from infrepro.schema import defaults
 from infrepro.vocabulary import (
     COMPARISON_COLUMN,
@@ -49,6 +50,7 @@ ONE_RUN = (
     "one run: this compares these outputs on these segments; "
     "how it varies with retraining is unknown"
 )
+GENERALISES = ", generalises"  # the facet-aware reading agrees: beyond these settings
 FAMILIES = ("baseline", "all_pairs")
 RANK_DRAWS = 2000
 
@@ -290,13 +292,31 @@ def holm_pairs(pairs: list[PairTest]) -> dict[tuple[str, str], float]:
     return {(p.first, p.second): float(v) for p, v in zip(pairs, adjusted, strict=True)}
 
 
+def unjudged(pairs: list[PairTest], runs: dict[str, int], alpha: float) -> set[tuple[str, str]]:
+    """The run-aware pairs whose run counts cannot carry a directional claim (§4b.6, run
+    counts): they separate no groups and confirm no order, whatever their p."""
+    out = set()
+    for p in pairs:
+        n = (runs.get(p.first, 0), runs.get(p.second, 0))
+        if p.kind == RUN_AWARE and min(n) >= 2 and not holds_level(n[0], n[1], alpha):
+            out.add((p.first, p.second))
+    return out
+
+
 def group_letters(
-    systems: list[str], means: dict[str, Estimate], pairs: list[PairTest], sign: int, alpha: float
+    systems: list[str],
+    means: dict[str, Estimate],
+    pairs: list[PairTest],
+    sign: int,
+    alpha: float,
+    runs: dict[str, int] | None = None,
 ) -> dict[str, str]:
     """Letters over all pairs, Holm over k(k−1)/2 (§4c.6); rows best first, insertion by
-    increasing model mean (multcomp's order)."""
+    increasing model mean (multcomp's order). ``runs``: run counts per system, whose pairs
+    that cannot hold the level separate nothing."""
     adjusted = holm_pairs(pairs)
-    separated = [key for key, v in adjusted.items() if v < math.log10(alpha)]
+    skip = unjudged(pairs, runs, alpha) if runs else set()
+    separated = [k for k, v in adjusted.items() if v < math.log10(alpha) and k not in skip]
     by_mean = sorted(systems, key=lambda s: means[s].estimate)
     best_first = sorted(systems, key=lambda s: -sign * means[s].estimate)
     return compact_letters(best_first, by_mean, separated)
@@ -405,11 +425,13 @@ def decision_table(data: MetricData, log: FitLog, settings: Settings) -> pd.Data
     adjusted = holm_pairs(family)
     facet = facet_aware_pairs(data, log, against)
     facet_adjusted = facet_reading(family, facet, base)
-    letters = group_letters(model.systems, model.means, pairs, sign, settings.alpha)
-    ranks = rank_intervals(model, sign, settings.draws, settings.seed)
     runs = _run_columns(data)
+    counts = {s: int(str(runs[s]["runs"])) for s in model.systems}
+    letters = group_letters(model.systems, model.means, pairs, sign, settings.alpha, counts)
+    ranks = rank_intervals(model, sign, settings.draws, settings.seed)
     best = {s: float(runs[s]["best_run_score"]) for s in model.systems}
-    orders = best_run_orders(best, model.means, pairs, sign, settings.alpha)
+    skip = unjudged(pairs, counts, settings.alpha)
+    orders = best_run_orders(best, model.means, pairs, sign, settings.alpha, skip)
     label = family_label(settings, len(model.systems))
     rows = []
     for system in model.systems:
@@ -422,7 +444,9 @@ def decision_table(data: MetricData, log: FitLog, settings: Settings) -> pd.Data
             SYSTEM: system,
             **runs[system],
             **_mean_columns(model.means[system]),
-            **_improvement_columns(pair, adjusted, sign, settings.alpha, reading),
+            **_improvement_columns(
+                pair, adjusted, sign, settings.alpha, reading, pair_key(pair) not in skip
+            ),
             "family": label if pair is not None else "",
             "group": letters[system],
             "rank_lower": ranks[system][0],
@@ -432,8 +456,8 @@ def decision_table(data: MetricData, log: FitLog, settings: Settings) -> pd.Data
             "best_run_wins_confirmed": orders[system][1],
             "model": model.formula,
             "df_method": model.method,
-            "note": _note(runs[system]["runs"], pair),
         }
+        row["note"] = _note(system, counts, pair, settings.alpha, row["verdict"] == NOT_JUDGED)
         rows.append(row)
     table = pd.DataFrame(rows)
     order = np.argsort(-sign * table["model_mean"].to_numpy(), kind="stable")
@@ -448,15 +472,16 @@ def best_run_orders(
     pairs: list[PairTest],
     sign: int,
     alpha: float,
+    skip: set[tuple[str, str]] | None = None,
 ) -> dict[str, tuple[int, int]]:
     """Per system: how many systems its best run beats (sign · (best_S − best_T) > 0), and how
     many of those orders M confirms: the pair's Holm p over all pairs below α with
-    sign · (μ_S − μ_T) > 0 (§4c.8)."""
+    sign · (μ_S − μ_T) > 0 (§4c.8), except the ``skip`` pairs (``unjudged``)."""
     adjusted = holm_pairs(pairs)
     separated = {
-        frozenset((p.first, p.second))
-        for p in pairs
-        if adjusted[(p.first, p.second)] < math.log10(alpha)
+        frozenset(key)
+        for key, v in adjusted.items()
+        if v < math.log10(alpha) and key not in (skip or set())
     }
     out = {}
     for s in best:
@@ -505,9 +530,11 @@ def _improvement_columns(
     sign: int,
     alpha: float,
     facet: tuple[float, float] | None,
+    judged: bool = True,
 ) -> dict[str, object]:
     """improvement = sign · (μ_S − μ_B) = −sign · Δ(B, S), its CI, p and verdict (§4c.3);
-    ``facet``: the facet-aware reading's (improvement, log10 adjusted p), if fitted."""
+    ``facet``: the facet-aware reading's (improvement, log10 adjusted p), if fitted;
+    ``judged``: False when the pair's run counts cannot hold the level (``unjudged``)."""
     nan = float("nan")
     if pair is None:
         text = (COMPARISON_COLUMN, "p_value", "p_adjusted", "sensitivity_p", "facet_aware_p")
@@ -532,7 +559,7 @@ def _improvement_columns(
         "log10_p": pair.log10_p,
         "p_adjusted": format_p(log10_adj),
         "log10_p_adjusted": log10_adj,
-        "verdict": verdict(pair.kind, improvement, log10_adj, alpha, facet),
+        "verdict": verdict(pair.kind, improvement, log10_adj, alpha, facet, judged),
         "facet_aware_p": format_p(facet[1]) if facet else "",
         "log10_facet_aware_p": facet[1] if facet else nan,
         "sensitivity_p": format_p(pair.sensitivity.log10_p) if pair.sensitivity else "",
@@ -541,12 +568,23 @@ def _improvement_columns(
     }
 
 
-def _note(runs: int, pair: PairTest | None) -> str:
-    """The one-run sentence and the borrowed-variance sensitivity line (§4c.4)."""
-    parts = [ONE_RUN] if runs < 2 else []
+def pair_key(pair: PairTest | None) -> tuple[str, str] | None:
+    return None if pair is None else (pair.first, pair.second)
+
+
+def _note(
+    system: str, runs: dict[str, int], pair: PairTest | None, alpha: float, unjudged: bool
+) -> str:
+    """The one-run sentence, the run-count line of an unjudged pair (§4b.6) and the
+    borrowed-variance sensitivity line (§4c.4)."""
+    own = runs[system]
+    parts = [ONE_RUN] if own < 2 else []
+    if pair is not None and unjudged:
+        a, b = pair.first, pair.second
+        parts.append("not judged: " + too_few_runs(a, runs[a], b, runs[b], alpha))
     sens = pair.sensitivity if pair is not None else None
     if pair is not None and sens is not None:
-        single = pair.first if runs >= 2 else pair.second
+        single = pair.first if own >= 2 else pair.second
         line = (
             f"sensitivity, not a verdict: borrowing the other system's run variance for "
             f"{single}, t({sens.df:.3g}), p = {format_p(sens.log10_p)}"
@@ -566,17 +604,21 @@ def verdict(
     log10_p_adjusted: float,
     alpha: float,
     facet: tuple[float, float] | None = None,
+    judged: bool = True,
 ) -> str:
     """``better``/``worse`` (``outputs better``/``outputs worse`` for outputs) when the
-    adjusted p is below α, else ``not shown``; where a facet-aware reading exists, a general
-    claim needs it significant in the same direction, else ``better for these settings``
-    (§4c.5, as the verdict rule §4b.6)."""
+    adjusted p is below α, else ``not shown``; ``not judged (runs)`` when the run counts cannot
+    hold the level. Where a facet-aware reading exists and is significant the same way:
+    ``better, generalises`` (§4c.5, as the verdict rule §4b.6: the per-system reading decides,
+    the facet-aware one never downgrades it)."""
     cut = math.log10(alpha)
     if not log10_p_adjusted < cut:
         return "not shown"
+    if not judged:
+        return NOT_JUDGED
     word = "better" if improvement > 0 else "worse"
     if kind != RUN_AWARE:
         return f"outputs {word}"
-    if facet is not None and not (facet[1] < cut and facet[0] * improvement > 0):
-        return f"{word} for these settings"
+    if facet is not None and facet[1] < cut and facet[0] * improvement > 0:
+        return f"{word}{GENERALISES}"
     return word

@@ -22,11 +22,11 @@ RUN_AWARE = "run-aware"  # summary.RUN_AWARE (the report does not import the ana
 DAGGER = "\u2020"
 DOUBLE_DAGGER = "\u2021"
 SECTION = "\u00a7"
-MARKS = {"better": DAGGER, "better for these settings": SECTION, "outputs better": DOUBLE_DAGGER}
+MARKS = {"better": DAGGER, "better, generalises": SECTION, "outputs better": DOUBLE_DAGGER}
 MARK_TEXT = {
-    DAGGER: "significant improvement over the baseline (run-aware)",
-    SECTION: "significant for these meta-parameter settings only (not once the shared facets' "
-    "levels are treated as draws)",
+    DAGGER: "significant improvement over the baseline (run-aware, these meta-parameter settings)",
+    SECTION: "significant improvement that also holds once the shared facets' levels are "
+    "treated as draws (generalises beyond these settings)",
     DOUBLE_DAGGER: "significant improvement of one run's outputs (single-run comparison: how it "
     "varies with retraining is unknown)",
 }

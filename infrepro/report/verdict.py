@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from infrepro.runcounts import holds_level, too_few_runs
+
 from .formatting import is_significant, points
 
 # The paper's all-runs GLRT's measured level (README, "Calibration and statistical validity").
@@ -89,18 +91,12 @@ UNTRUSTED_BEST = (
     "shows an improvement in most simulated experiments without one (56-90 %, issue 23)."
 )
 JUDGED_DF = 4.0  # below: a facet-aware non-significance cannot tell (docs/method.md §4b.6)
-TWO_RUNS = (
-    "with 2 runs a system's run variance has 1 df, and this test's level reached 0.10 in "
-    "simulated 10 vs 2 experiments where the run variance dominates (benchmarks/results/"
-    "calibration.md)"
-)
+NOT_JUDGED = "not judged: too few runs"
 
 
-def _two_runs_caveat(systems: tuple[str, ...]) -> str:
-    if not systems:
-        return ""
-    verb = "have" if len(systems) > 1 else "has"
-    return f" Caution: {' and '.join(systems)} {verb} 2 runs; {TWO_RUNS}."
+def _runs_hold(runs: tuple[int, int] | None, alpha: float) -> bool:
+    """Whether (baseline runs, competitor runs) can carry a directional claim (§4b.6)."""
+    return runs is None or min(runs) < 2 or holds_level(runs[0], runs[1], alpha)
 
 
 def classify(
@@ -110,12 +106,12 @@ def classify(
     competitor: str = "the competitor",
     baseline: str = "the baseline",
     best_trusted: bool = True,
-    two_runs: tuple[str, ...] = (),
+    runs: tuple[int, int] | None = None,
 ) -> Verdict:
     """The badge from the run-aware ``headline`` test (per-system run variance), stating its
     estimand; read against best vs best only when that is ``best_trusted`` (dev-selected).
-    ``two_runs``: the systems with exactly 2 runs (a directional claim then says the test's
-    measured level there)."""
+    ``runs``: (baseline runs, competitor runs); where they cannot hold the level
+    (``runcounts.holds_level``) a significant test names no winner: "not judged"."""
     if headline is None:
         return Verdict(
             "not tested",
@@ -127,9 +123,18 @@ def classify(
     direction = _direction(headline, alpha)
     improved = best_trusted and _improved(best, alpha)
     after = "" if best_trusted else " " + UNTRUSTED_BEST
+    if direction and not _runs_hold(runs, alpha):
+        assert runs is not None
+        why = too_few_runs(baseline, runs[0], competitor, runs[1], alpha)
+        winner = competitor if direction > 0 else baseline
+        return Verdict(
+            NOT_JUDGED,
+            "warn",
+            f"The run-aware test points to {winner} (p = {headline.p} {test.format('<')}), "
+            f"but {why}, so no direction is claimed.{caveat}{after}",
+        )
     if direction:
         winner = competitor if direction > 0 else baseline
-        caveat += _two_runs_caveat(two_runs)
         claim = f"{ESTIMAND}, {winner} is better {test.format('<')}.{caveat}"
         if improved and direction > 0:
             return Verdict(

@@ -264,9 +264,13 @@ LEVEL_DESIGNS = {
         "random-effect columns where the analyses switched to Satterthwaite)",
         lambda e=0.0: two_systems((10, 2), (REAL_RUN_SD, REAL_RUN_SD), effect=e, n_segments=1250),
     ),
+    "f1250": (
+        "(f1250) 10 vs 4 runs, run SD 0.011 each, 1,250 segments",
+        lambda e=0.0: two_systems((10, 4), (REAL_RUN_SD, REAL_RUN_SD), effect=e, n_segments=1250),
+    ),
 }
 # designs whose cells fit only the headline test and Welch's t (the GLRTs are shown in a-d)
-HEADLINE_ONLY = ("e200", "e1250")
+HEADLINE_ONLY = ("e200", "e1250", "f1250")
 # Competitor advantages (score points, stored scale) at which Welch's t on run means has power
 # of about 0.2, 0.5, 0.8 and 0.95 (noncentral t with Welch's df, see welch_power).
 POWER_EFFECTS = {
@@ -281,6 +285,15 @@ INTERACTION_TITLE = (
 
 
 CLAIMS_SHIFTS = (0, 1, 2, 3)  # improvements in run-mean SDs (issue 23, acceptance 4)
+
+
+def design_runs(design: Design) -> tuple[int, int]:
+    """(baseline runs, competitor runs) of a two-system design: its facets' grid sizes."""
+    counts = {
+        system.name: math.prod(design.n_levels(system, f) for f in design.facets_of(system))
+        for system in design.systems
+    }
+    return counts[BASE], counts[COMP]
 
 
 def run_mean_sd(run_sd: float = REAL_RUN_SD, n_segments: int = SEGMENTS) -> float:

@@ -47,10 +47,11 @@ class Claims:
         return winner in (self.badge, self.general)
 
 
-def claims_of(results: dict[str, object], alpha: float = ALPHA) -> Claims:
-    """The report's claims for one experiment's ``comparison_experiment`` results."""
+def claims_of(results: dict[str, object], runs: tuple[int, int], alpha: float = ALPHA) -> Claims:
+    """The report's claims for one experiment's ``comparison_experiment`` results, with
+    ``runs`` = (baseline runs, competitor runs) of its design (the run-count rule)."""
     headline = outcome_of(results.get("headline"))
     facet = outcome_of(results.get("facet_aware"))
-    verdict = classify(None, headline, alpha, COMP, BASE, best_trusted=False)
+    verdict = classify(None, headline, alpha, COMP, BASE, best_trusted=False, runs=runs)
     general = generalisation_direction(facet, alpha)
     return Claims(verdict.direction, general, not_judged(facet, alpha), headline is not None)

@@ -12,6 +12,7 @@ import pandas as pd
 from infrepro.plots import short_name
 from infrepro.plots.forest import improvement_forest
 from infrepro.registry import SUMMARY
+from infrepro.runcounts import NOT_JUDGED
 from infrepro.vocabulary import SYSTEM
 
 from ..figure import Figure, make_figure
@@ -94,7 +95,7 @@ def _notes(rows: pd.DataFrame) -> list[str]:
 
 def _claimed(verdict: object) -> bool:
     """Whether a verdict mark claims a direction (for the table's adjusted p)."""
-    return str(verdict) not in ("", "baseline", "not shown")
+    return str(verdict) not in ("", "baseline", "not shown", NOT_JUDGED)
 
 
 def sentence(r: Any, label: str, baseline: str) -> str:
@@ -117,9 +118,13 @@ def sentence(r: Any, label: str, baseline: str) -> str:
         model += "with retraining is unknown"
     if not is_missing(r.facet_aware_p):
         model += f"; treating the shared facets' levels as draws: p = {r.facet_aware_p}"
+    if str(r.verdict) == NOT_JUDGED:
+        return f"{subject} against {other}: not judged (too few runs), improvement {size}, {model}."
     if _claimed(r.verdict):
         word = "better" if float(r.improvement) > 0 else "worse"
-        scope = " for these meta-parameter settings" if "settings" in str(r.verdict) else ""
+        general = "generalises" in str(r.verdict)
+        shared = not is_missing(r.facet_aware_p)
+        scope = " for these meta-parameter settings" if shared and not general else ""
         return f"{subject} {word} than {other}{scope} by {size}, {model}."
     return f"No difference shown between {subject} and {baseline} (improvement {size}), {model}."
 

@@ -20,6 +20,7 @@ from infrepro.registry import (
     interaction_only,
     run_aware,
 )
+from infrepro.runcounts import holds_level, too_few_runs
 from infrepro.vocabulary import BIN_SUFFIX, SYSTEM, VCA_RUN_AWARE, bin_column
 from infrepro.vocabulary import EFFECT_SD_TEXT as EFFECT_SD
 
@@ -209,13 +210,17 @@ def best_trusted(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> b
     return glrt is not None and OPTIMISTIC not in str(glrt["note"])
 
 
-def two_run_systems(tables: dict[str, pd.DataFrame], metric: str, systems: list[str]) -> tuple:
-    """The systems of a comparison with exactly 2 runs (run_summary.csv)."""
+def run_counts(
+    tables: dict[str, pd.DataFrame], metric: str, baseline: str, competitor: str
+) -> tuple[int, int] | None:
+    """(baseline runs, competitor runs) of a comparison (run_summary.csv); None if unknown."""
     rows = select(tables["run_summary"], metric=metric)
     if rows.empty:
-        return ()
+        return None
     counts = {str(s): int(float(n)) for s, n in zip(rows[SYSTEM], rows["n_runs"], strict=True)}
-    return tuple(s for s in systems if counts.get(s) == 2)
+    if baseline not in counts or competitor not in counts:
+        return None
+    return counts[baseline], counts[competitor]
 
 
 def bootstrap_row(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> dict | None:
@@ -309,6 +314,13 @@ def input_note(
             f"interaction p = {strongest['p_holm']}, {label}; {model}, Holm over the "
             f"{len(tests)} property tests)."
         )
+    runs = run_counts(tables, metric, settings.baseline, competitor)
+    if runs is not None and min(runs) >= 2 and not holds_level(*runs, settings.alpha):
+        why = too_few_runs(settings.baseline, runs[0], competitor, runs[1], settings.alpha)
+        return (
+            f"Inputs: not judged: the strongest interaction ({label}, p = "
+            f"{strongest['p_holm']}; {model}) rests on runs' own slopes, and {why}."
+        )
     head = (
         f"Inputs: the difference depends most on {label} (interaction p = "
         f"{strongest['p_holm']}; {model}, Holm over the {len(tests)} property tests)"
@@ -359,7 +371,7 @@ def build(
                 competitor=competitor,
                 baseline=settings.baseline,
                 best_trusted=best_trusted(tables, metric, subset),
-                two_runs=two_run_systems(tables, metric, [settings.baseline, competitor]),
+                runs=run_counts(tables, metric, settings.baseline, competitor),
             )
             beside = [
                 generalisation(

@@ -303,10 +303,28 @@ def test_shared_facets_need_the_facet_aware_reading_for_a_general_claim() -> Non
     assert competitor["p_value"] == "0.02228"
     assert competitor["improvement"] == pytest.approx(-0.038447, abs=1e-6)  # TER 3.84 worse
     assert float(competitor["facet_aware_p"]) == pytest.approx(0.46, abs=0.005)
-    assert competitor["verdict"] == "worse for these settings"
+    assert competitor["verdict"] == "worse"  # the per-system reading decides (§4b.6)
     row = next(r for r in table.astype(object).itertuples(index=False) if r.system == "competitor")
     text = sentence(row, "TER", "baseline")
     assert text.startswith(
         "competitor worse than baseline for these meta-parameter settings by 3.84"
     )
     assert "treating the shared facets' levels as draws: p = 0.4622" in text
+
+
+def test_too_few_runs_name_no_winner_separate_no_group_and_confirm_no_order() -> None:
+    """10 vs 2 runs cannot hold the level (§4b.6, run counts): a clear difference is 'not
+    judged' with the runs that would settle it; with 10 vs 4 the same difference is claimed."""
+    shift = {"A": 0.0, "B": 0.6}
+    few = decision_table(_synthetic(1, {"A": 10, "B": 2}, shift), FitLog("y"), Settings())
+    b = few[few["system"] == "B"].iloc[0]
+    assert b["log10_p_adjusted"] < math.log10(0.05)
+    assert b["verdict"] == summary.NOT_JUDGED
+    assert "not judged: with 10 runs of A and 2 of B" in b["note"]
+    assert "4 runs of B would hold it" in b["note"]
+    assert set(few["group"]) == {"a"} and few["best_run_wins_confirmed"].sum() == 0
+    assert "not judged (too few runs)" in sentence(b, "Y", "A")
+    enough = decision_table(_synthetic(1, {"A": 10, "B": 4}, shift), FitLog("y"), Settings())
+    b = enough[enough["system"] == "B"].iloc[0]
+    assert b["verdict"] == "better" and b["note"] == ""
+    assert set(enough["group"]) == {"a", "b"}

@@ -453,7 +453,7 @@ def test_the_bootstrap_lrt_is_shown_beside_the_verdict() -> None:
     assert "3 refits failed" in headline and "p = 0.0309" in headline
 
 
-def test_a_two_run_system_is_named_next_to_a_claim() -> None:
+def test_ten_against_two_runs_names_no_winner_and_says_how_many_runs_would() -> None:
     tables = comparison_tables()
     tables["run_summary"] = pd.DataFrame(
         [
@@ -462,4 +462,6 @@ def test_a_two_run_system_is_named_next_to_a_claim() -> None:
         ]
     )
     headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
-    assert "Caution: comp has 2 runs; with 2 runs a system&#39;s run variance has 1 df" in headline
+    assert "not judged: too few runs" in headline
+    assert "with 10 runs of bl and 2 of comp" in headline
+    assert "4 runs of comp would hold it" in headline

@@ -178,9 +178,55 @@ def test_paper_glrt_is_labelled_with_its_measured_level() -> None:
     assert paper_note(None, "bl", "comp") == ""
 
 
-def test_a_directional_claim_with_a_two_run_system_says_the_measured_level() -> None:
-    verdict = classify(lower(0.03), lower(0.02), 0.05, "comp", "bl", two_runs=("comp",))
-    assert verdict.badge == "survives retraining"
-    assert "Caution: comp has 2 runs" in verdict.conclusion and "0.10" in verdict.conclusion
-    quiet = classify(lower(0.03), lower(0.02, NS), 0.05, "comp", "bl", two_runs=("comp",))
-    assert "2 runs" not in quiet.conclusion  # no claim, nothing to qualify
+def test_a_significant_test_on_too_few_runs_names_no_winner() -> None:
+    verdict = classify(lower(0.03), lower(0.02), 0.05, "comp", "bl", runs=(10, 2))
+    assert verdict.badge == "not judged: too few runs" and verdict.direction == 0
+    assert "rejects up to 12 % of true nulls" in verdict.conclusion
+    assert "4 runs of comp would hold it" in verdict.conclusion
+    quiet = classify(lower(0.03), lower(0.02, NS), 0.05, "comp", "bl", runs=(10, 2))
+    assert quiet.badge == "not shown to survive"  # no claim, nothing to withhold
+
+
+def test_run_counts_that_hold_the_level_keep_the_claim() -> None:
+    for runs in [(10, 4), (3, 3), (2, 2), (5, 3), (1, 10)]:
+        verdict = classify(lower(0.03), lower(0.02), 0.05, "comp", "bl", runs=runs)
+        assert verdict.badge == "survives retraining", runs
+
+
+def test_a_significant_interaction_on_too_few_runs_is_not_judged() -> None:
+    """The card's input line names no property effect when the run counts cannot hold the
+    level (10 vs 2 runs), and says how many runs would; 10 vs 4 keeps the claim."""
+    import pandas as pd
+
+    from infrepro.registry import CONDITIONAL, interaction_only, run_aware
+    from infrepro.report.inputs import ReportSettings
+    from infrepro.report.sections.headline import input_note
+
+    tests = pd.DataFrame(
+        [
+            {
+                "metric": "ter",
+                "analysis": interaction_only(run_aware(CONDITIONAL)),
+                "property": "length",
+                "log10_p_holm": -4.0,
+                "p_holm": "0.0001",
+                "numdf": 1.0,
+                "method": "Kenward-Roger",
+                "dendf": 9.0,
+            }
+        ]
+    )
+    settings = ReportSettings("toy", "bl", ["bl", "comp"], ["ter"], {"ter": "lower"})
+    for runs, judged in (((10, 2), False), ((10, 4), True)):
+        summary = pd.DataFrame(
+            [
+                {"metric": "ter", "system": "bl", "n_runs": str(runs[0])},
+                {"metric": "ter", "system": "comp", "n_runs": str(runs[1])},
+            ]
+        )
+        tables = {"tests": tests, "run_summary": summary, "contrasts": pd.DataFrame()}
+        text = input_note(tables, settings, "ter", "comp", {})
+        assert ("depends most on" in text) == judged, text
+        assert ("not judged" in text) != judged, text
+        if not judged:
+            assert "4 runs of comp would hold it" in text

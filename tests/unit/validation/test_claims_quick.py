@@ -18,14 +18,17 @@ def _result(estimate: float, p: float, df: float = 8.0) -> dict[str, object]:
 
 def test_claims_follow_the_sign_convention_and_the_badge_alone() -> None:
     # estimate = A - B < 0 on a higher-is-better score: B better
-    up = claims_of({"headline": _result(-0.02, 0.01), "facet_aware": _result(-0.02, 0.4, 1.6)})
+    six = (6, 6)
+    up = claims_of({"headline": _result(-0.02, 0.01), "facet_aware": _result(-0.02, 0.4, 1.6)}, six)
     assert (up.badge, up.general, up.not_judged) == (1, 0, True)
     assert up.names(1) and not up.names(-1)
-    down = claims_of({"headline": _result(0.02, 0.01), "facet_aware": _result(0.02, 0.01)})
+    down = claims_of({"headline": _result(0.02, 0.01), "facet_aware": _result(0.02, 0.01)}, six)
     assert (down.badge, down.general, down.not_judged) == (-1, -1, False)
-    none = claims_of({"headline": _result(0.02, 0.3), "facet_aware": _result(0.02, 0.3, 12.0)})
+    none = claims_of({"headline": _result(0.02, 0.3), "facet_aware": _result(0.02, 0.3, 12.0)}, six)
     assert (none.badge, none.general, none.not_judged) == (0, 0, False)
-    assert not claims_of({"headline": None}).fitted
+    assert not claims_of({"headline": None}, six).fitted
+    # 10 vs 2 runs cannot hold the level: the same significant test names no winner
+    assert claims_of({"headline": _result(-0.02, 0.01)}, (10, 2)).badge == 0
 
 
 def _claims_cell(shift: int, n: int) -> tuple[int, int, int]:
@@ -37,7 +40,7 @@ def _claims_cell(shift: int, n: int) -> tuple[int, int, int]:
                 options=calibration.NO_RESAMPLING
             )
             out = calibration.comparison_experiment(data, scenario.tests)
-            claims = claims_of(out)
+            claims = claims_of(out, calibration.design_runs(scenario.design))
             badge += claims.badge > 0
             not_judged += claims.not_judged
             welch += calibration.result_rejects(out["welch"]) and out["welch"]["estimate"] < 0
