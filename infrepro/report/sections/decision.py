@@ -11,6 +11,7 @@ import pandas as pd
 
 from infrepro.plots import short_name
 from infrepro.plots.forest import improvement_forest
+from infrepro.plots.groups import groups_diagram, letter_members
 from infrepro.registry import SUMMARY
 from infrepro.vocabulary import SYSTEM
 
@@ -36,6 +37,7 @@ class Decision:
     sentences: list[str]
     forest: list[Figure]
     orders: str
+    groups: list[Figure]
 
 
 def _interval(value: object, lower: object, upper: object, sign: bool = False) -> str:
@@ -150,6 +152,39 @@ def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSetting
     return [make_figure(svg, text, key)]
 
 
+def _groups(rows: pd.DataFrame, metric: str, label: str, settings: ReportSettings) -> list[Figure]:
+    """The groups diagram (§4c.9): model means on the score axis, better to the right, a bar
+    per group letter; caption naming the model, the df and the family of the letters."""
+    shown = rows[[not is_missing(v) for v in rows["model_mean"]]]
+    if len(shown) < 2:
+        return []
+    key = f"groups-{metric}"
+    better = settings.better.get(metric, "higher")
+    title = f"{label}: groups of systems"
+    svg = groups_diagram(
+        [str(s) for s in shown[SYSTEM]],
+        [100 * float(v) for v in shown["model_mean"]],
+        letter_members([str(v) for v in shown["group"]]),
+        lower_is_better=better == "lower",
+        xlabel=f"model mean, {label} points ({better} is better: better to the right)",
+        title=title,
+        key=key,
+    )
+    k = len(shown)
+    single = all(float(n) <= 1 for n in shown["runs"])
+    model = "the segment-level model of these outputs" if single else "the run-aware model"
+    methods = sorted({str(v) for v in shown["df_method"] if not is_missing(v)})
+    text = (
+        f"Model means of {model} (REML). A bar joins the systems of one group letter: no "
+        f"significant pairwise difference separates them (Holm over all {k * (k - 1) // 2} "
+        f"pairs, t with {' / '.join(methods) or 'the named'} df, α = {settings.alpha:g}); ticks "
+        "mark the members, and a system under no bar differs from every other."
+    )
+    if not single and any(float(n) <= 1 for n in shown["runs"]):
+        text += " A pair with a one-run system compares outputs (see the notes)."
+    return [make_figure(svg, text, key)]
+
+
 def best_run_orders(rows: pd.DataFrame, alpha: float) -> str:
     """How many of the best-run ranking's pairwise orders the model confirms: the run-aware
     model, or with one run per system the segment-level model of these outputs (it has no run
@@ -199,6 +234,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Dec
                 _sentences(rows, label, settings.baseline),
                 _forest(rows, metric, label, settings),
                 best_run_orders(rows, settings.alpha),
+                _groups(rows, metric, label, settings),
             )
         )
     return out
