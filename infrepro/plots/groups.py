@@ -78,6 +78,14 @@ def letter_members(groups: Sequence[str]) -> dict[str, list[int]]:
     return out
 
 
+def axis_limits(means: Sequence[float], lower_is_better: bool) -> tuple[float, float]:
+    """The score axis' (left, right) ends: the means' range padded by 6 % (±1 when all are
+    equal), reversed when lower is better so that better is always to the right."""
+    low, high = min(means), max(means)
+    pad = 0.06 * (high - low) if high > low else 1.0
+    return (high + pad, low - pad) if lower_is_better else (low - pad, high + pad)
+
+
 def _groups(letters: dict[str, list[int]], screen: Sequence[float]) -> list[tuple[str, list[int]]]:
     """The groups with two or more members, by the leftmost member's position, then letter."""
     shown = [(name, members) for name, members in letters.items() if len(members) > 1]
@@ -99,11 +107,11 @@ def groups_diagram(
     sign = -1.0 if lower_is_better else 1.0
     screen = [sign * float(m) for m in means]
     labels = short_names(systems)
-    side = label_width(labels) + ELBOW
+    words = 0.06 * max(len(xlabel), len(title)) + 0.3  # centred over the axis, inside
+    side = max(label_width(labels) + ELBOW, (words - AXIS) / 2)
     placements = label_rows(screen)
-    low, high = min(means), max(means)
-    pad = 0.06 * (high - low) if high > low else 1.0
-    span = (high - low) + 2 * pad
+    limits = axis_limits(means, lower_is_better)
+    span = abs(limits[1] - limits[0])
     groups = _groups(letters, screen)
     ranges = [(min(screen[i] for i in g), max(screen[i] for i in g)) for _, g in groups]
     levels = bar_levels(ranges, LETTER * span / AXIS)
@@ -113,7 +121,6 @@ def groups_diagram(
     width, height = 2 * side + AXIS, TOP + depth + 0.08
     with figure(width, height, left=side, right=side, top=TOP, bottom=0.08) as fig:
         ax = fig.add_subplot()
-        limits = (high + pad, low - pad) if lower_is_better else (low - pad, high + pad)
         ax.set_xlim(*limits)
         ax.set_ylim(depth, 0.0)
 

@@ -152,7 +152,9 @@ def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSetting
     return [make_figure(svg, text, key)]
 
 
-def _groups(rows: pd.DataFrame, metric: str, label: str, settings: ReportSettings) -> list[Figure]:
+def groups_figure(
+    rows: pd.DataFrame, metric: str, label: str, settings: ReportSettings
+) -> list[Figure]:
     """The groups diagram (§4c.9): model means on the score axis, better to the right, a bar
     per group letter; caption naming the model, the df and the family of the letters."""
     shown = rows[[not is_missing(v) for v in rows["model_mean"]]]
@@ -234,7 +236,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Dec
                 _sentences(rows, label, settings.baseline),
                 _forest(rows, metric, label, settings),
                 best_run_orders(rows, settings.alpha),
-                _groups(rows, metric, label, settings),
+                groups_figure(rows, metric, label, settings),
             )
         )
     return out

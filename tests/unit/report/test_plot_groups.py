@@ -4,9 +4,19 @@ cross, bars on levels that never overlap, letters read back from the table's dis
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from infrepro.plots.groups import bar_levels, groups_diagram, label_rows, letter_members
+from infrepro.plots.groups import (
+    axis_limits,
+    bar_levels,
+    groups_diagram,
+    label_rows,
+    letter_members,
+)
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.sections.decision import groups_figure
+from infrepro.vocabulary import SYSTEM
 
 
 @pytest.mark.parametrize("n", [2, 3, 7, 30])
@@ -61,3 +71,30 @@ def test_groups_diagram_is_deterministic_and_direction_aware() -> None:
     assert higher == _diagram(False)
     assert higher != lower
     assert higher.startswith("<svg") and 'aria-label="t"' in higher
+
+
+def test_better_is_to_the_right() -> None:
+    assert axis_limits([1.0, 3.0], lower_is_better=False) == pytest.approx((0.88, 3.12))
+    assert axis_limits([1.0, 3.0], lower_is_better=True) == pytest.approx((3.12, 0.88))
+    assert axis_limits([2.0, 2.0], lower_is_better=False) == (1.0, 3.0)
+
+
+def test_the_figure_follows_the_table_and_its_caption_names_model_df_and_family() -> None:
+    """Kreutzer's TER table (Baseline with one run): one figure, caption with the model, the
+    df, Holm over all 3 pairs, and the one-run pairs' comparison of outputs."""
+    rows = pd.DataFrame(
+        {
+            SYSTEM: ["Marking", "PostEdit", "Baseline"],
+            "model_mean": [0.578371, 0.581093, 0.590713],
+            "group": ["a", "a", "b"],
+            "runs": [3, 3, 1],
+            "df_method": ["Kenward-Roger"] * 3,
+        }
+    )
+    settings = ReportSettings("k", "Baseline", list(rows[SYSTEM]), ["ter"], {"ter": "lower"})
+    (figure,) = groups_figure(rows, "ter", "TER", settings)
+    assert figure.key == "groups-ter" and str(figure.svg).startswith("<svg")
+    for part in ("run-aware model (REML)", "Holm over all 3 pairs", "Kenward-Roger df"):
+        assert part in figure.caption
+    assert "one-run system compares outputs" in figure.caption
+    assert groups_figure(rows.iloc[:1], "ter", "TER", settings) == []
