@@ -152,6 +152,16 @@ def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSetting
     return [make_figure(svg, text, key)]
 
 
+def _single(rows: pd.DataFrame) -> bool:
+    """Whether every system has one run (the model then has no run variance)."""
+    return all(float(n) <= 1 for n in rows["runs"])
+
+
+def _model(single: bool) -> str:
+    """The model the decision table's means and pairs come from."""
+    return "the segment-level model of these outputs" if single else "the run-aware model"
+
+
 def groups_figure(
     rows: pd.DataFrame, metric: str, label: str, settings: ReportSettings
 ) -> list[Figure]:
@@ -166,18 +176,17 @@ def groups_figure(
     svg = groups_diagram(
         [str(s) for s in shown[SYSTEM]],
         [100 * float(v) for v in shown["model_mean"]],
-        letter_members([str(v) for v in shown["group"]]),
+        letter_members(["" if is_missing(v) else str(v) for v in shown["group"]]),
         lower_is_better=better == "lower",
         xlabel=f"model mean, {label} points ({better} is better: better to the right)",
         title=title,
         key=key,
     )
-    k = len(shown)
-    single = all(float(n) <= 1 for n in shown["runs"])
-    model = "the segment-level model of these outputs" if single else "the run-aware model"
+    k = len(rows)
+    single = _single(rows)
     methods = sorted({str(v) for v in shown["df_method"] if not is_missing(v)})
     text = (
-        f"Model means of {model} (REML). A bar joins the systems of one group letter: no "
+        f"Model means of {_model(single)} (REML). A bar joins the systems of one group letter: no "
         f"significant pairwise difference separates them (Holm over all {k * (k - 1) // 2} "
         f"pairs, t with {' / '.join(methods) or 'the named'} df, α = {settings.alpha:g}); ticks "
         "mark the members, and a system under no bar differs from every other."
@@ -194,10 +203,9 @@ def best_run_orders(rows: pd.DataFrame, alpha: float) -> str:
     wins = int(sum(float(v) for v in rows["best_run_wins"]))
     confirmed = int(sum(float(v) for v in rows["best_run_wins_confirmed"]))
     k = len(rows)
-    single = all(float(n) <= 1 for n in rows["runs"])
-    model = "The segment-level model of these outputs" if single else "The run-aware model"
+    model = _model(_single(rows))
     return (
-        f"{model} confirms {confirmed} of the {wins} pairwise orders of the "
+        f"{model[0].upper() + model[1:]} confirms {confirmed} of the {wins} pairwise orders of the "
         f"best-run ranking (significant in the same direction, Holm over all "
         f"{k * (k - 1) // 2} pairs, α = {alpha:g})."
     )
