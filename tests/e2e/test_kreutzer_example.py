@@ -231,6 +231,9 @@ def test_decision_table_and_paper_files(ter: Path) -> None:
     tex = (ter / "paper" / "ter.tex").read_text()
     assert "\\toprule" in tex and "Holm over 2" in tex and "Kenward-Roger" in tex
     assert (ter / "paper" / "ter.md").read_text().startswith("| Rank (95 %) | System |")
+    decision = (ter / "report.html").read_text().split('<section id="decision">', 1)[1]
+    groups = decision.split('<figure id="groups-ter">', 1)[1].split("</figure>", 1)[0]
+    assert "Holm over all 3 pairs, t with Kenward-Roger df" in groups  # §4c.9
 
 
 def test_annotation_alpha_beside_phi(annotation: Path) -> None:

@@ -1,6 +1,7 @@
 """End-to-end: the report holds its layout with 30 systems, 200-character names and a facet of 20
 levels (scores mode, 40 segments, one or two runs per system), measured in headless Chromium at
-1400 px: the decision tables and forest plots come before the fifth screen, no text label of a
+1400 px: the decision tables, groups diagrams and forest plots come before the fifth screen, the
+groups diagram right after its table with every system labelled, no text label of a
 figure overlaps another, no label lies outside its SVG (legends included), nothing is wider
 than the page. Text in the SVGs is drawn as glyph groups (``<g transform="... scale(...)">``)."""
 
@@ -91,10 +92,32 @@ def test_decision_tables_and_forest_plots_come_first(page: Browser, report: Path
         "e => e.getBoundingClientRect().bottom + window.scrollY))"
     )
     count = page.evaluate("document.querySelectorAll('#decision svg.plot').length")
-    assert count == 1 and 0 < bottom <= 5 * SCREEN, bottom
+    assert count == 2 and 0 < bottom <= 5 * SCREEN, bottom  # groups diagram, forest plot
     target = report.parent / "report-top.png"
     page.screenshot(target, {"x": 0, "y": 0, "width": WIDTH, "height": 5 * SCREEN})
     assert struct.unpack(">II", target.read_bytes()[16:24]) == (WIDTH, 5 * SCREEN)
+
+
+def test_groups_diagram_follows_the_table_with_every_system_labelled(page: Browser) -> None:
+    """The groups diagram (§4c.9) comes right after its decision table and labels all 30
+    systems (the overlap and clipping checks below cover it like every figure)."""
+    found = page.evaluate(
+        """(() => {
+      const table = document.querySelector('#decision table.decision-table');
+      const figure = document.querySelector('#decision figure[id^="groups-"]');
+      if (!table || !figure) return null;
+      const texts = figure.querySelectorAll('svg.plot g[transform*="scale("]');
+      const after = table.compareDocumentPosition(figure) & Node.DOCUMENT_POSITION_FOLLOWING;
+      const forest = document.querySelector('#decision figure[id^="forest-"]');
+      const before = forest.compareDocumentPosition(figure) & Node.DOCUMENT_POSITION_PRECEDING;
+      return [Array.from(texts).filter(g => g.querySelector('use')).length, !!after, !!before,
+              figure.querySelector('figcaption').textContent];
+    })()"""
+    )
+    assert found is not None
+    texts, after, before, caption = found
+    assert texts >= SYSTEMS and after and before, found
+    assert f"Holm over all {SYSTEMS * (SYSTEMS - 1) // 2} pairs" in caption
 
 
 def test_per_pair_cards_are_collapsed_and_runs_counted(report: Path) -> None:

@@ -11,6 +11,7 @@ import pandas as pd
 
 from infrepro.plots import short_name
 from infrepro.plots.forest import improvement_forest
+from infrepro.plots.groups import groups_diagram, letter_members
 from infrepro.registry import SUMMARY
 from infrepro.runcounts import NOT_JUDGED
 from infrepro.vocabulary import SYSTEM
@@ -37,6 +38,7 @@ class Decision:
     sentences: list[str]
     forest: list[Figure]
     orders: str
+    groups: list[Figure]
 
 
 def _interval(value: object, lower: object, upper: object, sign: bool = False) -> str:
@@ -155,6 +157,50 @@ def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSetting
     return [make_figure(svg, text, key)]
 
 
+def _single(rows: pd.DataFrame) -> bool:
+    """Whether every system has one run (the model then has no run variance)."""
+    return all(float(n) <= 1 for n in rows["runs"])
+
+
+def _model(single: bool) -> str:
+    """The model the decision table's means and pairs come from."""
+    return "the segment-level model of these outputs" if single else "the run-aware model"
+
+
+def groups_figure(
+    rows: pd.DataFrame, metric: str, label: str, settings: ReportSettings
+) -> list[Figure]:
+    """The groups diagram (§4c.9): model means on the score axis, better to the right, a bar
+    per group letter; caption naming the model, the df and the family of the letters."""
+    shown = rows[[not is_missing(v) for v in rows["model_mean"]]]
+    if len(shown) < 2:
+        return []
+    key = f"groups-{metric}"
+    better = settings.better.get(metric, "higher")
+    title = f"{label}: groups of systems"
+    svg = groups_diagram(
+        [str(s) for s in shown[SYSTEM]],
+        [100 * float(v) for v in shown["model_mean"]],
+        letter_members(["" if is_missing(v) else str(v) for v in shown["group"]]),
+        lower_is_better=better == "lower",
+        xlabel=f"model mean, {label} points ({better} is better: better to the right)",
+        title=title,
+        key=key,
+    )
+    k = len(rows)
+    single = _single(rows)
+    methods = sorted({str(v) for v in shown["df_method"] if not is_missing(v)})
+    text = (
+        f"Model means of {_model(single)} (REML). A bar joins the systems of one group letter: no "
+        f"significant pairwise difference separates them (Holm over all {k * (k - 1) // 2} "
+        f"pairs, t with {' / '.join(methods) or 'the named'} df, α = {settings.alpha:g}); ticks "
+        "mark the members, and a system under no bar differs from every other."
+    )
+    if not single and any(float(n) <= 1 for n in shown["runs"]):
+        text += " A pair with a one-run system compares outputs (see the notes)."
+    return [make_figure(svg, text, key)]
+
+
 def best_run_orders(rows: pd.DataFrame, alpha: float) -> str:
     """How many of the best-run ranking's pairwise orders the model confirms: the run-aware
     model, or with one run per system the segment-level model of these outputs (it has no run
@@ -162,10 +208,9 @@ def best_run_orders(rows: pd.DataFrame, alpha: float) -> str:
     wins = int(sum(float(v) for v in rows["best_run_wins"]))
     confirmed = int(sum(float(v) for v in rows["best_run_wins_confirmed"]))
     k = len(rows)
-    single = all(float(n) <= 1 for n in rows["runs"])
-    model = "The segment-level model of these outputs" if single else "The run-aware model"
+    model = _model(_single(rows))
     return (
-        f"{model} confirms {confirmed} of the {wins} pairwise orders of the "
+        f"{model[0].upper() + model[1:]} confirms {confirmed} of the {wins} pairwise orders of the "
         f"best-run ranking (significant in the same direction, Holm over all "
         f"{k * (k - 1) // 2} pairs, α = {alpha:g})."
     )
@@ -204,6 +249,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Dec
                 _sentences(rows, label, settings.baseline),
                 _forest(rows, metric, label, settings),
                 best_run_orders(rows, settings.alpha),
+                groups_figure(rows, metric, label, settings),
             )
         )
     return out

@@ -1,0 +1,100 @@
+"""The groups diagram's layout (docs/method.md §4c.9): labels on both sides in rows that never
+cross, bars on levels that never overlap, letters read back from the table's display."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from infrepro.plots.groups import (
+    axis_limits,
+    bar_levels,
+    groups_diagram,
+    label_rows,
+    letter_members,
+)
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.sections.decision import groups_figure
+from infrepro.vocabulary import SYSTEM
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 30])
+def test_label_rows_split_the_systems_and_no_elbow_line_crosses_another(n: int) -> None:
+    positions = list(np.random.default_rng(n).normal(50, 3, n).round(1))  # ties included
+    placed = label_rows(positions)
+    left = [i for i, p in enumerate(placed) if p.side == "left"]
+    right = [i for i, p in enumerate(placed) if p.side == "right"]
+    assert len(left) == n // 2 and len(right) == n - n // 2
+    assert max(positions[i] for i in left) <= min(positions[i] for i in right)
+    for side in (left, right):
+        assert sorted(placed[i].row for i in side) == list(range(len(side)))  # a row each
+    # a line turns at its row and runs outwards: it crosses another side's vertical only if
+    # that vertical lies further out and goes deeper; rows deepen towards the middle
+    for a in left:
+        for b in left:
+            if positions[a] < positions[b]:
+                assert placed[a].row < placed[b].row
+    for a in right:
+        for b in right:
+            if positions[a] > positions[b]:
+                assert placed[a].row < placed[b].row
+
+
+def test_bar_levels_keep_a_gap_and_reuse_free_levels() -> None:
+    spans = [(0.0, 2.0), (1.0, 3.0), (2.05, 4.0), (2.5, 5.0), (4.5, 6.0)]
+    levels = bar_levels(spans, gap=0.1)
+    assert levels == [0, 1, 2, 0, 1]
+    for level in set(levels):
+        on = sorted(s for s, v in zip(spans, levels, strict=True) if v == level)
+        assert all(a[1] + 0.1 < b[0] for a, b in zip(on, on[1:], strict=False))
+    assert bar_levels(spans, gap=0.0)[2] == 0 and bar_levels([], gap=0.1) == []
+
+
+def test_letter_members_read_the_display_back() -> None:
+    assert letter_members(["a", "ab", "b", "c"]) == {"a": [0, 1], "b": [1, 2], "c": [3]}
+    assert letter_members(["Z.a", ".a..b"]) == {"Z": [0], ".a": [0, 1], "..b": [1]}
+
+
+def _diagram(lower: bool) -> str:
+    names = [f"S{i:02d} " + "long-name-" * 19 for i in range(30)]
+    means = list(np.random.default_rng(3).normal(50, 3, 30))
+    order = [int(i) for i in np.argsort(means)]
+    letters = {chr(97 + k): order[3 * k : 3 * k + 6] for k in range(9)}
+    return groups_diagram(
+        names, means, letters, lower_is_better=lower, xlabel="x", title="t", key="g"
+    )
+
+
+def test_groups_diagram_is_deterministic_and_direction_aware() -> None:
+    higher, lower = _diagram(False), _diagram(True)
+    assert higher == _diagram(False)
+    assert higher != lower
+    assert higher.startswith("<svg") and 'aria-label="t"' in higher
+
+
+def test_better_is_to_the_right() -> None:
+    assert axis_limits([1.0, 3.0], lower_is_better=False) == pytest.approx((0.88, 3.12))
+    assert axis_limits([1.0, 3.0], lower_is_better=True) == pytest.approx((3.12, 0.88))
+    assert axis_limits([2.0, 2.0], lower_is_better=False) == (1.0, 3.0)
+
+
+def test_the_figure_follows_the_table_and_its_caption_names_model_df_and_family() -> None:
+    """Kreutzer's TER table (Baseline with one run): one figure, caption with the model, the
+    df, Holm over all 3 pairs, and the one-run pairs' comparison of outputs."""
+    rows = pd.DataFrame(
+        {
+            SYSTEM: ["Marking", "PostEdit", "Baseline"],
+            "model_mean": [0.578371, 0.581093, 0.590713],
+            "group": ["a", "a", "b"],
+            "runs": [3, 3, 1],
+            "df_method": ["Kenward-Roger"] * 3,
+        }
+    )
+    settings = ReportSettings("k", "Baseline", list(rows[SYSTEM]), ["ter"], {"ter": "lower"})
+    (figure,) = groups_figure(rows, "ter", "TER", settings)
+    assert figure.key == "groups-ter" and str(figure.svg).startswith("<svg")
+    for part in ("run-aware model (REML)", "Holm over all 3 pairs", "Kenward-Roger df"):
+        assert part in figure.caption
+    assert "one-run system compares outputs" in figure.caption
+    assert groups_figure(rows.iloc[:1], "ter", "TER", settings) == []
