@@ -28,6 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from infrepro.registry import PLANNING
+from infrepro.runcounts import holds_level
 from infrepro.schema import with_defaults
 from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, headline_formula
 
@@ -180,10 +181,18 @@ def _cheapest(
     comp: Components, delta: float, target: float, max_runs: int, run: PowerRun
 ) -> Power | None:
     """Smallest n_A + n_B in [2, max_runs]^2 whose simulated power reaches ``target`` (ties to
-    the higher power). The analytic power guides the search: per total, only the allocations
-    within 0.1 of the best analytic power at that total are simulated."""
+    the higher power), among the allocations whose run counts hold the level (§4b.6, run
+    counts: an unbalanced design such as 10 vs 2 would claim nothing). The analytic power
+    guides the search: per total, only the allocations within 0.1 of the best analytic power
+    at that total are simulated."""
     for total in range(4, 2 * max_runs + 1):
-        pairs = [(a, total - a) for a in range(2, max_runs + 1) if 2 <= total - a <= max_runs]
+        pairs = [
+            (a, total - a)
+            for a in range(2, max_runs + 1)
+            if 2 <= total - a <= max_runs and holds_level(a, total - a, run.alpha)
+        ]
+        if not pairs:
+            continue
         guide = [analytic_power(comp, delta, a, b, run.alpha) for a, b in pairs]
         if max(guide) < target - 0.1:
             continue

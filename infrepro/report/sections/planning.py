@@ -11,6 +11,7 @@ import pandas as pd
 from infrepro.plots import system_style
 from infrepro.plots.planning import budget_curves, power_curve
 from infrepro.registry import BUDGET, PLANNING
+from infrepro.runcounts import holds_level, runs_to_hold
 
 from ..figure import Figure, make_figure
 from ..formatting import fixed, integer
@@ -53,8 +54,16 @@ def _power_lines(rows: pd.DataFrame, source: str) -> list[str]:
         "the headline test (REML, per-system run variance, Kenward-Roger t at "
         f"α = {current['alpha']:g})"
     )
+    alpha = float(current["alpha"])
     if math.isnan(current["power"]):
         now = f"{head}, the current design has a single-run system: {test} needs two per system."
+    elif not holds_level(int(current["runs_baseline"]), int(current["runs_competitor"]), alpha):
+        need = runs_to_hold(int(current["runs_baseline"]), int(current["runs_competitor"]), alpha)
+        now = (
+            f"{head}, the current {_runs(current)} runs cannot hold {test}'s level (docs/method.md "
+            f"§4b.6, run counts), so it names no winner whatever its power; {need} runs of the "
+            "system with fewer would."
+        )
     else:
         now = (
             f"{head}, the current {_runs(current)} runs give {test} a power of "

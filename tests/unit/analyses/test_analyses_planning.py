@@ -137,6 +137,19 @@ def test_plan_answers_are_consistent_and_seeded():
     assert cheap is not None and cheap.n_b > cheap.n_a
 
 
+def test_cheapest_allocations_hold_the_level():
+    """A very quiet baseline makes 2 of its runs nearly free in power, but 2 vs many runs
+    cannot hold the level (§4b.6, run counts): the cheapest allocation is one that can."""
+    from infrepro.runcounts import holds_level
+
+    quiet = Components(0.0089, 1e-7, 0.0008, 0.0045, 500)
+    run = PowerRun(0.05, 1000, 1)
+    for target in (0.8, 0.9):
+        cheap = plan(quiet, 0.03, (5, 5), run).cheapest[target]
+        assert cheap is not None and holds_level(cheap.n_a, cheap.n_b, 0.05)
+        assert min(cheap.n_a, cheap.n_b) >= 3
+
+
 def test_planning_analysis_table():
     data = simulate(_design(4, 5, 0.01, 0.01, segments=40), 2).metric_data(
         options={"planning": {"draws": 200, "min_effect": 2.0}}
