@@ -1078,6 +1078,10 @@ def decision_report(records: Path) -> str:
         "",
         *decision_rank_lines(by_key),
         "",
+        "Not covered here: designs whose runs share facet levels (the per-system model is "
+        "liberal there, §4b.6, and the table's mark needs the facet-aware reading, §4c.5) and "
+        "single-run systems (their comparisons are of outputs, §4c.4).",
+        "",
     ]
     return "\n".join(lines)
 
