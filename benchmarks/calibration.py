@@ -1041,9 +1041,10 @@ def decision_report(records: Path) -> str:
         "(b) 18 stable (0.002) vs 6 variable (0.02) runs, 200 segments, on the same seeds as "
         "its level cells (calibration.md): with two systems M is the headline model, so the Δ "
         "coverage there is 1 − the headline test's level on the same experiments.",
-        "- **rank0.5, rank1**: 5 systems as k5, true means 0.4 + i · s · u for system i "
-        f"(u = {RANK_UNIT:.4f}, the SD of a run's mean at run SD 0.02; s = 0.5, 1): the true "
-        "rank of S(i) is 5 − i, and the Δ CIs are checked against the true differences.",
+        "- **rank0.5, rank1, k10-rank0.5**: 5 systems as k5 (10 as k10), true means "
+        f"0.4 + i · s · u for system i (u = {RANK_UNIT:.4f}, the SD of a run's mean at run SD "
+        "0.02; s = 0.5, 1 with 5 systems, 0.5 with 10): the true rank of S(i) is k − i, and the "
+        "Δ CIs are checked against the true differences.",
         "",
         "Runs (times UTC, load average over 1 / 5 / 15 min on the shared 2-core machine; "
         "median seconds per experiment: "
@@ -1074,7 +1075,7 @@ def decision_report(records: Path) -> str:
         "With identical systems the true means tie and the true rank is the whole set 1 … k, "
         "which every interval meets: coverage is not informative there, so k5 and k10 show only "
         "how wide the intervals are (a tied system should mostly get wide intervals); the "
-        "coverage is measured in rank0.5 and rank1, where the true ranks are distinct.",
+        "coverage is measured in the rank designs, where the true ranks are distinct.",
         "",
         *decision_rank_lines(by_key),
         "",

@@ -8,9 +8,10 @@ M, REML, Kenward-Roger df) and read with its own functions (``holm_pairs``, ``gr
   experiment), run SDs 0.01 to 0.03 across systems, 100 segments;
 - ``a``, ``b``: the two-system designs (a) and (b) of the run-aware benchmark
   (``LEVEL_DESIGNS``, the same seeds, so M is the headline model on the same experiments);
-- ``rank0.5``, ``rank1``: 5 systems as ``k5`` whose true means are spaced by 0.5 and 1 SD of a
-  run's mean (``RANK_UNIT``), for the coverage of the rank intervals: with identical systems
-  every rank ties, and "the true rank" is the whole set 1..k, which every interval meets.
+- ``rank0.5``, ``rank1``, ``k10-rank0.5``: 5 (10) systems as ``k5`` (``k10``) whose true
+  means are spaced by 0.5 and 1 (0.5) SD of a run's mean (``RANK_UNIT``), for the coverage
+  of the rank intervals: with identical systems every rank ties, and "the true rank" is the
+  whole set 1..k, which every interval meets.
 
 The command-line driver and the report are ``benchmarks/calibration.py decision``; the quick
 versions are in tests/unit/validation/test_decision_quick.py.
@@ -43,6 +44,7 @@ METRIC = "y"
 RUN_SDS = (0.01, 0.03)  # run SDs of the first and the last system, linear in between
 SEGMENT_SD, RESIDUAL_SD, N_SEGMENTS = 0.2, 0.05, 100
 RUNS = (3, 5)  # runs per system, drawn per experiment
+RANK_DESIGNS = ((5, 0.5), (5, 1.0), (10, 0.5))  # (systems, spacing in RANK_UNIT)
 RANK_UNIT = math.sqrt(0.02**2 + RESIDUAL_SD**2 / N_SEGMENTS)  # a run mean's SD at run SD 0.02
 
 
@@ -82,13 +84,13 @@ def decision_designs(seed: int = 2031, two_system_seed: int = 13_000) -> dict[st
         ],
         *[
             DecisionDesign(
-                f"rank{s:g}",
-                f"5 systems, true means spaced by {s:g} run-mean SD ({s * RANK_UNIT:.4f})",
-                5,
+                f"rank{s:g}" if k == 5 else f"k{k}-rank{s:g}",
+                f"{k} systems, true means spaced by {s:g} run-mean SD ({s * RANK_UNIT:.4f})",
+                k,
                 seed + 1_000_000 * (j + 1),
                 s,
             )
-            for j, s in enumerate((0.5, 1.0))
+            for j, (k, s) in enumerate(RANK_DESIGNS)
         ],
     ]
     return {d.key: d for d in out}
