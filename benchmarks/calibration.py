@@ -58,6 +58,14 @@ seeds, B better by 0-3 run-mean SDs) record the experiments; ``python benchmarks
 claims [--level-records F] [--claims-records F]`` puts them through the report's wording
 (``infrepro.validation.claims``) and appends its section to calibration.md.
 
+The decision table (issue 20): ``python benchmarks/calibration.py decision [--designs
+k5,k10,a,b,rank0.5,rank1] [--n 1000] [--n-rank 400] [--records FILE] [--out FILE]
+[--report-only] [--progress]`` fits every experiment as the ``summary`` analysis does
+(``infrepro.validation.decision``) and measures any false "better than the baseline" claim and
+any false group split with 5 and 10 identical systems, the coverage of the 95 % CIs of Δ (also
+in designs (a) and (b)) and of the rank intervals (5 systems with distinct true means); report
+benchmarks/results/decision_level.md, records decision_records.jsonl.
+
 Every experiment is appended to ``--records`` (JSON lines; default
 benchmarks/results/calibration_records.jsonl), so a run can be stopped and resumed, and raised
 to more experiments later with the same seeds; the report (``--out``, default
@@ -73,11 +81,14 @@ import math
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from infrepro.analyses.summary import RANK_DRAWS
 from infrepro.validation.calibration import (
     ALPHA,
     BAND,
@@ -101,6 +112,14 @@ from infrepro.validation.calibration import (
     scenarios,
     welch_own_level,
     welch_power,
+)
+from infrepro.validation.decision import (
+    RANK_UNIT,
+    decision_designs,
+    decision_outcomes,
+    rank_coverage,
+    true_ranks,
+    truth_of,
 )
 from infrepro.validation.run_variance import (
     RUN_VARIANCE_SEED_BLOCK,
@@ -147,6 +166,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if argv and argv[0] == "claims":
         claims_main(argv[1:])
+        return
+    if argv and argv[0] == "decision":
+        decision_main(argv[1:])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=500, help="experiments per design")
@@ -216,6 +238,28 @@ def run_scenario(
                     file=sys.stderr,
                     flush=True,
                 )
+
+
+@contextmanager
+def recorded_run(
+    records: Path, subcommand: str, argv: list[str], cpus: bool = False
+) -> Iterator[None]:
+    """Append the run's metadata (command line, start and end times UTC, load averages) to
+    ``records`` once the block is done."""
+    meta: dict[str, object] = {
+        "command": f"python benchmarks/calibration.py {subcommand} " + " ".join(argv),
+        "start": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "load_start": " / ".join(f"{x:.1f}" for x in os.getloadavg()),
+    }
+    if cpus:
+        meta["cpus"] = os.cpu_count()
+    yield
+    meta.update(
+        end=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        load_end=" / ".join(f"{x:.1f}" for x in os.getloadavg()),
+    )
+    with records.open("a") as sink:
+        sink.write(json.dumps({"meta": meta}) + "\n")
 
 
 def read_records(path: Path) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
@@ -462,16 +506,13 @@ def run_aware_main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
     args.records.parent.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
-        meta = {
-            "command": "python benchmarks/calibration.py run-aware " + " ".join(argv),
-            "start": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-            "load_start": " / ".join(f"{x:.1f}" for x in os.getloadavg()),
-            "cpus": os.cpu_count(),
-        }
         experiments, _ = read_records(args.records)
         done = {(r["scenario"], r["seed"]) for r in experiments}
         wanted = set(filter(None, args.designs.split(",")))
-        with threadpool_limits(limits=1):  # small matrices: BLAS threads only cost time
+        with (
+            recorded_run(args.records, "run-aware", argv, cpus=True),
+            threadpool_limits(limits=1),  # small matrices: BLAS threads only cost time
+        ):
             for sc in scenarios(args.suites.split(","), args.seed):
                 if wanted and sc.key not in wanted:
                     continue
@@ -481,12 +522,6 @@ def run_aware_main(argv: list[str]) -> None:
                 if args.progress:
                     print(f"{sc.key} ({sc.kind}): {n} experiments", file=sys.stderr, flush=True)
                 run_scenario(sc, n, args.records, done, args.progress)
-        meta.update(
-            end=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-            load_end=" / ".join(f"{x:.1f}" for x in os.getloadavg()),
-        )
-        with args.records.open("a") as sink:
-            sink.write(json.dumps({"meta": meta}) + "\n")
     text = report(args.records, args.seed)
     if RUN_VARIANCE_RECORDS.exists():  # keep the run-variance section (calibration.py run-variance)
         text = text.rstrip("\n") + "\n\n" + run_variance_section(RUN_VARIANCE_RECORDS)
@@ -655,19 +690,9 @@ def run_variance_main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
     keys = [k for k in run_variance_designs() if k in args.designs.split(",")]
     if not args.report_only:
-        meta = {
-            "command": "python benchmarks/calibration.py run-variance " + " ".join(argv),
-            "start": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-            "load_start": " / ".join(f"{x:.1f}" for x in os.getloadavg()),
-        }
         n = {"cond-b": args.n, "meta-null": args.n, "vca-run": args.n_vca}
-        run_variance_run(keys, n, args.seed, args.records)
-        meta.update(
-            end=time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
-            load_end=" / ".join(f"{x:.1f}" for x in os.getloadavg()),
-        )
-        with args.records.open("a") as sink:
-            sink.write(json.dumps({"meta": meta}) + "\n")
+        with recorded_run(args.records, "run-variance", argv):
+            run_variance_run(keys, n, args.seed, args.records)
     text = args.out.read_text() if args.out.exists() else ""
     kept = text.split(RUN_VARIANCE_MARK)[0].rstrip("\n")
     args.out.write_text(kept + "\n\n" + run_variance_section(args.records))
@@ -897,6 +922,208 @@ def claims_main(argv: list[str]) -> None:
     kept = text.split(CLAIMS_MARK)[0].rstrip("\n")
     args.out.write_text(kept + "\n\n" + section)
     print(section)
+
+
+# ============================================================================================
+# The decision table (issue 20): level, Δ coverage and rank-interval coverage (§4c).
+# ============================================================================================
+
+DECISION_RECORDS = RESULTS / "decision_records.jsonl"
+
+
+def decision_run(keys: list[str], n: dict[str, int], records: Path, progress: bool) -> None:
+    """Experiments 0 .. n - 1 of each design not yet in ``records`` (appended, flushed)."""
+    experiments, _ = read_records(records)
+    done = {(r["scenario"], r["seed"]) for r in experiments}
+    designs = decision_designs()
+    with records.open("a") as sink, threadpool_limits(limits=1):
+        for key in keys:
+            design = designs[key]
+            for i in range(n[key]):
+                seed = design.seed + i
+                if (key, seed) in done:
+                    continue
+                start = time.perf_counter()
+                out = decision_outcomes(design.experiment(i), truth_of(design), seed)
+                record = {"scenario": key, "seed": seed, "outcomes": out}
+                record["seconds"] = round(time.perf_counter() - start, 4)
+                sink.write(json.dumps(record) + "\n")
+                sink.flush()
+                if progress and (i + 1) % 50 == 0:
+                    stamp = time.strftime("%H:%M:%S")
+                    print(f"  {key}: {i + 1}/{n[key]}  {stamp}", file=sys.stderr, flush=True)
+
+
+# the columns of decision_level_lines, and those the acceptance bounds
+DECISION_CLAIMS = ("better_baseline", "better_all_pairs", "any_baseline", "any_all_pairs", "split")
+DECISION_BOUNDED = ("better_baseline", "better_all_pairs", "split")
+
+
+def _bounded(k: int, n: int, bound: float = ALPHA) -> str:
+    """``yes`` when the rate is at most ``bound`` and its interval's upper end at most 0.065."""
+    if n == 0:
+        return "NA"
+    return "yes" if k / n <= bound and clopper_pearson(k, n)[1] <= LEVEL_BOUND else "**no**"
+
+
+def decision_level_lines(by_key: dict[str, list[dict[str, object]]]) -> list[str]:
+    """Level (any false claim, any false split) and Δ coverage per design."""
+    lines = [
+        "| design | experiments | failed fits | any false 'better', `baseline` (Holm over k − 1) "
+        "| the same, `all_pairs` (Holm over k(k − 1)/2) | any claim either way, `baseline` "
+        "| any claim either way, `all_pairs` | any false group split | bounds hold? "
+        "| Δ CI coverage (comparisons) | in [0.93, 0.97]? | median of min KR df |",
+        "|---|---:|---:|---|---|---|---|---|---|---|---|---:|",
+    ]
+    for key, design in decision_designs().items():
+        if design.spacing or key not in by_key:
+            continue
+        ok = [r["outcomes"] for r in by_key[key] if r["outcomes"]]
+        n = len(ok)
+        count = {c: sum(bool(o[c]) for o in ok) for c in DECISION_CLAIMS}
+        held = all(_bounded(count[c], n) == "yes" for c in DECISION_BOUNDED)
+        bounds = "yes" if held else "**no**"
+        if design.k == 2:  # one pair: the split is the two-sided test, held to the level band
+            bounds = f"k = 2: split in band {_in_band(count['split'], n)}"
+        covered, compared = sum(o["covered"] for o in ok), sum(o["compared"] for o in ok)
+        inside = 0.93 <= covered / compared <= 0.97 if compared else False
+        lines.append(
+            f"| {key}: {design.title} | {n} | {len(by_key[key]) - n} "
+            + " ".join(f"| {rate_cell(count[c], n)}" for c in DECISION_CLAIMS)
+            + f" | {bounds} | {rate_cell(covered, compared)} ({compared}) "
+            f"| {'yes' if inside else '**no**'} | {np.median([o['min_df'] for o in ok]):.1f} |"
+        )
+    return lines
+
+
+def decision_rank_lines(by_key: dict[str, list[dict[str, object]]]) -> list[str]:
+    """Rank-interval coverage per design: per system, all k at once, and the mean width."""
+    lines = [
+        "| design | experiments | true ranks covered (per system) | all k covered at once "
+        "| mean width (upper − lower + 1) | intervals spanning all k ranks "
+        "| coverage by system (S00 … S(k−1)) | Δ CI coverage vs the true Δ (comparisons) |",
+        "|---|---:|---|---|---:|---|---|---|",
+    ]
+    for key, design in decision_designs().items():
+        ok = [r["outcomes"] for r in by_key.get(key, []) if r["outcomes"]]
+        if not ok or design.k < 3:
+            continue
+        truth = truth_of(design)
+        ranks = [o["ranks"] for o in ok]
+        n, k = len(ok), design.k
+        widths = [hi - lo + 1 for r in ranks for lo, hi in r]
+        full = sum(w == k for w in widths)
+        if design.spacing:
+            hits = [rank_coverage(r, truth) for r in ranks]
+            per = rate_cell(sum(h[0] for h in hits), n * k)
+            both = rate_cell(sum(h[1] for h in hits), n)
+            true = true_ranks(truth)
+            by_system = ", ".join(
+                f"{sum(r[j][0] <= true[j] <= r[j][1] for r in ranks) / n:.3f}" for j in range(k)
+            )
+        else:
+            per = both = "(tied: every interval meets 1..k)"
+            by_system = "-"
+        covered, compared = sum(o["covered"] for o in ok), sum(o["compared"] for o in ok)
+        lines.append(
+            f"| {key}: {design.title} | {n} | {per} | {both} | {np.mean(widths):.2f} "
+            f"| {rate_cell(full, n * k)} | {by_system} | {rate_cell(covered, compared)} "
+            f"({compared}) |"
+        )
+    return lines
+
+
+def decision_report(records: Path) -> str:
+    """benchmarks/results/decision_level.md, rebuilt from all records."""
+    experiments, meta = read_records(records)
+    by_key = _by_scenario(experiments)
+    seconds = {key: np.median([r["seconds"] for r in rows]) for key, rows in sorted(by_key.items())}
+    lines = [
+        "# Decision table: level, Δ coverage, rank intervals (docs/method.md §4c, issue 20)",
+        "",
+        "`python benchmarks/calibration.py decision` (`infrepro/validation/decision.py`; records "
+        f"`{records.name}`, one JSON line per experiment, resumable). Every experiment is fitted "
+        "as the `summary` analysis fits it (`fit_decision_model`: model M, REML, Kenward-Roger "
+        "df) and read with its functions (`holm_pairs`, `group_letters`, `rank_intervals` with "
+        f"D = {RANK_DRAWS} draws seeded by the experiment's seed). α = 0.05; rates with exact "
+        "95 % Clopper-Pearson intervals. Designs:",
+        "",
+        "- **k5, k10**: k identical systems S00 … S(k−1) (S00 the baseline), 3-5 runs each "
+        "(drawn per experiment), run SDs 0.01 to 0.03 across systems (unequal run variances), "
+        "100 segments, segment SD 0.2, residual SD 0.05; experiment i has seed 2031 + i (the "
+        "first measurement's experiments).",
+        "- **a, b**: the run-aware benchmark's designs (a) 6 vs 6 runs, run SD 0.011 each, and "
+        "(b) 18 stable (0.002) vs 6 variable (0.02) runs, 200 segments, on the same seeds as "
+        "its level cells (calibration.md): with two systems M is the headline model, so the Δ "
+        "coverage there is 1 − the headline test's level on the same experiments.",
+        "- **rank0.5, rank1, k10-rank0.5**: 5 systems as k5 (10 as k10), true means "
+        f"0.4 + i · s · u for system i (u = {RANK_UNIT:.4f}, the SD of a run's mean at run SD "
+        "0.02; s = 0.5, 1 with 5 systems, 0.5 with 10): the true rank of S(i) is k − i, and the "
+        "Δ CIs are checked against the true differences.",
+        "",
+        "Runs (times UTC, load average over 1 / 5 / 15 min on the shared 2-core machine; "
+        "median seconds per experiment: "
+        + ", ".join(f"{k} {v:.2f}" for k, v in seconds.items())
+        + "):",
+        "",
+        *[
+            f"- `{m['meta']['command']}`: {m['meta']['start']} - {m['meta'].get('end', '?')}, "
+            f"load at start {m['meta']['load_start']}, at end {m['meta'].get('load_end', '?')}"
+            for m in meta
+        ],
+        "",
+        "## Level and Δ coverage",
+        "",
+        "Bounds (issue 20, acceptance 1): any false 'better than the baseline' claim and any "
+        "false group split at most 0.05, the upper end of the interval at most 0.065 (`bounds "
+        "hold?` checks those three columns for k = 5 and 10; with two systems the split is the "
+        "two-sided test, held to the band [0.035, 0.065]); the 95 % CIs of Δ (every competitor "
+        "vs the baseline, per comparison) cover the truth in [0.93, 0.97]. 'Any claim either way' "
+        "(better or worse) is Holm's two-sided familywise error, shown beside the one-sided "
+        "'better'.",
+        "",
+        *decision_level_lines(by_key),
+        "",
+        "## Rank intervals",
+        "",
+        "The rank interval (§4c.7) of a system covers its true rank when lower ≤ true ≤ upper. "
+        "With identical systems the true means tie and the true rank is the whole set 1 … k, "
+        "which every interval meets: coverage is not informative there, so k5 and k10 show only "
+        "how wide the intervals are (a tied system should mostly get wide intervals); the "
+        "coverage is measured in the rank designs, where the true ranks are distinct.",
+        "",
+        *decision_rank_lines(by_key),
+        "",
+        "Not covered here: designs whose runs share facet levels (the per-system model is "
+        "liberal there, §4b.6, and the table's mark needs the facet-aware reading, §4c.5) and "
+        "single-run systems (their comparisons are of outputs, §4c.4).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def decision_main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(
+        prog="calibration.py decision",
+        description="level, Δ coverage and rank-interval coverage of the decision table",
+    )
+    parser.add_argument("--designs", default=",".join(decision_designs()))
+    parser.add_argument("--n", type=int, default=1000, help="experiments per level design")
+    parser.add_argument("--n-rank", type=int, default=400, help="experiments per rank design")
+    parser.add_argument("--records", type=Path, default=DECISION_RECORDS)
+    parser.add_argument("--out", type=Path, default=RESULTS / "decision_level.md")
+    parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--progress", action="store_true")
+    args = parser.parse_args(argv)
+    designs = decision_designs()
+    keys = [k for k in designs if k in args.designs.split(",")]
+    if not args.report_only:
+        n = {k: args.n_rank if designs[k].spacing else args.n for k in keys}
+        with recorded_run(args.records, "decision", argv):
+            decision_run(keys, n, args.records, args.progress)
+    text = decision_report(args.records)
+    args.out.write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":
