@@ -25,6 +25,7 @@ from infrepro.registry import SUMMARY
 from infrepro.schema import defaults
 from infrepro.vocabulary import (
     COMPARISON_COLUMN,
+    NOT_CONVERGED,
     RUN,
     SYSTEM,
     columns,
@@ -49,6 +50,7 @@ ONE_RUN = (
     "one run: this compares these outputs on these segments; "
     "how it varies with retraining is unknown"
 )
+NO_VERDICT = "the decision model did not converge: no verdict is read from it (§4.6.1)"
 FAMILIES = ("baseline", "all_pairs")
 RANK_DRAWS = 2000
 
@@ -434,6 +436,9 @@ def decision_table(data: MetricData, log: FitLog, settings: Settings) -> pd.Data
             "df_method": model.method,
             "note": _note(runs[system]["runs"], pair),
         }
+        if pair is not None and not model.fit.converged:  # §4.6.1: no verdict from it
+            row["verdict"] = NOT_CONVERGED
+            row["note"] = "; ".join(filter(None, [row["note"], NO_VERDICT]))
         rows.append(row)
     table = pd.DataFrame(rows)
     order = np.argsort(-sign * table["model_mean"].to_numpy(), kind="stable")

@@ -44,6 +44,11 @@ def _signed(text: str) -> str:
     return MINUS + text[1:] if text.startswith("-") else text
 
 
+def yes_no(value: object) -> str:
+    """``yes``/``no`` for a boolean cell, empty otherwise."""
+    return "yes" if value is True else ("no" if value is False else "")
+
+
 def fixed(value: object, digits: int = 2, *, sign: bool = False) -> str:
     """A number with fixed decimals, a true minus sign, optionally an explicit plus."""
     if is_missing(value):

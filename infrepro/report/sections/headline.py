@@ -20,7 +20,14 @@ from infrepro.registry import (
     interaction_only,
     run_aware,
 )
-from infrepro.vocabulary import BIN_SUFFIX, SYSTEM, VCA_RUN_AWARE, bin_column
+from infrepro.vocabulary import (
+    BIN_SUFFIX,
+    CONVERGED,
+    NOT_CONVERGED,
+    SYSTEM,
+    VCA_RUN_AWARE,
+    bin_column,
+)
 from infrepro.vocabulary import EFFECT_SD_TEXT as EFFECT_SD
 
 from ..formatting import fixed, is_missing, is_significant, p_text, points
@@ -253,6 +260,9 @@ def reliability_note(tables: dict[str, pd.DataFrame], metric: str, systems: list
             else f"; mean score SD across retraining with the same recipe {fixed(retrain)} "
             f"points, across meta-parameter settings {fixed(setting)}"
         )
+        if row.get(CONVERGED) is False:  # docs/method.md §4.6.1: no φ from such a fit
+            parts.append(f"{system} not estimated (its VCA fit {NOT_CONVERGED}{sd})")
+            continue
         parts.append(f"{system} {fixed(row['phi'])} ({row['label']}{sd})")
         if not is_missing(row["n_per_facet_for_phi_08"]):
             needs.append(
@@ -270,6 +280,10 @@ def metaparameter_note(tables: dict[str, pd.DataFrame], metric: str, systems: li
     parts = []
     for system in reversed(systems):
         ranked = select(tables["importance"], metric=metric, system=system)
+        vca = select(tables["variance_components"], metric=metric, system=system)
+        if ranked.empty and not vca.empty and not vca[CONVERGED].astype(bool).all():
+            parts.append(f"no shares for {system} (its VCA fit {NOT_CONVERGED})")
+            continue
         if ranked.empty:
             continue
         ranked = ranked.sort_values("rank")
