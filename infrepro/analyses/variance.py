@@ -165,9 +165,12 @@ def _identical_vca(
     label: str, formula: str, rows: pd.DataFrame, metric: str, run_component: str
 ) -> _Vca:
     """The components identical runs show without a fit: every facet, run and residual
-    component 0; the segment component the REML limit, var(segment scores) with divisor S - 1."""
+    component 0; the segment component the limit of the REML estimates as sigma^2 -> 0 (where
+    lme4 stops), sum_i d_i^2 / (N - 1), d_i = segment i's score - the mean of all N rows."""
     names = list(parse_formula(formula).random_names)
-    segment = float(rows.groupby(SEGMENT)[metric].first().var(ddof=1))
+    scores = rows[metric].astype(float)
+    deviations = rows.assign(d=scores - scores.mean()).groupby(SEGMENT)["d"].first()
+    segment = float((deviations**2).sum() / (len(rows) - 1))
     values = [segment if name == SEGMENT else 0.0 for name in names] + [0.0]
     ngroups = {name: len(rows[_parts(name)].drop_duplicates()) for name in names}
     components = pd.Series(values, index=[*names, RESIDUAL], dtype=float)

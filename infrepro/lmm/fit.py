@@ -274,9 +274,7 @@ class _Status:
     messages: list[str]
 
 
-def _fit_messages(
-    prep: _Prepared, opt: OptimResult, theta: np.ndarray, sigma2: float
-) -> _Status:
+def _fit_messages(prep: _Prepared, opt: OptimResult, theta: np.ndarray, sigma2: float) -> _Status:
     """The optimizer's verdict and messages plus warnings on degenerate fits and facets with
     few levels. A degenerate fit (residual variance numerically zero) has not converged: the
     criterion decreases without bound as sigma^2 -> 0 there (docs/method.md §4.6.1)."""

@@ -30,7 +30,7 @@ from infrepro.vocabulary import (
 )
 from infrepro.vocabulary import EFFECT_SD_TEXT as EFFECT_SD
 
-from ..formatting import fixed, is_missing, is_significant, p_text, points
+from ..formatting import fixed, flag, is_missing, is_significant, p_text, points
 from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
 from ..labels import (
@@ -260,7 +260,7 @@ def reliability_note(tables: dict[str, pd.DataFrame], metric: str, systems: list
             else f"; mean score SD across retraining with the same recipe {fixed(retrain)} "
             f"points, across meta-parameter settings {fixed(setting)}"
         )
-        if row.get(CONVERGED) is False:  # docs/method.md §4.6.1: no φ from such a fit
+        if flag(row.get(CONVERGED)) is False:  # docs/method.md §4.6.1: no φ from such a fit
             parts.append(f"{system} not estimated (its VCA fit {NOT_CONVERGED}{sd})")
             continue
         parts.append(f"{system} {fixed(row['phi'])} ({row['label']}{sd})")

@@ -23,7 +23,7 @@ from infrepro.vocabulary import (
 )
 
 from ..figure import Figure, make_figure
-from ..formatting import fixed, integer, scientific, yes_no
+from ..formatting import fixed, flag, integer, scientific, yes_no
 from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import metric_label
@@ -47,7 +47,7 @@ CONVERGED_COLUMN = Column(
     numeric=False,
     title="no: the REML fit has no optimum (or did not reach one); no share, φ, SD or D-study "
     "is read from it (docs/method.md §4.6.1)",
-    css=lambda row: "warn" if row[CONVERGED] is False else "",
+    css=lambda row: "warn" if flag(row[CONVERGED]) is False else "",
 )
 
 
