@@ -281,7 +281,7 @@ def metaparameter_note(tables: dict[str, pd.DataFrame], metric: str, systems: li
     for system in reversed(systems):
         ranked = select(tables["importance"], metric=metric, system=system)
         vca = select(tables["variance_components"], metric=metric, system=system)
-        if ranked.empty and not vca.empty and not vca[CONVERGED].astype(bool).all():
+        if ranked.empty and CONVERGED in vca and not vca[CONVERGED].astype(bool).all():
             parts.append(f"no shares for {system} (its VCA fit {NOT_CONVERGED})")
             continue
         if ranked.empty:

@@ -47,7 +47,7 @@ CONVERGED_COLUMN = Column(
     numeric=False,
     title="no: the REML fit has no optimum (or did not reach one); no share, φ, SD or D-study "
     "is read from it (docs/method.md §4.6.1)",
-    css=lambda row: "warn" if flag(row[CONVERGED]) is False else "",
+    css=lambda row: "warn" if flag(row.get(CONVERGED)) is False else "",
 )
 
 
