@@ -42,7 +42,7 @@ def facet_importance(data: MetricData, log: FitLog, components: pd.DataFrame) ->
         facets = data.facets_of(system)
         mine = components[(components[SYSTEM] == system) & components["component"].isin(facets)]
         if CONVERGED in mine and not mine[CONVERGED].astype(bool).all():
-            log.note(METAPARAM, system, f"no importance ranking: its VCA {NOT_CONVERGED}")
+            log.note(METAPARAM, system, f"no importance ranking (VCA fit {NOT_CONVERGED})")
             continue
         ranked = mine.sort_values(["percent", "component"], ascending=[False, True])
         for rank, row in enumerate(ranked.itertuples(index=False), start=1):

@@ -209,8 +209,8 @@ def _fits(data: MetricData, log: FitLog, system: str, rows: pd.DataFrame) -> lis
 
 IDENTICAL_RUNS = (
     "all runs are identical on every segment: every facet, run and residual variance is 0; "
-    "the REML fit has no optimum (it does not converge, in lme4 too), so no share, phi or "
-    "D-study is claimed (docs/method.md §4.6.1)"
+    "the REML criterion has no minimum (it falls without bound as the residual variance goes "
+    "to 0), so no share, phi or D-study is claimed (docs/method.md §4.6.1)"
 )
 NOT_CONVERGED_NOTE = (
     "the REML fit did not converge: its variances are listed, marked, but no share, phi, SD or "

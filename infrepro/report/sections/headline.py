@@ -261,7 +261,7 @@ def reliability_note(tables: dict[str, pd.DataFrame], metric: str, systems: list
             f"points, across meta-parameter settings {fixed(setting)}"
         )
         if flag(row.get(CONVERGED)) is False:  # docs/method.md §4.6.1: no φ from such a fit
-            parts.append(f"{system} not estimated (its VCA fit {NOT_CONVERGED}{sd})")
+            parts.append(f"{system} not estimated (VCA fit {NOT_CONVERGED}{sd})")
             continue
         parts.append(f"{system} {fixed(row['phi'])} ({row['label']}{sd})")
         if not is_missing(row["n_per_facet_for_phi_08"]):
@@ -282,7 +282,7 @@ def metaparameter_note(tables: dict[str, pd.DataFrame], metric: str, systems: li
         ranked = select(tables["importance"], metric=metric, system=system)
         vca = select(tables["variance_components"], metric=metric, system=system)
         if ranked.empty and CONVERGED in vca and not vca[CONVERGED].astype(bool).all():
-            parts.append(f"no shares for {system} (its VCA fit {NOT_CONVERGED})")
+            parts.append(f"no shares for {system} (VCA fit {NOT_CONVERGED})")
             continue
         if ranked.empty:
             continue

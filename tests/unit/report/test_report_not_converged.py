@@ -72,12 +72,12 @@ def tables() -> dict[str, pd.DataFrame]:
 
 def test_reliability_card_says_not_estimated_for_a_non_converged_vca() -> None:
     text = reliability_note(tables(), "ter", ["base", "comp"])
-    assert f"base not estimated (its VCA fit {NOT_CONVERGED}" in text
+    assert f"base not estimated (VCA fit {NOT_CONVERGED}" in text
     assert "base 0.00" not in text and "base –" not in text
     assert "comp 0.91 (excellent" in text
 
 
 def test_metaparameter_card_gives_no_share_for_a_non_converged_vca() -> None:
     text = metaparameter_note(tables(), "ter", ["base", "comp"])
-    assert f"no shares for base (its VCA fit {NOT_CONVERGED})" in text
+    assert f"no shares for base (VCA fit {NOT_CONVERGED})" in text
     assert "seed explains 9.1% of comp's score variance" in text
