@@ -141,6 +141,7 @@ class _Vca:
     ngroups: dict[str, int]
     nobs: int
     run_component: str
+    identical: bool = False  # identical runs: the components the data show, no fit
 
     @classmethod
     def of(cls, label: str, formula: str, result: LmmResult, run_component: str) -> _Vca:
@@ -174,7 +175,7 @@ def _identical_vca(
     values = [segment if name == SEGMENT else 0.0 for name in names] + [0.0]
     ngroups = {name: len(rows[_parts(name)].drop_duplicates()) for name in names}
     components = pd.Series(values, index=[*names, RESIDUAL], dtype=float)
-    return _Vca(label, formula, components, False, ngroups, len(rows), run_component)
+    return _Vca(label, formula, components, False, ngroups, len(rows), run_component, True)
 
 
 def _fits(data: MetricData, log: FitLog, system: str, rows: pd.DataFrame) -> list[_Vca]:
@@ -295,7 +296,7 @@ def _reliability_row(
         CONVERGED: vca.converged,
     }
     if not vca.converged:
-        identical = identical_runs(rows, data.metric)
+        identical = vca.identical
         return row | {
             "phi": math.nan,
             "label": NOT_CONVERGED,

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from infrepro.vocabulary import NOT_CONVERGED
+
 from .formatting import is_significant, points
 
 # The paper's all-runs GLRT's measured level (README, "Calibration and statistical validity").
@@ -39,6 +41,7 @@ class Outcome:
     model: str = ""
     df: float = math.nan
     note: str = ""
+    converged: bool = True  # False: its fit did not converge, no claim is read (§4.6.1)
 
     @property
     def advantage(self) -> float:
@@ -88,6 +91,10 @@ UNTRUSTED_BEST = (
     "Best vs best is not used: its runs were selected by their test mean (no dev scores), so it "
     "shows an improvement in most simulated experiments without one (56-90 %, issue 23)."
 )
+NO_CONCLUSION = (
+    "The run-aware comparison's fit did not converge (see the diagnostics), so no conclusion is "
+    "drawn from it (docs/method.md §4.6.1)."
+)
 JUDGED_DF = 4.0  # below: a facet-aware non-significance cannot tell (docs/method.md §4b.6)
 TWO_RUNS = (
     "with 2 runs a system's run variance has 1 df, and this test's level reached 0.10 in "
@@ -122,6 +129,8 @@ def classify(
             "neutral",
             "The run-aware comparison could not be fitted, so no conclusion is drawn.",
         )
+    if not headline.converged:
+        return Verdict(NOT_CONVERGED, "warn", NO_CONCLUSION)
     caveat = f" Caution: {headline.note}." if headline.borrows else ""
     test = f"(run-aware test with a run variance per system, p {{}} {alpha:g})"
     direction = _direction(headline, alpha)

@@ -90,6 +90,17 @@ def model_label(tables: dict[str, pd.DataFrame], metric: str, analysis: str, sub
     return PAPER_TEST
 
 
+def converged(
+    tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, model: str
+) -> bool:
+    """False when diagnostics.csv says the fit of ``model`` did not converge (§4.6.1)."""
+    diagnostics = tables.get("diagnostics")
+    if diagnostics is None:
+        return True
+    row = first(diagnostics, metric=metric, analysis=analysis, subset=subset, model=model)
+    return row is None or flag(row.get(CONVERGED)) is not False
+
+
 def outcome(
     tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, better: str
 ) -> Outcome | None:
@@ -108,6 +119,7 @@ def outcome(
             label,
             float(test["dendf"]),
             str(test["note"]),
+            converged(tables, metric, analysis, subset, str(test["model"])),
         )
     contrast = first(tables["contrasts"], metric=metric, analysis=analysis, subset=subset)
     if contrast is None or is_missing(contrast["estimate"]):
