@@ -185,7 +185,7 @@ def outputs_pair(
     sensitivity = None
     if borrowed is not None:
         estimate, fitted = borrowed
-        run_var = float(fitted.variance_components.get(RUN, np.nan))
+        run_var = float(fitted.reported_components.get(RUN, np.nan))
         sensitivity = Sensitivity(
             _t_log10_p(estimate),
             estimate.df,

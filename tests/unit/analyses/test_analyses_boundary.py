@@ -12,7 +12,7 @@ import pytest
 from infrepro.analyses import MetricData, run_analysis
 from infrepro.analyses.fitlog import FitLog
 from infrepro.analyses.metaparam import facet_importance
-from infrepro.registry import PLANNING, SUMMARY, VARIANCE
+from infrepro.registry import COMPARISON, EFFECT_SCALE, PLANNING, SUMMARY, VARIANCE
 from infrepro.vocabulary import NOT_CONVERGED, SYSTEM, VCA_RUN_AWARE
 
 
@@ -125,3 +125,11 @@ def test_run_aware_rows_of_a_boundary_fit_report_the_run_variance_as_zero() -> N
     seed = vc[(vc["vca"] == VCA_RUN_AWARE) & (vc["component"] == "seed")]
     assert (seed["variance"] == 0.0).all() and seed["converged"].all()
     assert tables["reliability"]["phi"].notna().all()
+
+
+def test_effect_sizes_are_not_read_from_a_non_converged_effect_scale_fit(not_converging) -> None:
+    not_converging(EFFECT_SCALE)
+    tables = run_analysis(COMPARISON, experiment())
+    assert tables["contrasts"]["effect_size"].isna().all()
+    notes = tables["diagnostics"][tables["diagnostics"]["status"] == "note"]
+    assert notes["reason"].str.contains("no effect sizes").any()
