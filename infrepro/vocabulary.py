@@ -118,6 +118,10 @@ VCA_COLUMN = "vca"
 VCA_RUN_AWARE = "run-aware"
 VCA_MAIN_EFFECTS = "main effects (thesis eq. 3.13)"
 VCA_MODELS = (VCA_RUN_AWARE, VCA_MAIN_EFFECTS)
+# docs/method.md §4.6.1: whether a row's fit converged (False: no share, φ, SD or D-study is
+# claimed from it; the reliability label then reads NOT_CONVERGED)
+CONVERGED = "converged"
+NOT_CONVERGED = "not converged"
 # The tables the analyses write (results/analyses/<metric>/<analysis>/<table>.csv, concatenated
 # into results/tables/<table>.csv).
 ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
@@ -147,13 +151,14 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
     ),
     table(
         "variance_components",
-        f"metric system {VCA_COLUMN} component variance:float percent:float n_levels:int",
+        f"metric system {VCA_COLUMN} component variance:float percent:float n_levels:int "
+        f"{CONVERGED}:bool",
     ),
     table(
         "reliability",
         "metric system phi:float label n_per_facet_for_phi_08:int runs_for_phi_08:int "
         f"n_facets:int retrain_sd_points:float metaparam_sd_points:float retrain_components "
-        f"{VCA_COLUMN} model krippendorff_alpha:float",
+        f"{VCA_COLUMN} model krippendorff_alpha:float {CONVERGED}:bool",
     ),
     table("dstudy", "metric system n_per_facet:int runs_averaged:int phi:float"),
     table(
@@ -178,7 +183,7 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
     ),
     table(
         "diagnostics",
-        f"{_KEY} model reml:bool status reason converged:bool singular:bool n_obs:int "
+        f"{_KEY} model reml:bool status reason {CONVERGED}:bool singular:bool n_obs:int "
         "n_segments:int n_runs:int facets_lt5 loglik:float messages",
     ),
     table("qq", f"{_KEY} model theoretical:float sample:float"),

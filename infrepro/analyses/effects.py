@@ -56,7 +56,10 @@ def effect_scale(data: MetricData, log: FitLog) -> EffectScale:
     fitted = log.fit(formula, rows, reml=True, analysis=EFFECT_SCALE)
     if fitted is None:
         return EffectScale(math.nan, formula)
-    components = fitted.variance_components
+    if not fitted.converged:  # docs/method.md §4.6.1: no scale from a fit without an optimum
+        log.note(EFFECT_SCALE, "", f"{formula} did not converge: no effect sizes (d)")
+        return EffectScale(math.nan, formula)
+    components = fitted.reported_components  # boundary terms at exactly 0
     per_run = len(rows) / rows[RUN].nunique()  # mean segments per run
     var = float(components[RUN]) + float(components[RESIDUAL]) / per_run
     return EffectScale(math.sqrt(var), formula)

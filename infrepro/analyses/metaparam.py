@@ -15,7 +15,15 @@ from collections.abc import Iterator
 import pandas as pd
 
 from infrepro.registry import METAPARAM
-from infrepro.vocabulary import SYSTEM, VARIANCE_COLUMN, VCA_COLUMN, VCA_RUN_AWARE, columns
+from infrepro.vocabulary import (
+    CONVERGED,
+    NOT_CONVERGED,
+    SYSTEM,
+    VARIANCE_COLUMN,
+    VCA_COLUMN,
+    VCA_RUN_AWARE,
+    columns,
+)
 
 from .conditional import Cell, _Tables, factor_analysis, property_rows
 from .data import MetricData, distinct_strings
@@ -23,15 +31,19 @@ from .effects import effect_scale
 from .fitlog import FitLog
 
 
-def facet_importance(data: MetricData, components: pd.DataFrame) -> pd.DataFrame:
+def facet_importance(data: MetricData, log: FitLog, components: pd.DataFrame) -> pd.DataFrame:
     """Facets of each system ranked by their variance share in the run-aware VCA (segment, run
-    and residual excluded); descriptive: the tests do not depend on it."""
+    and residual excluded); descriptive: the tests do not depend on it. A system whose VCA did
+    not converge has no shares, so no ranking (noted, docs/method.md §4.6.1)."""
     if VCA_COLUMN in components:
         components = components[components[VCA_COLUMN] == VCA_RUN_AWARE]
     rows: list[dict[str, object]] = []
     for system in data.systems:
         facets = data.facets_of(system)
         mine = components[(components[SYSTEM] == system) & components["component"].isin(facets)]
+        if CONVERGED in mine and not mine[CONVERGED].astype(bool).all():
+            log.note(METAPARAM, system, f"no importance ranking (VCA fit {NOT_CONVERGED})")
+            continue
         ranked = mine.sort_values(["percent", "component"], ascending=[False, True])
         for rank, row in enumerate(ranked.itertuples(index=False), start=1):
             rows.append(
@@ -83,5 +95,5 @@ def metaparameter_interactions(
                 cell = Cell(facet, variant, METAPARAM, system, reference)
                 factor_analysis(data, log, tables, variant_rows, cell)
     frames = tables.frames()
-    frames["importance"] = facet_importance(data, components)
+    frames["importance"] = facet_importance(data, log, components)
     return frames

@@ -265,6 +265,9 @@ def headline_components(
     )
     if fitted is None:
         return None
+    if not fitted.converged:  # docs/method.md §4.6.1: no plan from a fit without an optimum
+        log.skip(PLANNING, subset, "", f"the headline fit {formula} did not converge")
+        return None
     test = contest(
         log,
         fitted,
@@ -275,7 +278,7 @@ def headline_components(
     )
     if test is None:
         return None
-    vc = fitted.variance_components.to_numpy()
+    vc = fitted.reported_components.to_numpy()  # boundary terms at exactly 0 (§4.6.1)
     run_a, run_b = (vc[1], vc[1]) if pooled else (vc[1], vc[2])
     comp = Components(
         float(vc[0]), float(run_a), float(run_b), float(vc[-1]), int(rows[SEGMENT].nunique())

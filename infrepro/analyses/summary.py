@@ -26,6 +26,7 @@ from infrepro.runcounts import NOT_JUDGED, holds_level, too_few_runs
 from infrepro.schema import defaults
 from infrepro.vocabulary import (
     COMPARISON_COLUMN,
+    NOT_CONVERGED,
     RUN,
     SYSTEM,
     columns,
@@ -51,6 +52,7 @@ ONE_RUN = (
     "how it varies with retraining is unknown"
 )
 GENERALISES = ", generalises"  # the facet-aware reading agrees: beyond these settings
+NO_VERDICT = "the decision model did not converge: no verdict is read from it (§4.6.1)"
 FAMILIES = ("baseline", "all_pairs")
 RANK_DRAWS = 2000
 
@@ -185,7 +187,7 @@ def outputs_pair(
     sensitivity = None
     if borrowed is not None:
         estimate, fitted = borrowed
-        run_var = float(fitted.variance_components.get(RUN, np.nan))
+        run_var = float(fitted.reported_components.get(RUN, np.nan))
         sensitivity = Sensitivity(
             _t_log10_p(estimate),
             estimate.df,
@@ -458,6 +460,9 @@ def decision_table(data: MetricData, log: FitLog, settings: Settings) -> pd.Data
             "df_method": model.method,
         }
         row["note"] = _note(system, counts, pair, settings.alpha, row["verdict"] == NOT_JUDGED)
+        if pair is not None and not model.fit.converged:  # §4.6.1: no verdict from it
+            row["verdict"] = NOT_CONVERGED
+            row["note"] = "; ".join(filter(None, [row["note"], NO_VERDICT]))
         rows.append(row)
     table = pd.DataFrame(rows)
     order = np.argsort(-sign * table["model_mean"].to_numpy(), kind="stable")

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from infrepro.lmm import LmmResult
+from infrepro.lmm import LmmResult, parse_formula
 from infrepro.registry import VARIANCE
 from infrepro.vocabulary import (
+    CONVERGED,
+    NOT_CONVERGED,
     RESIDUAL,
     RUN,
     SEGMENT,
@@ -129,12 +131,51 @@ def run_grouping(rows: pd.DataFrame, facets: Sequence[str], terms: Sequence[str]
 
 @dataclass(frozen=True)
 class _Vca:
-    """One fitted VCA model of one system."""
+    """One VCA model of one system: its reported components (boundary terms at exactly 0,
+    docs/method.md §4.6.1), whether they are a converged REML optimum, and level counts."""
 
     label: str
     formula: str
-    result: LmmResult
+    components: pd.Series
+    converged: bool
+    ngroups: dict[str, int]
+    nobs: int
     run_component: str
+    identical: bool = False  # identical runs: the components the data show, no fit
+
+    @classmethod
+    def of(cls, label: str, formula: str, result: LmmResult, run_component: str) -> _Vca:
+        return cls(
+            label,
+            formula,
+            result.reported_components,
+            result.converged,
+            result.ngroups,
+            result.nobs,
+            run_component,
+        )
+
+
+def identical_runs(rows: pd.DataFrame, metric: str) -> bool:
+    """All runs give the same score on every segment, and the metric is not constant: the
+    REML criterion then has no minimum (docs/method.md §4.6.1)."""
+    return rows[metric].nunique() > 1 and int(rows.groupby(SEGMENT)[metric].nunique().max()) == 1
+
+
+def _identical_vca(
+    label: str, formula: str, rows: pd.DataFrame, metric: str, run_component: str
+) -> _Vca:
+    """The components identical runs show without a fit: every facet, run and residual
+    component 0; the segment component the limit of the REML estimates as sigma^2 -> 0 (where
+    lme4 stops), sum_i d_i^2 / (N - 1), d_i = segment i's score - the mean of all N rows."""
+    names = list(parse_formula(formula).random_names)
+    scores = rows[metric].astype(float)
+    deviations = rows.assign(d=scores - scores.mean()).groupby(SEGMENT)["d"].first()
+    segment = float((deviations**2).sum() / (len(rows) - 1))
+    values = [segment if name == SEGMENT else 0.0 for name in names] + [0.0]
+    ngroups = {name: len(rows[_parts(name)].drop_duplicates()) for name in names}
+    components = pd.Series(values, index=[*names, RESIDUAL], dtype=float)
+    return _Vca(label, formula, components, False, ngroups, len(rows), run_component, True)
 
 
 def _fits(data: MetricData, log: FitLog, system: str, rows: pd.DataFrame) -> list[_Vca]:
@@ -145,17 +186,37 @@ def _fits(data: MetricData, log: FitLog, system: str, rows: pd.DataFrame) -> lis
     main = vca_formula(data.metric, facets, terms)
     grouping = run_grouping(rows, facets, terms)
     aware = main if grouping is not None else vca_formula(data.metric, facets, terms, True)
+    run_component = grouping if grouping is not None else RUN
+    if identical_runs(rows, data.metric):
+        log.note(VARIANCE, system, IDENTICAL_RUNS)
+        return [
+            _identical_vca(label, formula, rows, data.metric, run_component)
+            for label, formula in ((VCA_RUN_AWARE, aware), (VCA_MAIN_EFFECTS, main))
+        ]
     out: list[_Vca] = []
     for label, formula in ((VCA_RUN_AWARE, aware), (VCA_MAIN_EFFECTS, main)):
         previous = next((v for v in out if v.formula == formula), None)
         if previous is not None:
-            out.append(_Vca(label, formula, previous.result, previous.run_component))
+            out.append(replace(previous, label=label))
             continue
         result = log.fit(formula, rows, reml=True, analysis=VARIANCE, subset=system)
         if result is None:
             continue
-        out.append(_Vca(label, formula, result, grouping if grouping is not None else RUN))
+        if not result.converged:
+            log.note(VARIANCE, system, f"{formula}: {NOT_CONVERGED_NOTE}")
+        out.append(_Vca.of(label, formula, result, run_component))
     return out
+
+
+IDENTICAL_RUNS = (
+    "all runs are identical on every segment: every facet, run and residual variance is 0; "
+    "the REML criterion has no minimum (it falls without bound as the residual variance goes "
+    "to 0), so no share, phi or D-study is claimed (docs/method.md §4.6.1)"
+)
+NOT_CONVERGED_NOTE = (
+    "the REML fit did not converge: its variances are listed, marked, but no share, phi, SD or "
+    "D-study is read from them (docs/method.md §4.6.1)"
+)
 
 
 def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
@@ -178,10 +239,10 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
         agreement = krippendorff_alpha(reliability_matrix(rows, data.metric))
         for vca in _fits(data, log, system, rows):
             key = {"metric": data.metric, SYSTEM: system, VCA_COLUMN: vca.label}
-            vc_rows += _component_rows(key, vca.result)
+            vc_rows += _component_rows(key, vca)
             reliability.append(_reliability_row(data, key, vca, facets, rows, agreement))
-            if vca.label == VCA_RUN_AWARE:
-                dstudy += _dstudy_rows(data, system, vca.result.variance_components, facets)
+            if vca.label == VCA_RUN_AWARE and vca.converged:
+                dstudy += _dstudy_rows(data, system, vca.components, facets)
     return {
         "variance_components": pd.DataFrame(vc_rows, columns=columns("variance_components")),
         "reliability": pd.DataFrame(reliability, columns=columns("reliability")),
@@ -189,16 +250,18 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
     }
 
 
-def _component_rows(key: dict[str, object], result: LmmResult) -> list[dict[str, object]]:
-    components = result.variance_components
-    total = float(components.sum())
+def _component_rows(key: dict[str, object], vca: _Vca) -> list[dict[str, object]]:
+    """Rows of variance_components.csv; no percentage from a fit that did not converge."""
+    components = vca.components
+    total = float(components.sum()) if vca.converged else math.nan
     return [
         {
             **key,
             "component": name,
             VARIANCE_COLUMN: float(variance),
             "percent": 100.0 * float(variance) / total if total > 0 else math.nan,
-            "n_levels": result.ngroups.get(name, result.nobs) if name != RESIDUAL else result.nobs,
+            "n_levels": vca.ngroups.get(name, vca.nobs) if name != RESIDUAL else vca.nobs,
+            CONVERGED: vca.converged,
         }
         for name, variance in components.items()
     ]
@@ -213,28 +276,42 @@ def _reliability_row(
     agreement: float,
 ) -> dict[str, object]:
     """One row of reliability.csv; ``agreement``: Krippendorff's alpha of the system's runs as
-    coders (the same for both VCA models: it does not depend on the model)."""
-    components = vca.result.variance_components
-    phi = dstudy_phi(components, facets, 1)
-    needed = _needed_n(components, facets, int(data.options["dstudy_max_n"]))
+    coders (the same for both VCA models: it does not depend on the model). A fit that did not
+    converge gives no phi, label or n; its SDs only when the runs are identical (0, §4.6.1)."""
+    components = vca.components
     spread = spread_sds(
         components,
         int(rows[SEGMENT].nunique()),
         list(data.options["retraining_facets"]),
         vca.run_component,
     )
-    return {
+    row: dict[str, object] = {
         **key,
-        "phi": phi,
-        "label": koo_li_label(phi),
-        "n_per_facet_for_phi_08": needed if needed is not None else math.nan,
-        "runs_for_phi_08": needed ** max(len(facets), 1) if needed is not None else math.nan,
         "n_facets": len(facets),
         "retrain_sd_points": spread.retrain,
         "metaparam_sd_points": spread.metaparam,
         "retrain_components": spread.retrain_components,
         "model": vca.formula,
         "krippendorff_alpha": agreement,
+        CONVERGED: vca.converged,
+    }
+    if not vca.converged:
+        identical = vca.identical
+        return row | {
+            "phi": math.nan,
+            "label": NOT_CONVERGED,
+            "n_per_facet_for_phi_08": math.nan,
+            "runs_for_phi_08": math.nan,
+            "retrain_sd_points": spread.retrain if identical else math.nan,
+            "metaparam_sd_points": spread.metaparam if identical else math.nan,
+        }
+    phi = dstudy_phi(components, facets, 1)
+    needed = _needed_n(components, facets, int(data.options["dstudy_max_n"]))
+    return row | {
+        "phi": phi,
+        "label": koo_li_label(phi),
+        "n_per_facet_for_phi_08": needed if needed is not None else math.nan,
+        "runs_for_phi_08": needed ** max(len(facets), 1) if needed is not None else math.nan,
     }
 
 

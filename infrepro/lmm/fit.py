@@ -20,9 +20,8 @@ from .errors import LmmError
 from .formula import ParsedFormula, parse_formula
 from .optimize import OptimResult, minimize_theta
 from .profiled import LOG_2PI, ProfiledDeviance, Solution
-from .result import LmmResult
+from .result import SINGULAR_TOL, LmmResult
 
-SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta
 FEW_LEVELS = 5  # docs/method.md §4.6: facets with fewer levels are flagged
 
 
@@ -266,27 +265,37 @@ def _estimates(prep: _Prepared, sol: Solution, reml: bool) -> _Estimates:
     return _Estimates(beta, resid, sigma2, float(crit), sigma2 * sol.unscaled_cov)
 
 
-def _fit_messages(
-    prep: _Prepared, opt: OptimResult, theta: np.ndarray, sigma2: float
-) -> tuple[bool, list[str]]:
-    """Whether the fit is singular (any theta < SINGULAR_TOL, as lme4's isSingular) and the
-    optimizer's messages plus warnings on degenerate fits and facets with few levels."""
+@dataclass(frozen=True)
+class _Status:
+    """Singular (any theta < SINGULAR_TOL, as lme4's isSingular), converged, and the messages."""
+
+    singular: bool
+    converged: bool
+    messages: list[str]
+
+
+def _fit_messages(prep: _Prepared, opt: OptimResult, theta: np.ndarray, sigma2: float) -> _Status:
+    """The optimizer's verdict and messages plus warnings on degenerate fits and facets with
+    few levels. A degenerate fit (residual variance numerically zero) has not converged: the
+    criterion decreases without bound as sigma^2 -> 0 there (docs/method.md §4.6.1)."""
     n = len(prep.y)
     singular = bool(np.any(theta < SINGULAR_TOL))
     messages = list(opt.messages)
+    converged = opt.converged
     if singular:
         messages.append("boundary (singular) fit: see help('isSingular')")
     if sigma2 <= 1e-12 * float(prep.y_centred @ prep.y_centred) / n:
+        converged = False
         messages.append(
             "residual variance is numerically zero: the random effects reproduce "
-            "the response exactly (degenerate fit)"
+            "the response exactly (degenerate fit: the criterion has no minimum)"
         )
     for term, q in zip(prep.parsed.random_terms, prep.nlevels, strict=True):
         if q < FEW_LEVELS:
             messages.append(
                 f"random term {term.written} has only {q} levels: its variance is poorly estimated"
             )
-    return singular, messages
+    return _Status(singular, converged, messages)
 
 
 def _ddf_core(
@@ -361,7 +370,7 @@ def fit(
         sol = dev.solve(opt.theta)
     est = _estimates(prep, sol, reml)
     theta = sol.theta
-    singular, messages = _fit_messages(prep, opt, theta, est.sigma2)
+    status = _fit_messages(prep, opt, theta, est.sigma2)
     rnames = list(prep.parsed.random_names)
     names = list(prep.design.columns)
     sigma2, cov = est.sigma2, est.cov
@@ -380,12 +389,12 @@ def fit(
         sigma=float(np.sqrt(sigma2)),
         theta=theta.copy(),
         theta_names=tuple(rnames),
-        converged=opt.converged,
-        singular=singular,
+        converged=status.converged,
+        singular=status.singular,
         nobs=len(prep.y),
         ngroups=dict(zip(rnames, prep.nlevels, strict=True)),
         residuals=est.resid,
-        messages=messages,
+        messages=status.messages,
         n_evals=opt.n_evals,
         path=f"{dev.path} (primary {rnames[dev.layout.primary]}, block size {dev.m})",
         design=prep.design,

@@ -12,6 +12,8 @@ from .ddf import KENWARD_ROGER, ContrastTest, DdfCore, contest
 from .design import FixedDesign, is_categorical
 from .errors import LmmError
 
+SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta (docs/method.md §4.6.1)
+
 
 @dataclass(frozen=True, eq=False)
 class LmmResult:
@@ -46,6 +48,15 @@ class LmmResult:
     design: FixedDesign | None = field(default=None, repr=False)
     response_digest: str = field(default="", repr=False)
     ddf_core: DdfCore | None = field(default=None, repr=False)
+
+    @property
+    def reported_components(self) -> pd.Series:
+        """``variance_components`` with every term at the boundary (theta_k < SINGULAR_TOL,
+        lme4's isSingular tolerance) set to exactly 0: what the tables report (§4.6.1)."""
+        at_boundary = dict(zip(self.theta_names, self.theta < SINGULAR_TOL, strict=True))
+        return self.variance_components.where(
+            [not at_boundary.get(name, False) for name in self.variance_components.index], 0.0
+        )
 
     @property
     def n_fixed(self) -> int:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 MINUS = "\u2212"
 POINTS = 100.0
 
@@ -42,6 +44,16 @@ def is_significant(log10_p: object, alpha: float) -> bool:
 
 def _signed(text: str) -> str:
     return MINUS + text[1:] if text.startswith("-") else text
+
+
+def flag(value: object) -> bool | None:
+    """A boolean cell as a bool (Python's or numpy's), None for anything else (missing)."""
+    return bool(value) if isinstance(value, bool | np.bool_) else None
+
+
+def yes_no(value: object) -> str:
+    """``yes``/``no`` for a boolean cell, empty otherwise."""
+    return {True: "yes", False: "no", None: ""}[flag(value)]
 
 
 def fixed(value: object, digits: int = 2, *, sign: bool = False) -> str:

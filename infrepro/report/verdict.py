@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 from infrepro.runcounts import holds_level, too_few_runs
+from infrepro.vocabulary import NOT_CONVERGED
 
 from .formatting import is_significant, points
 
@@ -41,6 +42,7 @@ class Outcome:
     model: str = ""
     df: float = math.nan
     note: str = ""
+    converged: bool = True  # False: its fit did not converge, no claim is read (§4.6.1)
 
     @property
     def advantage(self) -> float:
@@ -90,6 +92,10 @@ UNTRUSTED_BEST = (
     "Best vs best is not used: its runs were selected by their test mean (no dev scores), so it "
     "shows an improvement in most simulated experiments without one (56-90 %, issue 23)."
 )
+NO_CONCLUSION = (
+    "The run-aware comparison's fit did not converge (see the diagnostics), so no conclusion is "
+    "drawn from it (docs/method.md §4.6.1)."
+)
 JUDGED_DF = 4.0  # below: a facet-aware non-significance cannot tell (docs/method.md §4b.6)
 NOT_JUDGED = "not judged: too few runs"
 
@@ -118,6 +124,8 @@ def classify(
             "neutral",
             "The run-aware comparison could not be fitted, so no conclusion is drawn.",
         )
+    if not headline.converged:
+        return Verdict(NOT_CONVERGED, "warn", NO_CONCLUSION)
     caveat = f" Caution: {headline.note}." if headline.borrows else ""
     test = f"(run-aware test with a run variance per system, p {{}} {alpha:g})"
     direction = _direction(headline, alpha)

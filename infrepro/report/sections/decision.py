@@ -14,7 +14,7 @@ from infrepro.plots.forest import improvement_forest
 from infrepro.plots.groups import groups_diagram, letter_members
 from infrepro.registry import SUMMARY
 from infrepro.runcounts import NOT_JUDGED
-from infrepro.vocabulary import SYSTEM
+from infrepro.vocabulary import NOT_CONVERGED, SYSTEM
 
 from ..figure import Figure, make_figure
 from ..formatting import integer, is_missing, points, significant
@@ -97,7 +97,7 @@ def _notes(rows: pd.DataFrame) -> list[str]:
 
 def _claimed(verdict: object) -> bool:
     """Whether a verdict mark claims a direction (for the table's adjusted p)."""
-    return str(verdict) not in ("", "baseline", "not shown", NOT_JUDGED)
+    return str(verdict) not in ("", "baseline", "not shown", NOT_JUDGED, NOT_CONVERGED)
 
 
 def sentence(r: Any, label: str, baseline: str) -> str:

@@ -12,7 +12,7 @@ from infrepro.registry import ALL_RUNS, BEST_VS_BEST, HEADLINE, VARIANCE
 from infrepro.vocabulary import CLASSICAL_TABLE
 
 from ..figure import Figure, make_figure
-from ..formatting import fixed, integer, significant
+from ..formatting import fixed, integer, significant, yes_no
 from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import analysis_label, metric_label, property_label
@@ -33,10 +33,6 @@ class Diagnostics:
     table: Table | None = None
     qq: list[Figure] = field(default_factory=list)
     classical: Table | None = None
-
-
-def _yes(value: object) -> str:
-    return "yes" if value is True else ("no" if value is False else "")
 
 
 def summary_lines(diagnostics: pd.DataFrame) -> list[str]:
@@ -103,7 +99,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Diagnost
                 Column("subset", "subset", text, numeric=False),
                 Column("property", "property", lambda v: property_label(text(v)), numeric=False),
                 Column("model", "model", text, numeric=False, cls="code"),
-                Column("reml", "REML", _yes, numeric=False),
+                Column("reml", "REML", yes_no, numeric=False),
                 Column(
                     "status",
                     "status",
@@ -114,14 +110,14 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Diagnost
                 Column(
                     "converged",
                     "converged",
-                    _yes,
+                    yes_no,
                     numeric=False,
                     css=lambda r: "warn" if r["converged"] is False else "",
                 ),
                 Column(
                     "singular",
                     "singular",
-                    _yes,
+                    yes_no,
                     numeric=False,
                     css=lambda r: "warn" if r["singular"] is True else "",
                 ),

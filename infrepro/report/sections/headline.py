@@ -21,10 +21,17 @@ from infrepro.registry import (
     run_aware,
 )
 from infrepro.runcounts import holds_level, too_few_runs
-from infrepro.vocabulary import BIN_SUFFIX, SYSTEM, VCA_RUN_AWARE, bin_column
+from infrepro.vocabulary import (
+    BIN_SUFFIX,
+    CONVERGED,
+    NOT_CONVERGED,
+    SYSTEM,
+    VCA_RUN_AWARE,
+    bin_column,
+)
 from infrepro.vocabulary import EFFECT_SD_TEXT as EFFECT_SD
 
-from ..formatting import fixed, is_missing, is_significant, p_text, points
+from ..formatting import fixed, flag, is_missing, is_significant, p_text, points
 from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
 from ..labels import (
@@ -84,6 +91,17 @@ def model_label(tables: dict[str, pd.DataFrame], metric: str, analysis: str, sub
     return PAPER_TEST
 
 
+def converged(
+    tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, model: str
+) -> bool:
+    """False when diagnostics.csv says the fit of ``model`` did not converge (§4.6.1)."""
+    diagnostics = tables.get("diagnostics")
+    if diagnostics is None:
+        return True
+    row = first(diagnostics, metric=metric, analysis=analysis, subset=subset, model=model)
+    return row is None or flag(row.get(CONVERGED)) is not False
+
+
 def outcome(
     tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, better: str
 ) -> Outcome | None:
@@ -102,6 +120,7 @@ def outcome(
             label,
             float(test["dendf"]),
             str(test["note"]),
+            converged(tables, metric, analysis, subset, str(test["model"])),
         )
     contrast = first(tables["contrasts"], metric=metric, analysis=analysis, subset=subset)
     if contrast is None or is_missing(contrast["estimate"]):
@@ -258,6 +277,9 @@ def reliability_note(tables: dict[str, pd.DataFrame], metric: str, systems: list
             else f"; mean score SD across retraining with the same recipe {fixed(retrain)} "
             f"points, across meta-parameter settings {fixed(setting)}"
         )
+        if flag(row.get(CONVERGED)) is False:  # docs/method.md §4.6.1: no φ from such a fit
+            parts.append(f"{system} not estimated (VCA fit {NOT_CONVERGED}{sd})")
+            continue
         parts.append(f"{system} {fixed(row['phi'])} ({row['label']}{sd})")
         if not is_missing(row["n_per_facet_for_phi_08"]):
             needs.append(
@@ -275,6 +297,10 @@ def metaparameter_note(tables: dict[str, pd.DataFrame], metric: str, systems: li
     parts = []
     for system in reversed(systems):
         ranked = select(tables["importance"], metric=metric, system=system)
+        vca = select(tables["variance_components"], metric=metric, system=system)
+        if ranked.empty and CONVERGED in vca and not vca[CONVERGED].astype(bool).all():
+            parts.append(f"no shares for {system} (VCA fit {NOT_CONVERGED})")
+            continue
         if ranked.empty:
             continue
         ranked = ranked.sort_values("rank")

@@ -12,6 +12,7 @@ import pandas as pd
 
 from infrepro.plots import component_colours, dstudy_curve, system_style, variance_bars
 from infrepro.vocabulary import (
+    CONVERGED,
     RUN,
     RUN_TERM,
     SEGMENT,
@@ -22,7 +23,7 @@ from infrepro.vocabulary import (
 )
 
 from ..figure import Figure, make_figure
-from ..formatting import fixed, integer, scientific
+from ..formatting import fixed, flag, integer, scientific, yes_no
 from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import metric_label
@@ -37,6 +38,16 @@ VCA_MODEL = Column(
     numeric=False,
     title=f"run-aware: with the run term {RUN_TERM}, what φ, the D-study and the SDs come from; "
     "main effects: the thesis' eq. 3.13, the reproduction of its tables",
+)
+
+CONVERGED_COLUMN = Column(
+    CONVERGED,
+    "converged",
+    yes_no,
+    numeric=False,
+    title="no: the REML fit has no optimum (or did not reach one); no share, φ, SD or D-study "
+    "is read from it (docs/method.md §4.6.1)",
+    css=lambda row: "warn" if flag(row.get(CONVERGED)) is False else "",
 )
 
 
@@ -65,6 +76,7 @@ COMPONENT_COLUMNS = [
     Column(VARIANCE_COLUMN, "variance σ²ᵥ", scientific, title=STORED_SCALE),
     Column("percent", "percent", lambda v: fixed(v, 1)),
     Column("n_levels", "levels", integer),
+    CONVERGED_COLUMN,
 ]
 PHI_COLUMNS = [
     Column("metric", "metric", metric_label, numeric=False),
@@ -97,6 +109,7 @@ PHI_COLUMNS = [
     ),
     Column("retrain_components", "retraining components", text, numeric=False),
     Column("model", "model (REML)", text, numeric=False, cls="code"),
+    CONVERGED_COLUMN,
 ]
 DSTUDY_COLUMNS = [
     Column("metric", "metric", metric_label, numeric=False),

@@ -205,6 +205,36 @@ def test_headline_states_the_verdict_with_numbers_from_the_tables() -> None:
     assert "Toy &lt;experiment&gt;" in html  # names are escaped
 
 
+def test_a_headline_fit_that_did_not_converge_gives_no_verdict() -> None:
+    tables = comparison_tables()
+    test = tables["tests"][tables["tests"]["analysis"] == "all_runs_per_system"].iloc[0]
+    tables["diagnostics"] = pd.DataFrame(
+        [
+            {
+                "metric": "ter",
+                "analysis": "all_runs_per_system",
+                "subset": SUBSET,
+                "property": "",
+                "model": test["model"],
+                "reml": True,
+                "status": "fitted",
+                "reason": "",
+                "converged": False,
+                "singular": False,
+                "n_obs": 200,
+                "n_segments": 100,
+                "n_runs": 24,
+                "facets_lt5": "",
+                "loglik": 1.0,
+                "messages": "optimizer may not have converged",
+            }
+        ]
+    )
+    headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
+    assert "not converged" in headline and "did not converge" in headline
+    assert "does not survive" not in headline and "bl is better" not in headline
+
+
 def test_verdict_follows_the_run_aware_test_not_the_paper_glrt() -> None:
     # paper's GLRT: p = 2.5e-40 (baseline better); run-aware: p = 0.21 -> no directional claim
     tables = comparison_tables(headline=("0.21", -0.678))

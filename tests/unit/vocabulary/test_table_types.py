@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from infrepro.analyses import load_metric_data
+from infrepro.analyses.fitlog import FitLog
 from infrepro.analyses.metaparam import facet_importance
 from infrepro.analyses.tables import conform
 from infrepro.io import InputError, write_csv
@@ -116,12 +117,13 @@ def test_variance_components_read_back_keep_numeric_system_names(tmp_path) -> No
             "variance": [0.2, 0.1, 0.3, 0.1],
             "percent": [66.7, 33.3, 75.0, 25.0],
             "n_levels": [2, np.nan, 2, np.nan],
+            "converged": True,
         }
     )
     path = tmp_path / "variance_components.csv"
     write_csv(conform("variance_components", components), path)
     read = data.names.internal_values(read_result_table("variance_components", path), ["component"])
-    importance = facet_importance(data, read)
+    importance = facet_importance(data, FitLog("m"), read)
     assert list(importance["system"]) == systems
     assert list(importance["dominant"]) == [True, True]
 
