@@ -21,13 +21,12 @@ def assemble_evaluation(
 ) -> pd.DataFrame:
     """Join per-run scores with run metadata and segment properties.
 
-    Columns: run_id, system, facets, segment_id, properties (and their bins), metrics; rows in
-    runs-sheet order, then test-set order.
+    Columns: run_id, system, facets, segment_id, properties (and their bins), metrics; rows
+    ordered by run and segment id, as in scores mode: the order of the runs sheet's and the test
+    set's rows is not information, and sums over rows must not depend on it.
     """
-    order = {run_id: i for i, run_id in enumerate(runs[RUN])}
-    stacked = pd.concat(
-        sorted(scores, key=lambda frame: order[str(frame[RUN].iloc[0])]), ignore_index=True
-    )
+    stacked = pd.concat(scores, ignore_index=True)
+    stacked = stacked.sort_values([RUN, SEGMENT], kind="stable").reset_index(drop=True)
     meta = runs[[RUN, SYSTEM, *facets]]
     table = stacked.merge(meta, on=RUN, how="left", validate="many_to_one")
     table = table.merge(properties, on=SEGMENT, how="left", validate="many_to_one")

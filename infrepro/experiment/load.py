@@ -54,7 +54,7 @@ class Experiment:
 
     @property
     def run_ids(self) -> list[str]:
-        """Run ids in runs-sheet order."""
+        """Run ids in the order of the runs table (by run id)."""
         return list(self.runs[RUN])
 
     @property

@@ -68,6 +68,8 @@ def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFra
         frame[DEV_SCORE] = _numeric_column(frame, sheet, DEV_SCORE)
     for facet in facet_columns(frame):
         frame[facet] = [_facet_value(v) for v in frame[facet]]
+    # ordered by run id: the order of the sheet's rows is not information (tables stay the same)
+    frame = frame.sort_values(RUN, kind="stable")
     return frame.drop(columns=[LINE_COLUMN]).reset_index(drop=True)
 
 
