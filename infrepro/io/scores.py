@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from infrepro.vocabulary import RUN, SEGMENT, SYSTEM
+from infrepro.vocabulary import DEV_SCORE, RUN, SEGMENT, SYSTEM
 
 from .errors import InputError
 from .properties import property_values
@@ -131,7 +131,7 @@ def read_scores_table(
     for metric in columns.metrics:
         out[metric] = _numeric(raw[metric], path, metric)
     if columns.dev_score:
-        out["dev_score"] = _numeric(raw[columns.dev_score], path, columns.dev_score)
+        out[DEV_SCORE] = _numeric(raw[columns.dev_score], path, columns.dev_score)
     _check_design(out, path, columns)
     return out
 
@@ -195,17 +195,26 @@ def _check_design(frame: pd.DataFrame, path: str | Path, columns: ScoresColumns)
         )
     for column, key in [(SYSTEM, RUN), *[(f, RUN) for f in columns.facets]]:
         _check_constant(frame, path, column, key)
+    if columns.dev_score:  # one dev score per run: the first row must not win silently
+        _check_constant(frame, path, DEV_SCORE, RUN, name=columns.dev_score)
     for prop in columns.properties:
         _check_constant(frame, path, prop, SEGMENT)
 
 
-def _check_constant(frame: pd.DataFrame, path: str | Path, column: str, key: str) -> None:
+def _check_constant(
+    frame: pd.DataFrame, path: str | Path, column: str, key: str, *, name: str | None = None
+) -> None:
+    """Refuse a ``column`` (the file's ``name``) that varies within a ``key``, naming the line."""
     counts = frame.groupby(key, sort=False)[column].nunique(dropna=False)
     varying = counts[counts > 1]
     if len(varying):
+        values = frame.loc[frame[key] == varying.index[0], column]
+        other = values.ne(values.iloc[0]) & ~(values.isna() & pd.isna(values.iloc[0]))
+        line = int(values.index[int(np.flatnonzero(other.to_numpy())[0])]) + 2
         raise InputError(
             path,
-            f"'{column}' must be constant within each {key}, but {key} '{varying.index[0]}' has "
-            f"{int(varying.iloc[0])} different values",
-            column=column,
+            f"'{name or column}' must be constant within each {key}, but {key} "
+            f"'{varying.index[0]}' has {int(varying.iloc[0])} different values",
+            line=line,
+            column=name or column,
         )
