@@ -281,6 +281,28 @@ def test_interaction_of_a_name_with_itself_is_refused(base: dict, term: str) -> 
         start_up(config)
 
 
+@pytest.mark.parametrize("facet", ["lr:warmup", "lr/warmup"])
+def test_interaction_naming_a_facet_that_holds_a_colon_or_slash_is_refused(
+    base: dict, facet: str
+) -> None:
+    """`segment_id:lr:warmup` could join a facet `lr:warmup` or two facets `lr` and `warmup`."""
+    config = copy.deepcopy(base["raw"])
+    config["runs"] = runs_with_facet(
+        base["root"], facet.replace("/", "_"), {"base": ["1", "2"], "comp": ["1", "2"]}
+    )
+    runs = base["root"] / config["runs"]
+    runs.write_text(runs.read_text().replace(facet.replace("/", "_"), facet, 1))
+    config["analyses"]["vca_interactions"] = [f"segment_id:{facet}"]
+    with pytest.raises(
+        InputError,
+        match=rf"vca_interactions has 'segment_id:{facet}', which names facet '{facet}'; that "
+        "name holds ':' or '/'",
+    ):
+        start_up(config)
+    config["analyses"]["vca_interactions"] = ["segment_id:seed"]  # a term without it is fine
+    start_up(config)
+
+
 def test_better_for_a_metric_not_in_the_experiment_is_refused(base: dict) -> None:
     config = copy.deepcopy(base["raw"])
     config["better"] = {"ter": "lower", "comet": "higher"}
