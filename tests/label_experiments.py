@@ -100,6 +100,7 @@ class Experiment:
             "scores": scores_path,
             "columns": self.columns(),
             "better": {self.metric: self.better},
+            "scale": {self.metric: "points"},  # scores around 50
             "baseline": self.baseline,
             "property_options": {"categorical": [self.categorical]},
             "analyses": {"run": list(analyses), "bootstrap": {"samples": 200}},
@@ -266,6 +267,7 @@ def run_in_process(
         inputs,
         columns=config["columns"],
         options=full["property_options"],
+        scale=config["scale"],
     )
     return run_analyses(loaded, full, inputs, analyses)
 

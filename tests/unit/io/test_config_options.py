@@ -29,8 +29,9 @@ CHOSEN = {
     ("property_options", "bins", "*"): "length",
     ("property_options", "bin_labels", "*"): "length",
     ("analyses", "facets", "*"): "base",
+    ("scale", "*"): "ter",
 }
-SCORES_MODE = {"scores", "columns", "incomplete_runs"}  # options of scores mode only
+SCORES_MODE = {"scores", "columns", "incomplete_runs", "scale"}  # options of scores mode only
 NUMERIC = {"number", "integer"}
 
 
@@ -167,7 +168,7 @@ CASES = [
 def test_the_walker_sees_every_option() -> None:
     names = {option_name(path) for path in OPTIONS}
     assert {"report.alpha", "analyses.bootstrap.samples", "analyses.dstudy_max_n"} <= names
-    assert {"property_options.bins.*.[]", "better.*", "columns.run"} <= names
+    assert {"property_options.bins.*.[]", "better.*", "columns.run", "scale.*"} <= names
     assert len(OPTIONS) >= 30
 
 
