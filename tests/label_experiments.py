@@ -359,7 +359,9 @@ def assert_same_tables(
     from infrepro.lmm.formula import string_literal
     from infrepro.vocabulary import STR, TABLE_SPECS
 
-    old_new = {**renaming.columns, **{f"{o}_bin": f"{n}_bin" for o, n in renaming.columns.items()}}
+    derived = ("_bin", "_c")  # a property's binned and centred columns
+    old_new = {**renaming.columns}
+    old_new |= {o + d: n + d for o, n in renaming.columns.items() for d in derived}
     old_new |= {old: new for new, old in renaming.back.items()} | dict(runs)
     # a system or level as a formula's string: dummy(system, "sysA")
     quoted = {
@@ -369,7 +371,7 @@ def assert_same_tables(
     old_new |= {f'"{old}"': string_literal(new) for old, new in quoted.items()}
     order = sorted(old_new, key=len, reverse=True)
     split = re.compile("(" + "|".join(map(re.escape, order)) + ")")
-    header = {o: n for o, n in old_new.items() if o in renaming.columns or o.endswith("_bin")}
+    header = {o: n for o, n in old_new.items() if o in renaming.columns or o.endswith(derived)}
     for name, text in base.items():
         left, right = read_text(text), read_text(renamed[name])
         assert list(right.columns) == [header.get(c, c) for c in left.columns], name
