@@ -174,6 +174,9 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
                 "a single run: segment and residual variance cannot be separated",
             )
             continue
+        if runs_identical(rows, data.metric):
+            log.skip(VARIANCE, system, "", _IDENTICAL.format(runs=rows[RUN].nunique()))
+            continue
         facets = data.facets_of(system)
         agreement = krippendorff_alpha(reliability_matrix(rows, data.metric))
         for vca in _fits(data, log, system, rows):
@@ -187,6 +190,20 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
         "reliability": pd.DataFrame(reliability, columns=columns("reliability")),
         "dstudy": pd.DataFrame(dstudy, columns=columns("dstudy")),
     }
+
+
+_IDENTICAL = (
+    "all {runs} runs are identical on every segment: the run, facet and residual variances are "
+    "0 (retraining changes no score; phi = 1), a boundary no REML fit converges to, so no "
+    "components, shares or phi are reported"
+)
+
+
+def runs_identical(rows: pd.DataFrame, metric: str) -> bool:
+    """Whether every segment has the same score in every run (to 1e-12 of the scores' size):
+    then the likelihood has no finite optimum (residual 0) and a fit's shares are noise."""
+    spread = rows.groupby(SEGMENT, sort=False)[metric].agg(lambda v: v.max() - v.min())
+    return bool(spread.max() <= 1e-12 * max(1.0, float(rows[metric].abs().max())))
 
 
 def _component_rows(key: dict[str, object], result: LmmResult) -> list[dict[str, object]]:
