@@ -1,5 +1,7 @@
-"""Seeded small scores-mode experiments and adversarial renamings of their labels, for the
-metamorphic tests (tests/unit/analyses/test_label_metamorphic.py, tests/e2e/test_labels_e2e.py).
+"""Seeded small scores-mode and raw-mode experiments and adversarial renamings of their labels,
+for the metamorphic tests (tests/unit/analyses/test_label_metamorphic.py,
+tests/e2e/test_label_workflow.py). Raw mode writes a test set, a runs sheet and hypotheses files
+and scores them with the real metrics (sacrebleu / rouge-score, ``implementation: reference``).
 
 An experiment has 20 segments, 2-3 systems with 1-4 runs each, 0-2 facets, one numeric and one
 categorical property and one metric. A renaming maps every system, facet, facet level, metric and
