@@ -14,6 +14,7 @@ def main(smk) -> None:
         cuts=options["bins"],
         labels=options["bin_labels"],
         categorical=options["categorical"],
+        scale=smk.params.scale,
     )
     write_parquet(evaluation, smk.output.evaluation)
     write_parquet(runs, smk.output.runs)

@@ -1,5 +1,7 @@
-"""Seeded small scores-mode experiments and adversarial renamings of their labels, for the
-metamorphic tests (tests/unit/analyses/test_label_metamorphic.py, tests/e2e/test_labels_e2e.py).
+"""Seeded small scores-mode and raw-mode experiments and adversarial renamings of their labels,
+for the metamorphic tests (tests/unit/analyses/test_label_metamorphic.py,
+tests/e2e/test_label_workflow.py). Raw mode writes a test set, a runs sheet and hypotheses files
+and scores them with the real metrics (sacrebleu / rouge-score, ``implementation: reference``).
 
 An experiment has 20 segments, 2-3 systems with 1-4 runs each, 0-2 facets, one numeric and one
 categorical property and one metric. A renaming maps every system, facet, facet level, metric and
@@ -18,6 +20,8 @@ from types import ModuleType
 
 import numpy as np
 import pandas as pd
+
+from infrepro.vocabulary import DEV_SCORE, HYPOTHESES, REFERENCE, RUN, SEGMENT, SOURCE, SYSTEM
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESIDUAL = "Residual"
@@ -76,6 +80,11 @@ class Experiment:
     def properties(self) -> list[str]:
         return [self.numeric, self.categorical]
 
+    @property
+    def renameable(self) -> list[str]:
+        """The column names a user chooses: facets, metric and properties."""
+        return [*self.facets, self.metric, *self.properties]
+
     def columns(self) -> dict:
         """The config's ``columns:`` mapping."""
         return {
@@ -93,6 +102,7 @@ class Experiment:
             "scores": scores_path,
             "columns": self.columns(),
             "better": {self.metric: self.better},
+            "scale": {self.metric: "points"},  # scores around 50
             "baseline": self.baseline,
             "property_options": {"categorical": [self.categorical]},
             "analyses": {"run": list(analyses), "bootstrap": {"samples": 200}},
@@ -152,18 +162,18 @@ def _ordered(old: list[str], pool: list[str]) -> dict[str, str]:
     return dict(zip(sorted(old), sorted(pool), strict=True))
 
 
-def draw_renaming(experiment: Experiment, seed: int) -> Renaming:
+def draw_renaming(experiment: Experiment | RawExperiment, seed: int) -> Renaming:
     """Adversarial names for every label, all different, drawn from ALPHABET (order-preserving
     within each role, so every sort sorts the same way)."""
     rng = np.random.default_rng(10_000 + seed)
-    names = [*experiment.facets, experiment.metric, *experiment.properties]
+    names = experiment.renameable
     sizes = [len(names), len(experiment.systems), *map(len, experiment.levels.values())]
     while True:
         pool = [str(x) for x in rng.choice(ALPHABET, size=sum(sizes), replace=False)]
         columns = _ordered(names, pool[: sizes[0]])
         if RESIDUAL in [columns[f] for f in experiment.facets]:
             continue  # refused up front (tests/unit/experiment): the residual's name
-        if not any(columns[p] + "_bin" in pool for p in experiment.properties):
+        if not any(columns[name] + "_bin" in pool for name in names):
             break
     systems = _ordered(experiment.systems, pool[sizes[0] : sizes[0] + sizes[1]])
     start = sizes[0] + sizes[1]
@@ -216,6 +226,7 @@ class FakeSmk:
     output: Namedlist
     params: Namedlist
     wildcards: Namedlist
+    threads: int = 1
 
 
 def script(name: str) -> ModuleType:
@@ -237,16 +248,12 @@ def run_in_process(
     """Import the scores, run ``analyses`` (and what they need) and collect the tables through
     the rule scripts' ``main``; the text of every table (results/tables/<name>.csv) by name."""
     from infrepro.experiment import load_experiment
-    from infrepro.registry import ANALYSES, with_needs
-    from infrepro.schema import with_defaults
 
     workdir.mkdir(parents=True, exist_ok=True)
     scores_path = workdir / "scores.csv"
     (write or (lambda frame, path: frame.to_csv(path, index=False)))(experiment.scores, scores_path)
     config = experiment.config(str(scores_path), analyses)
-    full = dict(config)
-    for section in ("property_options", "analyses", "report"):
-        full[section] = with_defaults(section, config.get(section))
+    full = with_all_defaults(config)
     full["incomplete_runs"] = "reject"
     loaded = load_experiment(full)
     results = workdir / "results"
@@ -256,22 +263,53 @@ def run_in_process(
         "bins": results / "tables" / "property_bins.csv",
     }
     (results / "tables").mkdir(parents=True, exist_ok=True)
-    script("import_scores.py").main(
+    call(
+        "import_scores.py",
+        {"scores": scores_path},
+        inputs,
+        columns=config["columns"],
+        options=full["property_options"],
+        scale=config["scale"],
+    )
+    return run_analyses(loaded, full, inputs, analyses)
+
+
+def with_all_defaults(config: Mapping) -> dict:
+    """The config with every section's schema defaults, as Snakemake's validate gives it."""
+    from infrepro.schema import with_defaults
+
+    full = dict(config)
+    for section in ("property_options", "analyses", "report", "scoring"):
+        full[section] = with_defaults(section, config.get(section))
+    full["property_options"].setdefault("rarity_corpus", None)  # a null default (validate sets it)
+    return full
+
+
+def call(name: str, given: Mapping, outputs: Mapping, wildcards: Mapping | None = None, **params):
+    """Run the rule script ``name``'s ``main`` on these inputs, outputs and params."""
+    script(name).main(
         FakeSmk(
-            Namedlist(scores=str(scores_path)),
-            Namedlist({k: str(v) for k, v in inputs.items()}),
-            Namedlist(columns=config["columns"], options=full["property_options"]),
-            Namedlist(),
+            Namedlist({k: v if isinstance(v, list) else str(v) for k, v in given.items()}),
+            Namedlist({k: str(v) for k, v in outputs.items()}),
+            Namedlist(params),
+            Namedlist(wildcards or {}),
         )
     )
+
+
+def run_analyses(loaded, full: Mapping, inputs: Mapping[str, Path], analyses: Iterable[str]):
+    """Run ``analyses`` (and what they need) on the evaluation table of ``inputs`` and collect
+    their tables as the workflow does; the text of every table by name."""
+    from infrepro.registry import ANALYSES, with_needs
+
+    results = Path(inputs["evaluation"]).parent
     metric = loaded.metrics[0]
     part = str(results / "analyses" / "m" / "{analysis}" / "{table}.csv")
-    analysis_main = script("analysis.py").main
     chosen = with_needs(list(analyses))
     parts = []
     for name in chosen:
         spec = ANALYSES[name]
-        given = {k: str(v) for k, v in inputs.items()}
+        given = dict(inputs)
         for need in spec.needs:
             given[need.argument] = part.format(analysis=need.analysis, table=need.table)
         outputs = {t: part.format(analysis=name, table=t) for t in spec.tables}
@@ -279,36 +317,34 @@ def run_in_process(
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         options = {k: full["analyses"][k] for k in spec.reads if k in full["analyses"]}
         options |= {k: full["report"][k] for k in spec.report_reads}
-        analysis_main(
-            FakeSmk(
-                Namedlist(given),
-                Namedlist(outputs),
-                Namedlist(
-                    analysis=name,
-                    better=loaded.better[metric],
-                    baseline=loaded.baseline,
-                    facets=loaded.facets,
-                    properties=loaded.properties,
-                    options=options,
-                    metric=metric,
-                ),
-                Namedlist(metric=metric),
-            )
+        call(
+            "analysis.py",
+            given,
+            outputs,
+            {"metric": metric},
+            analysis=name,
+            better=loaded.better[metric],
+            baseline=loaded.baseline,
+            facets=loaded.facets,
+            properties=loaded.properties,
+            options=options,
+            metric=metric,
         )
         parts += outputs.values()
     tables = sorted({t for name in chosen for t in ANALYSES[name].tables})
-    collected = {t: str(results / "tables" / f"{t}.csv") for t in tables}
-    script("collect_tables.py").main(
-        FakeSmk(Namedlist(parts=parts), Namedlist(collected), Namedlist(), Namedlist())
-    )
+    collected = {t: results / "tables" / f"{t}.csv" for t in tables}
+    call("collect_tables.py", {"parts": parts}, collected)
     out = {t: Path(p).read_text(encoding="utf-8") for t, p in collected.items()}
     out["property_bins"] = Path(inputs["bins"]).read_text(encoding="utf-8")
     return out
 
 
 def run_ids(workdir: Path) -> list[str]:
-    """The run ids of an in-process run, in the order of the runs table."""
-    return [str(r) for r in pd.read_parquet(workdir / "results" / "runs.parquet")["run_id"]]
+    """The run ids of an in-process run (or of a workflow's results), in the runs table's order."""
+    results = workdir / "results" if (workdir / "results").is_dir() else workdir
+    path = results / "runs.parquet"
+    path = path if path.is_file() else results / "inputs" / "runs.parquet"
+    return [str(r) for r in pd.read_parquet(path)[RUN]]
 
 
 def assert_same_tables(
@@ -325,7 +361,9 @@ def assert_same_tables(
     from infrepro.lmm.formula import string_literal
     from infrepro.vocabulary import STR, TABLE_SPECS
 
-    old_new = {**renaming.columns, **{f"{o}_bin": f"{n}_bin" for o, n in renaming.columns.items()}}
+    derived = ("_bin", "_c")  # a property's binned and centred columns
+    old_new = {**renaming.columns}
+    old_new |= {o + d: n + d for o, n in renaming.columns.items() for d in derived}
     old_new |= {old: new for new, old in renaming.back.items()} | dict(runs)
     # a system or level as a formula's string: dummy(system, "sysA")
     quoted = {
@@ -335,7 +373,7 @@ def assert_same_tables(
     old_new |= {f'"{old}"': string_literal(new) for old, new in quoted.items()}
     order = sorted(old_new, key=len, reverse=True)
     split = re.compile("(" + "|".join(map(re.escape, order)) + ")")
-    header = {o: n for o, n in old_new.items() if o in renaming.columns or o.endswith("_bin")}
+    header = {o: n for o, n in old_new.items() if o in renaming.columns or o.endswith(derived)}
     for name, text in base.items():
         left, right = read_text(text), read_text(renamed[name])
         assert list(right.columns) == [header.get(c, c) for c in left.columns], name
@@ -360,3 +398,207 @@ def read_text(text: str) -> pd.DataFrame:
     from io import StringIO
 
     return pd.read_csv(StringIO(text), dtype=str, keep_default_na=False)
+
+
+# -- raw mode: a test set, a runs sheet and hypotheses files scored by the real metrics -----------
+WORDS = tuple(
+    "the a cat dog sat on mat runs fast slow red blue green house tree river stone light dark "
+    "old new small big quiet loud bird fish sings swims under over near far".split()
+)
+
+
+@dataclass
+class RawExperiment:
+    """A raw-mode experiment: test set (with a numeric and a categorical user property), runs
+    sheet (system, facets, dev_score) and each run's hypotheses, in test-set order."""
+
+    testset: pd.DataFrame
+    runs: pd.DataFrame
+    hypotheses: dict[str, list[str]]  # run id -> one hypothesis per test-set row
+    systems: list[str]
+    facets: list[str]
+    levels: dict[str, list[str]]
+    metric: str
+    numeric: str
+    categorical: str
+    baseline: str
+
+    @property
+    def renameable(self) -> list[str]:
+        """The column names a user chooses: facets and user properties (metric and built-in
+        property names are infrepro's)."""
+        return [*self.facets, self.numeric, self.categorical]
+
+    def config(self, analyses: Iterable[str]) -> dict:
+        return {
+            "experiment": "labels (raw)",
+            "testset": "testset.tsv",
+            "runs": "runs.tsv",
+            "baseline": self.baseline,
+            "metrics": [self.metric],
+            "properties": ["length", self.numeric, self.categorical],
+            "property_options": {"categorical": [self.categorical]},
+            "analyses": {
+                "run": list(analyses),
+                "bootstrap": {"samples": 200},
+                "dev_score_better": "higher",
+            },
+            "report": {"date": "not set"},
+            "scoring": {"implementation": "reference"},
+        }
+
+
+def _hypothesis(reference: str, rng: np.random.Generator, error: float) -> str:
+    words = reference.split()
+    return " ".join(str(rng.choice(WORDS)) if rng.random() < error else w for w in words)
+
+
+def generate_raw(seed: int) -> RawExperiment:
+    """A small raw-mode experiment, the same for the same seed: 20 segments, 2-3 systems with
+    1-3 runs each, 0-2 facets; the better systems' hypotheses change fewer reference words."""
+    rng = np.random.default_rng(50_000 + seed)
+    systems = list(BASE_SYSTEMS[: int(rng.integers(2, 4))])
+    facets = ["facA", "facB"][: int(rng.integers(0, 3))]
+    levels = {f: [f"lv{f[-1]}{k}" for k in range(2 + i)] for i, f in enumerate(facets)}
+    references = [" ".join(rng.choice(WORDS, size=int(rng.integers(4, 16)))) for _ in range(20)]
+    testset = pd.DataFrame(
+        {
+            SEGMENT: [f"s{i:02d}" for i in range(20)],
+            SOURCE: [r.upper() for r in references],
+            REFERENCE: references,
+            "udiff": [str(int(v)) for v in rng.integers(1, 9, size=20)],
+            "ugenre": rng.choice(["news", "talk", "web"], size=20),
+        }
+    )
+    runs, hypotheses = [], {}
+    for s_index, system in enumerate(systems):
+        for r in range(int(rng.integers(1, 4))):
+            run_id = f"{system}_r{r}"
+            error = 0.45 - 0.1 * s_index + rng.uniform(-0.05, 0.05)
+            hypotheses[run_id] = [_hypothesis(ref, rng, error) for ref in references]
+            levels_of_run = {f: levels[f][(r + s_index) % len(levels[f])] for f in facets}
+            dev = f"{rng.uniform(0.3, 0.6):.4f}"
+            runs.append(
+                {
+                    RUN: run_id,
+                    SYSTEM: system,
+                    HYPOTHESES: f"hyps/{run_id}.txt",
+                    DEV_SCORE: dev,
+                    **levels_of_run,
+                }
+            )
+    metric = ("ter", "rouge1", "chrf")[seed % 3]
+    return RawExperiment(
+        testset,
+        pd.DataFrame(runs),
+        hypotheses,
+        systems,
+        facets,
+        levels,
+        metric,
+        "udiff",
+        "ugenre",
+        systems[0],
+    )
+
+
+def rename_raw(experiment: RawExperiment, renaming: Renaming) -> RawExperiment:
+    """The same raw experiment with every system, facet, level and user property renamed."""
+    col = renaming.columns
+    runs = experiment.runs.copy()
+    runs[SYSTEM] = runs[SYSTEM].map(renaming.systems)
+    for facet, mapping in renaming.levels.items():
+        runs[facet] = runs[facet].map(mapping)
+    return RawExperiment(
+        experiment.testset.rename(columns=col),
+        runs.rename(columns=col),
+        experiment.hypotheses,
+        [renaming.systems[s] for s in experiment.systems],
+        [col[f] for f in experiment.facets],
+        {col[f]: [renaming.levels[f][v] for v in lv] for f, lv in experiment.levels.items()},
+        experiment.metric,
+        col[experiment.numeric],
+        col[experiment.categorical],
+        renaming.systems[experiment.baseline],
+    )
+
+
+def permute_raw(experiment: RawExperiment, seed: int) -> RawExperiment:
+    """The same raw experiment with the test set's rows (and with them each hypotheses file's
+    lines) and the runs sheet's rows in another order."""
+    rng = np.random.default_rng(seed)
+    rows = rng.permutation(len(experiment.testset))
+    hypotheses = {run: [lines[i] for i in rows] for run, lines in experiment.hypotheses.items()}
+    runs = experiment.runs.iloc[rng.permutation(len(experiment.runs))].reset_index(drop=True)
+    return RawExperiment(
+        experiment.testset.iloc[rows].reset_index(drop=True),
+        runs,
+        hypotheses,
+        *(getattr(experiment, f) for f in ("systems", "facets", "levels", "metric")),
+        experiment.numeric,
+        experiment.categorical,
+        experiment.baseline,
+    )
+
+
+def _write_tsv(frame: pd.DataFrame, path: Path) -> None:
+    lines = ["\t".join(frame.columns)] + ["\t".join(map(str, row)) for row in frame.to_numpy()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def run_raw_in_process(
+    experiment: RawExperiment, workdir: Path, analyses: Iterable[str]
+) -> dict[str, str]:
+    """Write the test set, runs sheet and hypotheses files, then run the raw-mode rule scripts
+    (prepare_testset, prepare_runs, score_run per run, properties, assemble) and ``analyses`` as
+    the workflow does; the text of every table by name."""
+    from infrepro.experiment import load_experiment
+
+    (workdir / "hyps").mkdir(parents=True, exist_ok=True)
+    _write_tsv(experiment.testset, workdir / "testset.tsv")
+    _write_tsv(experiment.runs, workdir / "runs.tsv")
+    for run_id, lines in experiment.hypotheses.items():
+        (workdir / "hyps" / f"{run_id}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config = experiment.config(analyses)
+    config["testset"] = str(workdir / config["testset"])
+    config["runs"] = str(workdir / config["runs"])
+    full = with_all_defaults(config)
+    loaded = load_experiment(full)
+    results = workdir / "results"
+    (results / "tables").mkdir(parents=True, exist_ok=True)
+    inputs = {
+        "evaluation": results / "evaluation.parquet",
+        "runs": results / "inputs" / "runs.parquet",
+        "bins": results / "tables" / "property_bins.csv",
+    }
+    testset = results / "inputs" / "testset.parquet"
+    (results / "scores").mkdir(parents=True, exist_ok=True)
+    call("prepare_testset.py", {"testset": config["testset"]}, {"testset": testset})
+    call("prepare_runs.py", {"runs": config["runs"]}, {"runs": inputs["runs"]})
+    scores = [results / "scores" / f"{run}.parquet" for run in loaded.run_ids]
+    for run, path in zip(loaded.run_ids, scores, strict=True):
+        given = {"hypotheses": loaded.hypotheses_path(run), "testset": testset}
+        call(
+            "score_run.py",
+            given,
+            {"scores": path},
+            {"run_id": run},
+            metrics=loaded.metrics,
+            implementation=full["scoring"]["implementation"],
+        )
+    properties = results / "properties.parquet"
+    call(
+        "properties.py",
+        {"testset": testset},
+        {"properties": properties, "bins": inputs["bins"]},
+        properties=loaded.properties,
+        options=full["property_options"],
+    )
+    call(
+        "assemble.py",
+        {"runs": inputs["runs"], "properties": properties, "scores": list(map(str, scores))},
+        {"evaluation": inputs["evaluation"]},
+        facets=loaded.facets,
+        metrics=loaded.metrics,
+    )
+    return run_analyses(loaded, full, inputs, analyses)

@@ -202,7 +202,7 @@ def best_runs(data: MetricData) -> pd.DataFrame:
 
 
 def run_means(data: MetricData) -> pd.DataFrame:
-    """Mean test score of every run, with its system, facets and dev score, in runs-sheet order."""
+    """Mean test score of every run, with its system, facets and dev score, in runs order."""
     means = (
         data.evaluation.groupby(RUN, sort=False)[data.metric].agg(["mean", "count"]).reset_index()
     )

@@ -47,7 +47,8 @@ class Names:
     def __post_init__(self) -> None:
         internal = {user: f"{self.prefix}{i}_" for i, user in enumerate(self.users)}
         object.__setattr__(self, "_internal", internal)
-        pattern = re.compile(rf"(?<![A-Za-z0-9]){re.escape(self.prefix)}(\d+)_")
+        # an internal name and the suffix a derived column adds to it (``_c``: centred)
+        pattern = re.compile(rf"(?<![A-Za-z0-9]){re.escape(self.prefix)}(\d+)_([A-Za-z0-9_.]*)")
         object.__setattr__(self, "_pattern", pattern)
 
     @classmethod
@@ -74,17 +75,21 @@ class Names:
 
         An internal name standing alone becomes the user's name; inside longer text (a formula,
         a reason, ``a:b``) it becomes the name as a formula would write it (backquoted if needed).
+        A derived column's suffix stays inside the name: ``_v0__c`` is ``src len_c``, written
+        `` `src len_c` `` in a formula, never `` `src len`_c ``.
         """
         if not self.users or self.prefix not in text:
             return text
         whole = self._pattern.fullmatch(text)
         if whole is not None and int(whole.group(1)) < len(self.users):
-            return self.users[int(whole.group(1))]
+            return self.users[int(whole.group(1))] + whole.group(2)
         return self._pattern.sub(self._display, text)
 
     def _display(self, match: re.Match[str]) -> str:
         index = int(match.group(1))
-        return formula_name(self.users[index]) if index < len(self.users) else match.group(0)
+        if index >= len(self.users):
+            return match.group(0)
+        return formula_name(self.users[index] + match.group(2))
 
     def rename_columns(self, frame: pd.DataFrame) -> pd.DataFrame:
         """``frame`` with user-named columns renamed to internal names."""

@@ -21,13 +21,12 @@ def assemble_evaluation(
 ) -> pd.DataFrame:
     """Join per-run scores with run metadata and segment properties.
 
-    Columns: run_id, system, facets, segment_id, properties (and their bins), metrics; rows in
-    runs-sheet order, then test-set order.
+    Columns: run_id, system, facets, segment_id, properties (and their bins), metrics; rows
+    ordered by run and segment id, as in scores mode: the order of the runs sheet's and the test
+    set's rows is not information, and sums over rows must not depend on it.
     """
-    order = {run_id: i for i, run_id in enumerate(runs[RUN])}
-    stacked = pd.concat(
-        sorted(scores, key=lambda frame: order[str(frame[RUN].iloc[0])]), ignore_index=True
-    )
+    stacked = pd.concat(scores, ignore_index=True)
+    stacked = stacked.sort_values([RUN, SEGMENT], kind="stable").reset_index(drop=True)
     meta = runs[[RUN, SYSTEM, *facets]]
     table = stacked.merge(meta, on=RUN, how="left", validate="many_to_one")
     table = table.merge(properties, on=SEGMENT, how="left", validate="many_to_one")
@@ -44,15 +43,17 @@ def import_scores(
     cuts: Mapping[str, Sequence[float]] | None = None,
     labels: Mapping[str, Sequence[str]] | None = None,
     categorical: Sequence[str] = (),
+    scale: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Scores mode: the evaluation table, the runs table and the property bins of a scores file.
 
     Bins of numeric properties are computed over segments (not rows), as in raw mode;
-    ``categorical`` properties stay text even when every value parses as a number. Rows are
+    ``categorical`` properties stay text even when every value parses as a number; ``scale``
+    (metric -> fraction or points) says which metrics to divide by 100. Rows are
     ordered by run and segment id whatever the file's order: the order of a file's rows is not
     information, and sums over rows must not depend on it (the tables stay byte-identical).
     """
-    table = read_scores_table(path, columns, categorical=categorical)
+    table = read_scores_table(path, columns, categorical=categorical, scale=scale)
     table = table.sort_values([RUN, SEGMENT], kind="stable").reset_index(drop=True)
     props = list(columns.properties)
     segments = table[[SEGMENT, *props]].drop_duplicates(SEGMENT).reset_index(drop=True)

@@ -54,7 +54,7 @@ class Experiment:
 
     @property
     def run_ids(self) -> list[str]:
-        """Run ids in runs-sheet order."""
+        """Run ids in the order of the runs table (by run id)."""
         return list(self.runs[RUN])
 
     @property
@@ -78,6 +78,7 @@ def load_experiment(config: Mapping[str, Any], *, check_hypotheses: bool = True)
 
 
 def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Experiment:
+    _scale(config, [])  # infrepro's own metrics are fractions
     testset_path = Path(config["testset"])
     runs_path = Path(config["runs"])
     testset = read_testset(testset_path)
@@ -118,7 +119,10 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
 
 def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
     columns = ScoresColumns.from_config(config["columns"])
-    table = read_scores_table(config["scores"], columns, categorical=_categorical(config))
+    scale = _scale(config, list(columns.metrics))
+    table = read_scores_table(
+        config["scores"], columns, categorical=_categorical(config), scale=scale
+    )
     runs = table[[RUN, SYSTEM, *columns.facets]].drop_duplicates(RUN).reset_index(drop=True)
     if columns.dev_score:
         runs["dev_score"] = table.drop_duplicates(RUN)["dev_score"].to_numpy()
@@ -216,6 +220,22 @@ def _check_options(
         runs=runs,
     )
     check_report_options(config["report"])
+
+
+def _scale(config: Mapping[str, Any], metrics: list[str]) -> dict[str, str]:
+    """``scale`` names only metrics of a scores file (raw mode scores fractions itself)."""
+    given = dict(config.get("scale") or {})
+    for metric in given:
+        if metric not in metrics:
+            where = (
+                f"one of the scores file's metrics ({', '.join(metrics)})"
+                if metrics
+                else ("a metric of a scores file: raw mode's own metrics are fractions")
+            )
+            raise InputError(
+                None, f"scale.{metric} is set, but '{metric}' is not {where}; remove it"
+            )
+    return given
 
 
 def _better(config: Mapping[str, Any], metrics: list[str]) -> dict[str, str]:

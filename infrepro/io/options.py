@@ -180,6 +180,16 @@ def _check_facet_levels(runs: pd.DataFrame, system: str, facet: str) -> None:
 
 
 def _check_interaction(term: str, facets: Sequence[str]) -> None:
+    """A term joins different names, each segment_id or a facet, with ':' (or '/'); a facet
+    whose name holds ':' or '/' makes a term that names it ambiguous, so it is refused."""
+    joining = [f for f in facets if (":" in f or "/" in f) and f in term]
+    if joining:
+        raise InputError(
+            None,
+            f"analyses.vca_interactions has '{term}', which names facet '{joining[0]}'; that "
+            "name holds ':' or '/', which join the names of a term, so the term is ambiguous: "
+            "rename the facet (without ':' and '/') to use it in an interaction",
+        )
     parts = term.replace("/", ":").split(":")
     allowed = [SEGMENT, *facets]
     unknown = [p for p in parts if p not in allowed]

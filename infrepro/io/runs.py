@@ -24,7 +24,7 @@ import pandas as pd
 
 from infrepro.vocabulary import DEV_SCORE, HYPOTHESES, RESERVED, RUN, SYSTEM
 
-from .errors import InputError
+from .errors import InputError, plural
 from .tables import LINE_COLUMN, check_nonempty, check_unique, read_table, require_columns
 from .text import not_a_file
 
@@ -66,8 +66,11 @@ def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFra
                 )
     if DEV_SCORE in frame.columns:
         frame[DEV_SCORE] = _numeric_column(frame, sheet, DEV_SCORE)
+        _check_dev_scores_complete(frame, sheet)
     for facet in facet_columns(frame):
         frame[facet] = [_facet_value(v) for v in frame[facet]]
+    # ordered by run id: the order of the sheet's rows is not information (tables stay the same)
+    frame = frame.sort_values(RUN, kind="stable")
     return frame.drop(columns=[LINE_COLUMN]).reset_index(drop=True)
 
 
@@ -96,6 +99,22 @@ def _facet_value(value: object) -> object:
         return None
     text = str(value).strip()
     return text if text else None
+
+
+def _check_dev_scores_complete(frame: pd.DataFrame, sheet: Path) -> None:
+    """A dev score for every run or for none: one empty cell would turn best-run selection by
+    dev score off for every system."""
+    empty = frame[DEV_SCORE].isna()
+    if empty.any() and not empty.all():
+        others = plural(int((~empty).sum()), "other run has", "other runs have")
+        raise InputError(
+            sheet,
+            f"{DEV_SCORE} is empty while {others} one; the best run of every system is "
+            f"selected by {DEV_SCORE}, so give every run one (or leave the column empty to "
+            "select by the test mean, flagged optimistic)",
+            line=int(frame.loc[empty, LINE_COLUMN].iloc[0]),
+            column=DEV_SCORE,
+        )
 
 
 def _numeric_column(frame: pd.DataFrame, path: Path, column: str) -> pd.Series:

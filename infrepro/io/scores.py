@@ -12,12 +12,15 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from infrepro.vocabulary import RUN, SEGMENT, SYSTEM
+from infrepro.vocabulary import DEV_SCORE, RUN, SEGMENT, SYSTEM
 
 from .errors import InputError
 from .properties import property_values
 from .text import require_file
 
+FRACTION, POINTS_SCALE = "fraction", "points"  # the schema's scale values
+# a fraction-scale metric has most scores within [-2, 2] (TER may exceed 1 on some segments)
+FRACTION_MEDIAN_MAX = 2.0
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".zip": "zip"}
 MAX_SCORE_MAGNITUDE = 1e12  # far beyond any metric; squares and sums stay exact enough
 
@@ -98,12 +101,19 @@ def _one_line(err: BaseException) -> str:
 
 
 def read_scores_table(
-    path: str | Path, columns: ScoresColumns, *, categorical: Sequence[str] = ()
+    path: str | Path,
+    columns: ScoresColumns,
+    *,
+    categorical: Sequence[str] = (),
+    scale: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Read and validate a scores file into evaluation-table layout.
 
     Columns are renamed to ``run_id``, ``system``, ``segment_id``; facets, properties and metrics
-    keep their names. A run is a distinct combination of ``columns.run`` values.
+    keep their names. A run is a distinct combination of ``columns.run`` values. Scores are
+    stored as fractions: a metric on the ``points`` ``scale`` is divided by 100; one on the
+    (default) fraction scale whose median magnitude exceeds FRACTION_MEDIAN_MAX is refused, as
+    0-100 scores read as fractions would be shown x 100.
     """
     raw = read_raw_scores(path)
     for column in columns.all():
@@ -129,11 +139,31 @@ def read_scores_table(
             raw[prop], prop in categorical, path=path, column=prop, lines=lines
         ).to_numpy()
     for metric in columns.metrics:
-        out[metric] = _numeric(raw[metric], path, metric)
+        out[metric] = _on_fraction_scale(
+            _numeric(raw[metric], path, metric), (scale or {}).get(metric, FRACTION), path, metric
+        )
     if columns.dev_score:
-        out["dev_score"] = _numeric(raw[columns.dev_score], path, columns.dev_score)
+        out[DEV_SCORE] = _numeric(raw[columns.dev_score], path, columns.dev_score)
     _check_design(out, path, columns)
     return out
+
+
+def _on_fraction_scale(values: pd.Series, scale: str, path: str | Path, metric: str) -> pd.Series:
+    """Scores as fractions: points / 100; fractions checked to look like fractions."""
+    if scale == POINTS_SCALE:
+        return values / 100.0
+    median = float(values.abs().median())
+    if median > FRACTION_MEDIAN_MAX:
+        row = int(np.flatnonzero((values.abs() > FRACTION_MEDIAN_MAX).to_numpy())[0])
+        raise InputError(
+            path,
+            f"scores of metric '{metric}' have a median magnitude of {median:g} (this line: "
+            f"{values.iloc[row]:g}), too large for fractions (0-1), which the report shows x 100 "
+            f"as points; if they are on a 0-100 scale set scale: {{{metric}: points}}",
+            line=row + 2,
+            column=metric,
+        )
+    return values
 
 
 def _join(raw: pd.DataFrame, run_columns: tuple[str, ...]) -> pd.Series:
@@ -195,17 +225,26 @@ def _check_design(frame: pd.DataFrame, path: str | Path, columns: ScoresColumns)
         )
     for column, key in [(SYSTEM, RUN), *[(f, RUN) for f in columns.facets]]:
         _check_constant(frame, path, column, key)
+    if columns.dev_score:  # one dev score per run: the first row must not win silently
+        _check_constant(frame, path, DEV_SCORE, RUN, name=columns.dev_score)
     for prop in columns.properties:
         _check_constant(frame, path, prop, SEGMENT)
 
 
-def _check_constant(frame: pd.DataFrame, path: str | Path, column: str, key: str) -> None:
+def _check_constant(
+    frame: pd.DataFrame, path: str | Path, column: str, key: str, *, name: str | None = None
+) -> None:
+    """Refuse a ``column`` (the file's ``name``) that varies within a ``key``, naming the line."""
     counts = frame.groupby(key, sort=False)[column].nunique(dropna=False)
     varying = counts[counts > 1]
     if len(varying):
+        values = frame.loc[frame[key] == varying.index[0], column]
+        other = values.ne(values.iloc[0]) & ~(values.isna() & pd.isna(values.iloc[0]))
+        line = int(values.index[int(np.flatnonzero(other.to_numpy())[0])]) + 2
         raise InputError(
             path,
-            f"'{column}' must be constant within each {key}, but {key} '{varying.index[0]}' has "
-            f"{int(varying.iloc[0])} different values",
-            column=column,
+            f"'{name or column}' must be constant within each {key}, but {key} "
+            f"'{varying.index[0]}' has {int(varying.iloc[0])} different values",
+            line=line,
+            column=name or column,
         )

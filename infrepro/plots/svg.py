@@ -17,7 +17,7 @@ from html import escape
 import matplotlib
 from matplotlib.figure import Figure
 
-from .names import short_names
+from .names import short_name, short_names
 
 STYLE: dict[str, object] = {
     "svg.hashsalt": "infrepro",
@@ -110,7 +110,8 @@ def legend_columns(labels: Iterable[str], width: float, most: int) -> int:
 
 def legend_below(fig: Figure, handles: list, labels: list[str], ncols: int, **kwargs) -> None:
     """A frameless legend centred under the axes, in the figure's bottom margin; long labels
-    shortened (:func:`~infrepro.plots.names.short_names`)."""
+    and a long ``title`` (a facet's name) shortened (:func:`~infrepro.plots.names.short_names`)."""
+    title = kwargs.pop("title", None)
     if handles:
         fig.legend(
             handles,
@@ -118,6 +119,7 @@ def legend_below(fig: Figure, handles: list, labels: list[str], ncols: int, **kw
             loc="lower center",
             bbox_to_anchor=(0.5, 0.0),
             ncols=max(1, ncols),
+            title=short_name(str(title)) if title else None,
             **kwargs,
         )
 

@@ -1,9 +1,10 @@
-"""End-to-end: the report holds its layout with 30 systems, 200-character names and a facet of 20
-levels (scores mode, 40 segments, one or two runs per system), measured in headless Chromium at
-1400 px: the decision tables, groups diagrams and forest plots come before the fifth screen, the
-groups diagram right after its table with every system labelled, no text label of a
-figure overlaps another, no label lies outside its SVG (legends included), nothing is wider
-than the page. Text in the SVGs is drawn as glyph groups (``<g transform="... scale(...)">``)."""
+"""End-to-end: the report holds its layout with 30 systems, 200-character names, a facet of 20
+levels with a 200-character name (scores mode, 40 segments, one or two runs per system),
+measured in headless Chromium at 1400 px: the decision tables, groups diagrams and forest plots
+come before the fifth screen, the groups diagram right after its table with every system
+labelled, no text label of a figure overlaps another, no label lies outside its SVG (legends
+included), nothing is wider than the page. Text in the SVGs is drawn as glyph groups
+(``<g transform="... scale(...)">``)."""
 
 from __future__ import annotations
 
@@ -22,11 +23,13 @@ pytestmark = pytest.mark.e2e
 SYSTEMS, SEGMENTS, LEVELS = 30, 40, 20
 WIDTH, SCREEN = 1400, 900
 TAIL = "-".join(["a-rather-long-system-name-with-many-hyphenated-parts"] * 5)
+# a 200-character facet name: it titles legends and axes of the meta-parameter figures
+FACET = ("checkpoint " + " ".join(["of the meta-parameter sweep"] * 8))[:200]
 
 
 def write_experiment(root: Path) -> list[str]:
     """Scores of 30 systems named ``Snn <long tail>`` (200 characters), 1-2 runs each, a facet
-    ``checkpoint`` whose 20 levels the runs cycle through, a numeric property."""
+    with a 200-character name whose 20 levels the runs cycle through, a numeric property."""
     rng = np.random.default_rng(11)
     names = [(f"S{i:02d} " + TAIL)[:200] for i in range(SYSTEMS)]
     length = rng.integers(5, 60, SEGMENTS)
@@ -43,7 +46,7 @@ def write_experiment(root: Path) -> list[str]:
                         "segment": f"seg{segment}",
                         "system": name,
                         "replication": f"r{replication}",
-                        "checkpoint": f"checkpoint-{run % LEVELS:02d}",
+                        FACET: f"checkpoint-{run % LEVELS:02d}",
                         "length": int(length[segment]),
                         "score": float(scores[segment]),
                     }
@@ -59,10 +62,11 @@ def write_experiment(root: Path) -> list[str]:
             "system": "system",
             "run": ["system", "replication"],
             "metrics": ["score"],
-            "facets": ["checkpoint"],
+            "facets": [FACET],
             "properties": ["length"],
         },
         "better": {"score": "higher"},
+        "scale": {"score": "points"},
         "baseline": names[0],
     }
     (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))

@@ -39,6 +39,7 @@ else:
         params:
             columns=config.get("columns", {}),
             options=PROPERTY_OPTIONS,
+            scale=config["scale"],
             content=content_of(config["scores"]),
         log:
             "logs/import_scores.log",

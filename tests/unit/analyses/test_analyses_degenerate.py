@@ -17,6 +17,7 @@ def experiment(
     constant: bool = False,
     seed_levels: int | None = None,
     constant_segment: bool = False,
+    identical: str | None = None,
 ) -> MetricData:
     rng = np.random.default_rng(3)
     segment_effect = rng.normal(0, 0.2, n_segments)
@@ -29,8 +30,12 @@ def experiment(
             seed = str(r % seed_levels if seed_levels else r)
             run_rows.append({"run_id": run_id, "system": system, "seed": seed})
             offset = rng.normal(0, 0.02)
+            if system == identical:  # every run of this system repeats the first one
+                offset, noise = 0.0, np.random.default_rng(7).normal(0, 0.05, n_segments)
+            else:
+                noise = rng.normal(0, 0.05, n_segments)
             for s in range(n_segments):
-                value = 0.5 if constant else 0.5 + segment_effect[s] + offset + rng.normal(0, 0.05)
+                value = 0.5 if constant else 0.5 + segment_effect[s] + offset + noise[s]
                 if constant_segment and s == 0:
                     value = 0.25
                 rows.append(
@@ -95,3 +100,22 @@ def test_metric_constant_on_a_segment_is_fine() -> None:
     tables = run_all(experiment({"base": 3, "comp": 3}, constant_segment=True))
     assert not tables["glrt"].empty
     assert (tables["diagnostics"]["status"] == "fitted").any()
+
+
+def test_identical_runs_report_no_run_share_phi_or_retraining_sd() -> None:
+    """Every run of a system the same (true run variance 0, where lme4 stops at the boundary):
+    no fit that did not converge may give the seed a share, a phi or a retraining SD."""
+    tables = run_all(experiment({"base": 3, "comp": 3}, identical="comp"))
+    notes = tables["diagnostics"]["reason"].str.cat(sep=" | ")
+    assert "all runs are identical on every segment" in notes
+    comp = tables["variance_components"][tables["variance_components"]["system"] == "comp"]
+    assert not comp.empty and not comp["converged"].astype(bool).any()
+    assert (comp.loc[comp["component"] != "segment_id", "variance"].astype(float) == 0).all()
+    assert comp["percent"].astype(float).isna().all()
+    phi = tables["reliability"][tables["reliability"]["system"] == "comp"]
+    assert phi["phi"].astype(float).isna().all()
+    assert set(tables["dstudy"]["system"]) == {"base"}
+    fits = tables["diagnostics"]
+    assert not (
+        (fits["subset"] == "comp") & (fits["analysis"] == "variance") & (fits["status"] == "fitted")
+    ).any()

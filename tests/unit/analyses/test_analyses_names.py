@@ -44,3 +44,20 @@ def test_formula_name_escapes_backquotes_as_r_does() -> None:
     assert formula_name("plain_name") == "plain_name"
     assert formula_name("`tick`") == "`\\`tick\\``"
     assert formula_name("a\\b") == "`a\\\\b`"
+
+
+def test_a_centred_property_is_written_as_one_name_in_formulas_and_cells() -> None:
+    """The run slopes' centred column of ``src len`` is ``src len_c`` (`` `src len_c` `` in a
+    formula), not `` `src len`_c ``, which R would read as a different, invalid term."""
+    from infrepro.vocabulary import centred, runaware_property_formula
+
+    names = Names.of(["ter", "src len", "length"])
+    metric, prop, plain = names.internal_list(["ter", "src len", "length"])
+    model = runaware_property_formula(metric, "system", prop, True, "(1|run_id)")
+    table = pd.DataFrame({"model": [model], "term": [centred(prop)], "plain": [centred(plain)]})
+    back = names.user_table(table)
+    assert back.loc[0, "model"] == (
+        "ter ~ system * `src len` + (1|segment_id) + (1|run_id) + (0 + `src len_c` | run_id)"
+    )
+    assert back.loc[0, "term"] == "src len_c"
+    assert back.loc[0, "plain"] == "length_c"

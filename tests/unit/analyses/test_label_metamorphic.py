@@ -9,6 +9,9 @@ shuffled, and compares every table.
 
 200 renamed experiments (100 designs, two renamings each) and 20 shuffled ones; each runs one
 analysis (the cheap ones most often) so the module stays within about two minutes on one core.
+In raw mode (hypotheses scored by the real metrics through the raw rule scripts), 10 renamed
+experiments (systems, facets, levels, user properties) and 5 with the test set's and the runs
+sheet's rows permuted.
 """
 
 from __future__ import annotations
@@ -19,14 +22,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from infrepro.vocabulary import SEGMENT
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from label_experiments import (  # noqa: E402
     assert_same_tables,
     draw_renaming,
     generate,
+    generate_raw,
+    permute_raw,
     rename,
+    rename_raw,
     run_ids,
     run_in_process,
+    run_raw_in_process,
 )
 
 # the analysis each design runs, in turn: the model-heavy ones less often
@@ -77,3 +86,33 @@ def test_a_facet_named_like_the_residual_is_refused_up_front(tmp_path) -> None:
     experiment.levels["Residual"] = experiment.levels.pop(facet)
     with pytest.raises(InputError, match="facet 'Residual' has the name of the model residual"):
         run_in_process(experiment, tmp_path, ["variance"])
+
+
+RAW_ROTATION = ("variance", "classical", "summary", "metaparam", "comparison")
+
+
+@pytest.mark.parametrize("design", range(10))
+def test_raw_mode_renaming_keeps_every_number_and_maps_back(design: int, tmp_path) -> None:
+    """Raw mode: hypotheses scored by the real metrics, a test set with user properties and a
+    runs sheet with facets; systems, facets, levels and user properties renamed."""
+    analysis = RAW_ROTATION[design % len(RAW_ROTATION)]
+    experiment = generate_raw(design)
+    base = run_raw_in_process(experiment, tmp_path / "base", [analysis])
+    renaming = draw_renaming(experiment, 700 + design)
+    tables = run_raw_in_process(rename_raw(experiment, renaming), tmp_path / "renamed", [analysis])
+    runs = dict(zip(run_ids(tmp_path / "base"), run_ids(tmp_path / "renamed"), strict=True))
+    assert_same_tables(base, tables, renaming, runs)
+
+
+@pytest.mark.parametrize("design", range(5))
+def test_raw_mode_permuting_testset_and_runs_sheet_rows_keeps_tables_byte_identical(
+    design: int, tmp_path
+) -> None:
+    """The test set's rows (each hypotheses file's lines with them) and the runs sheet's rows in
+    another order: the same experiment, so the same bytes in every table."""
+    analysis = RAW_ROTATION[design % len(RAW_ROTATION)]
+    experiment = generate_raw(100 + design)
+    base = run_raw_in_process(experiment, tmp_path / "base", [analysis])
+    permuted = permute_raw(experiment, design)
+    assert list(permuted.testset[SEGMENT]) != list(experiment.testset[SEGMENT])
+    assert run_raw_in_process(permuted, tmp_path / "permuted", [analysis]) == base

@@ -164,6 +164,23 @@ def test_method_has_no_planning_leftovers() -> None:
     assert not [h for h in headings if "implemented" in h or "specified" in h]
 
 
+ROBUSTNESS = "docs/robustness.md"
+
+
+def test_robustness_table_names_tests_that_exist() -> None:
+    """Each ``file::name`` of docs/robustness.md (a reported case -> its test) is a test
+    function of that file, so the table cannot cite a test that was renamed or removed."""
+    text = (REPO_ROOT / ROBUSTNESS).read_text(encoding="utf-8")
+    cited = re.findall(r"`(tests/[\w/]+\.py)::(test_\w+)`", text)
+    assert len(cited) >= 40
+    missing = [
+        f"{path}::{name}"
+        for path, name in cited
+        if not re.search(rf"^def {name}\(", (REPO_ROOT / path).read_text(), flags=re.M)
+    ]
+    assert not missing, missing
+
+
 TOP_LEVEL = ("infrepro", "scripts", "workflow", "tests", "benchmarks", "config", "resources")
 PATH = re.compile(
     r"(?<![\w./-])((?:%s|profiles|docs)/[\w./-]*[\w/])" % "|".join(TOP_LEVEL)  # noqa: UP031
@@ -172,7 +189,7 @@ PATH = re.compile(
 
 @pytest.mark.parametrize(
     "doc",
-    ["README.md", "docs/method.md", "docs/architecture.md", "docs/reference.md"],
+    ["README.md", "docs/method.md", "docs/architecture.md", "docs/reference.md", ROBUSTNESS],
 )
 def test_docs_name_only_paths_that_exist(doc: str) -> None:
     """Every repository path a document names (code spans, links, prose; not the commands of

@@ -29,8 +29,9 @@ CHOSEN = {
     ("property_options", "bins", "*"): "length",
     ("property_options", "bin_labels", "*"): "length",
     ("analyses", "facets", "*"): "base",
+    ("scale", "*"): "ter",
 }
-SCORES_MODE = {"scores", "columns", "incomplete_runs"}  # options of scores mode only
+SCORES_MODE = {"scores", "columns", "incomplete_runs", "scale"}  # options of scores mode only
 NUMERIC = {"number", "integer"}
 
 
@@ -167,7 +168,7 @@ CASES = [
 def test_the_walker_sees_every_option() -> None:
     names = {option_name(path) for path in OPTIONS}
     assert {"report.alpha", "analyses.bootstrap.samples", "analyses.dstudy_max_n"} <= names
-    assert {"property_options.bins.*.[]", "better.*", "columns.run"} <= names
+    assert {"property_options.bins.*.[]", "better.*", "columns.run", "scale.*"} <= names
     assert len(OPTIONS) >= 30
 
 
@@ -279,6 +280,28 @@ def test_interaction_of_a_name_with_itself_is_refused(base: dict, term: str) -> 
     config["analyses"]["vca_interactions"] = [term]
     with pytest.raises(InputError, match=rf"vca_interactions has '{term}': '\w+' appears twice"):
         start_up(config)
+
+
+@pytest.mark.parametrize("facet", ["lr:warmup", "lr/warmup"])
+def test_interaction_naming_a_facet_that_holds_a_colon_or_slash_is_refused(
+    base: dict, facet: str
+) -> None:
+    """`segment_id:lr:warmup` could join a facet `lr:warmup` or two facets `lr` and `warmup`."""
+    config = copy.deepcopy(base["raw"])
+    config["runs"] = runs_with_facet(
+        base["root"], facet.replace("/", "_"), {"base": ["1", "2"], "comp": ["1", "2"]}
+    )
+    runs = base["root"] / config["runs"]
+    runs.write_text(runs.read_text().replace(facet.replace("/", "_"), facet, 1))
+    config["analyses"]["vca_interactions"] = [f"segment_id:{facet}"]
+    with pytest.raises(
+        InputError,
+        match=rf"vca_interactions has 'segment_id:{facet}', which names facet '{facet}'; that "
+        "name holds ':' or '/'",
+    ):
+        start_up(config)
+    config["analyses"]["vca_interactions"] = ["segment_id:seed"]  # a term without it is fine
+    start_up(config)
 
 
 def test_better_for_a_metric_not_in_the_experiment_is_refused(base: dict) -> None:

@@ -105,3 +105,23 @@ def test_hypotheses_jsonl_missing_segment(tmp_path: Path) -> None:
     path = write(tmp_path / "h.jsonl", json.dumps({"segment_id": "a", "hypothesis": "A"}) + "\n")
     with pytest.raises(InputError, match="1 test-set segments have no hypothesis: b"):
         read_hypotheses(path, ["a", "b"])
+
+
+def test_one_empty_dev_score_is_refused_with_its_line(tmp_path: Path) -> None:
+    """One empty dev_score cell once turned best-run selection by dev score off for every system."""
+    header = "run_id\tsystem\thypotheses\tdev_score"
+    rows = "r1\tb\th dir/a.txt\t0.4\nr2\tb\th dir/a.txt\t\nr3\tc\th dir/a.txt\t0.5\n"
+    with pytest.raises(InputError, match=r"runs.tsv:3: column 'dev_score': dev_score is empty"):
+        read_runs_sheet(make_runs(tmp_path, rows, header))
+    every = read_runs_sheet(make_runs(tmp_path, rows.replace("\t\n", "\t0.3\n"), header))
+    assert every["dev_score"].notna().all()
+    none = read_runs_sheet(
+        make_runs(tmp_path, "r1\tb\th dir/a.txt\t\nr2\tc\th dir/a.txt\t\n", header)
+    )
+    assert none["dev_score"].isna().all()
+
+
+def test_runs_sheet_rows_are_ordered_by_run_id(tmp_path: Path) -> None:
+    runs = read_runs_sheet(make_runs(tmp_path, "r2\tc\th dir/a.txt\t1\nr1\tb\th dir/a.txt\t2\n"))
+    assert list(runs["run_id"]) == ["r1", "r2"]
+    assert list(runs["seed"]) == ["2", "1"]

@@ -147,3 +147,20 @@ def test_hypotheses_path_in_a_symlink_loop_is_refused_with_the_sheet_line(tmp_pa
     message = refusal(read_runs_sheet, sheet)
     assert message.startswith(f"{sheet}:2: column 'hypotheses': hypotheses file cannot be read")
     assert "a.tsv" in message
+
+
+def test_dev_score_varying_within_a_run_is_refused_naming_file_line_and_column(
+    tmp_path: Path,
+) -> None:
+    """In scores mode the first row's dev score once won silently."""
+    path = tmp_path / "scores.csv"
+    path.write_text(
+        "seg,sys,seed,ter,dev\ns1,base,1,0.5,0.3\ns2,base,1,0.4,0.3\n"
+        "s1,comp,1,0.3,0.2\ns2,comp,1,0.2,0.25\n",
+        encoding="utf-8",
+    )
+    columns = ScoresColumns(
+        segment="seg", system="sys", run=("sys", "seed"), metrics=("ter",), dev_score="dev"
+    )
+    message = refusal(lambda p: read_scores_table(p, columns), path)
+    assert message.startswith(f"{path}:5: column 'dev': 'dev' must be constant within each run")

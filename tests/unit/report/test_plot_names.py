@@ -28,3 +28,19 @@ def test_legend_columns_shrink_for_long_labels_only() -> None:
     assert legend_columns(["a", "b", "c", "d", "e"], 3.5, 4) == 4
     assert legend_columns(["a", "b"], 3.5, 4) == 2
     assert legend_columns(["x" * 200] * 30, 3.5, 4) == 1
+
+
+def test_a_long_legend_title_is_shortened_like_the_labels() -> None:
+    """A facet's 200-character name titles the meta-parameter plots' legend: it once ran past
+    both edges of the figure."""
+    import matplotlib.pyplot as plt
+
+    from infrepro.plots.svg import legend_below
+
+    facet = "checkpoint " + "of the meta-parameter sweep " * 7
+    fig, ax = plt.subplots()
+    (line,) = ax.plot([0, 1], [0, 1])
+    legend_below(fig, [line], ["checkpoint-00"], 1, title=facet)
+    assert fig.legends[0].get_title().get_text() == short_name(facet)
+    assert len(short_name(facet)) <= LIMIT
+    plt.close(fig)
