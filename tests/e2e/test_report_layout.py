@@ -28,10 +28,12 @@ FACET = ("checkpoint " + " ".join(["of the meta-parameter sweep"] * 8))[:200]
 
 
 def write_experiment(root: Path) -> list[str]:
-    """Scores of 30 systems named ``Snn <long tail>`` (200 characters), 1-2 runs each, a facet
+    """Scores of 30 systems named ``Snn <long tail>`` (200 characters; one of them a single
+    word, which prose must break), 1-2 runs each, a facet
     with a 200-character name whose 20 levels the runs cycle through, a numeric property."""
     rng = np.random.default_rng(11)
     names = [(f"S{i:02d} " + TAIL)[:200] for i in range(SYSTEMS)]
+    names[2] = "S02_" + "x" * 196  # one unbreakable 200-character word, with two runs
     length = rng.integers(5, 60, SEGMENTS)
     difficulty = rng.normal(0, 8, SEGMENTS)
     rows, run = [], 0
