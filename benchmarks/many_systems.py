@@ -24,8 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -176,32 +176,34 @@ def run_tree(tree: Path, data: Path, workdir: Path) -> dict[str, object]:
     }
 
 
-def summarise(runs: list[dict[str, object]]) -> str:
+def _row(label: str, cells: list[str]) -> str:
+    return f"| {label} | " + " | ".join(cells) + " |"
+
+
+def _job_cell(times: list[float]) -> str:
+    return f"{len(times)} x, max {max(times):.0f}, sum {sum(times):.0f}" if times else ""
+
+
+def _top_cell(top: float | None) -> str:
+    return f"{top:.0f} px ({top / SCREEN:.2f} screens)" if top else "n/a"
+
+
+def summarise(runs: list[dict]) -> str:
     """A markdown table of the runs, side by side."""
     rules = sorted({rule for run in runs for rule in run["jobs"]})
-    head = "| | " + " | ".join(Path(str(run["tree"])).name or "." for run in runs) + " |"
-    lines = [head, "|---" * (len(runs) + 1) + "|"]
-    lines.append("| whole workflow (s) | " + " | ".join(str(r["wall_s"]) for r in runs) + " |")
-    lines.append("| its CPU time (s) | " + " | ".join(str(r["cpu_s"]) for r in runs) + " |")
-    for rule in rules:
-        cells = []
-        for run in runs:
-            times = run["jobs"].get(rule, [])
-            cells.append(
-                f"{len(times)} x, max {max(times):.0f}, sum {sum(times):.0f}" if times else ""
-            )
-        lines.append(f"| {rule} (s) | " + " | ".join(cells) + " |")
-    lines.append("| page (MB) | " + " | ".join(f"{r['page_bytes'] / 1e6:.2f}" for r in runs) + " |")
-    screens = [
-        f"{r['top_px']:.0f} px ({r['top_px'] / SCREEN:.2f} screens)" if r["top_px"] else "n/a"
-        for r in runs
+    lines = [
+        _row("", [Path(str(run["tree"])).name for run in runs]),
+        "|---" * (len(runs) + 1) + "|",
+        _row("whole workflow, wall (s)", [str(r["wall_s"]) for r in runs]),
+        _row("whole workflow, CPU (s)", [str(r["cpu_s"]) for r in runs]),
     ]
-    lines.append("| top of report | " + " | ".join(screens) + " |")
-    lines.append(
-        "| load (1 min) at start/end | "
-        + " | ".join(f"{r['load_before'][0]}/{r['load_after'][0]}" for r in runs)
-        + " |"
-    )
+    lines += [
+        _row(f"{rule} (s)", [_job_cell(r["jobs"].get(rule, [])) for r in runs]) for rule in rules
+    ]
+    lines.append(_row("page (MB)", [f"{r['page_bytes'] / 1e6:.2f}" for r in runs]))
+    lines.append(_row("top of report at 1400 px", [_top_cell(r["top_px"]) for r in runs]))
+    loads = [f"{r['load_before'][0]} / {r['load_after'][0]}" for r in runs]
+    lines.append(_row("load average (1 min) at start / end", loads))
     return "\n".join(lines)
 
 
