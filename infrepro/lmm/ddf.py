@@ -46,10 +46,12 @@ KENWARD_ROGER = "Kenward-Roger"
 # up to this many random-effect columns KR goes through the dense q x q reference (the fit keeps
 # X and Z); above, through the structured computation on the cross-products (kr.py)
 DENSE_KR_MAX_COLUMNS = 1200
-# ... and while its Q_rs products, (terms + 1)(terms + 2)/2 products of n x p by n x p, stay
-# below this many multiply-adds (about a second); a fit with a run variance per system over
-# many systems (the decision model at 30 systems: 3.6e10) goes the structured way
-DENSE_KR_MAX_WORK = 1e9
+# ... and while its work, the q x q inverse (q^3) and the Q_rs products ((terms + 1)(terms + 2)/2
+# products of n x p by n x p), stays below this many multiply-adds (a tenth of a second); else
+# the structured way, linear in the segments: the decision model at 30 systems (3.6e10, its Q
+# products) or a pair of them at 500 segments (1.3e8, its inverse), the bundled example's fits
+# (at most 4e7) stay dense
+DENSE_KR_MAX_WORK = 1e8
 # the structured KR holds the B x R' cross-products densely (q_B x (rest columns + p) floats):
 # above this (e.g. more than ~4,300 run columns at 11,490 segments) a fit has no KR and its
 # tests use Satterthwaite, which says so in every row's method
@@ -242,7 +244,7 @@ class DdfCore:
             raise LmmError("Kenward-Roger degrees of freedom need a REML fit")
         if how == "auto":
             n_g = len(self.term_cols) + 1
-            work = n_g * (n_g + 1) / 2 * self.n * self.p**2
+            work = float(self.q) ** 3 + n_g * (n_g + 1) / 2 * self.n * self.p**2
             dense = (
                 self.design is not None
                 and self.q <= DENSE_KR_MAX_COLUMNS
