@@ -12,7 +12,7 @@ from .formatting import sort_value
 Formatter = Callable[[object], str]
 # a table shows at most this many rows in the page (its CSV, linked under it, has them all): at
 # 30 systems the per-pair tables run to thousands of rows, megabytes of markup nobody reads
-MOST_ROWS = 200
+MOST_ROWS = 100
 
 
 @dataclass(frozen=True)
