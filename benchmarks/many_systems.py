@@ -150,6 +150,7 @@ def run_tree(tree: Path, data: Path, workdir: Path) -> dict[str, object]:
         capture_output=True,
         text=True,
         check=True,
+        cwd=workdir,  # as Snakemake runs: from here, not from a checkout that shadows the path
     ).stdout.strip()
     command = [
         sys.executable, "-m", "snakemake", "--snakefile", str(tree / "Snakefile"),
