@@ -46,6 +46,12 @@ KENWARD_ROGER = "Kenward-Roger"
 # up to this many random-effect columns KR goes through the dense q x q reference (the fit keeps
 # X and Z); above, through the structured computation on the cross-products (kr.py)
 DENSE_KR_MAX_COLUMNS = 1200
+# ... and while its work, the q x q inverse (q^3) and the Q_rs products ((terms + 1)(terms + 2)/2
+# products of n x p by n x p), stays below this many multiply-adds (a tenth of a second); else
+# the structured way, linear in the segments: the decision model at 30 systems (3.6e10, its Q
+# products) or a pair of them at 500 segments (1.3e8, its inverse), the bundled example's fits
+# (at most 4e7) stay dense
+DENSE_KR_MAX_WORK = 1e8
 # the structured KR holds the B x R' cross-products densely (q_B x (rest columns + p) floats):
 # above this (e.g. more than ~4,300 run columns at 11,490 segments) a fit has no KR and its
 # tests use Satterthwaite, which says so in every row's method
@@ -231,13 +237,19 @@ class DdfCore:
 
         ``how`` (default ``kr_how``): "dense" (the q x q Woodbury reference, needs X and Z),
         "structured" (kr.py, from the cross-products, linear in the number of segments) or
-        "auto": dense while the fit kept X and Z and q <= DENSE_KR_MAX_COLUMNS, structured
-        otherwise. Cached per computation."""
+        "auto": dense while the fit kept X and Z, q <= DENSE_KR_MAX_COLUMNS and the dense
+        products stay within DENSE_KR_MAX_WORK, structured otherwise. Cached per computation."""
         how = self.kr_how if how is None else how
         if not self.reml:
             raise LmmError("Kenward-Roger degrees of freedom need a REML fit")
         if how == "auto":
-            dense = self.design is not None and self.q <= DENSE_KR_MAX_COLUMNS
+            n_g = len(self.term_cols) + 1
+            work = float(self.q) ** 3 + n_g * (n_g + 1) / 2 * self.n * self.p**2
+            dense = (
+                self.design is not None
+                and self.q <= DENSE_KR_MAX_COLUMNS
+                and (work <= DENSE_KR_MAX_WORK or self.products is None)
+            )
             how = "dense" if dense else "structured"
         if how in self._kr:
             return self._kr[how]
@@ -376,14 +388,21 @@ def _kr_adjust(core: DdfCore, L: np.ndarray) -> tuple[float, float, float]:
     q = L.shape[0]
     theta_m = L.T @ np.linalg.solve(L @ Phi @ L.T, L)
     tp = theta_m @ Phi
+    # the only per-contrast work (Phi_A, P and W come once per fit from kr_parts):
+    # U_i = Theta Phi P_i Phi once per variance parameter, A1 = sum_ij W_ij tr U_i tr U_j and
+    # A2 = sum_ij W_ij tr(U_i U_j); for one row Theta is rank one, so tr(U_i U_j) = tr U_i tr U_j
+    # and A2 = A1 (pbkrtest computes both)
+    u = [tp @ P[i] @ Phi for i in range(len(P))]
+    traces = [float(np.trace(ui)) for ui in u]
     a1 = a2 = 0.0
-    for i in range(len(P)):
-        ui = tp @ P[i] @ Phi
+    for i, ui in enumerate(u):
         for j in range(i, len(P)):
             e = 1.0 if i == j else 2.0
-            uj = tp @ P[j] @ Phi
-            a1 += e * W[i, j] * float(np.trace(ui)) * float(np.trace(uj))
-            a2 += e * W[i, j] * float(np.sum(ui * uj.T))
+            a1 += e * W[i, j] * traces[i] * traces[j]
+            if q > 1:
+                a2 += e * W[i, j] * float(np.sum(ui * u[j].T))
+    if q == 1:
+        a2 = a1
     b = (a1 + 6.0 * a2) / (2.0 * q)
     g = ((q + 1) * a1 - (q + 4) * a2) / ((q + 2) * a2)
     den = 3 * q + 2 * (1 - g)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import matplotlib
 import numpy as np
 import pandas as pd
 
@@ -11,6 +12,9 @@ from .names import short_name
 from .svg import figure, to_svg
 
 PANEL_TITLE = 30  # characters of a panel title that fit a 1.75-inch panel
+LINES = "subset"  # a panel's frame with several values here: one line per value, overlaid
+RASTER_BELOW = 1.9  # zorder under which the overlaid lines are rasterized (the identity: 2)
+RASTER_DPI = 150  # overlaid lines are drawn as one image at this resolution (SVG size)
 
 
 def qq_panels(panels: Sequence[tuple[str, pd.DataFrame]], *, title: str, key: str) -> str:
@@ -26,13 +30,7 @@ def qq_panels(panels: Sequence[tuple[str, pd.DataFrame]], *, title: str, key: st
         for ax in axes.flat[len(panels) :]:
             ax.set_visible(False)
         for ax, (name, frame) in zip(axes.flat, panels, strict=False):
-            data = frame.sort_values("theoretical")
-            x = data["theoretical"].to_numpy(dtype=float)
-            y = data["sample"].to_numpy(dtype=float)
-            if x.size:
-                bound = float(max(np.abs(x).max(), np.abs(y).max()))
-                ax.plot([-bound, bound], [-bound, bound], color="#999999", linewidth=0.7)
-                ax.plot(x, y, color="#0072B2", linewidth=1.1)
+            _qq_lines(ax, frame)
             ax.set_title(short_name(name, PANEL_TITLE), fontsize=7, fontweight="normal")
             ax.tick_params(labelsize=6)
         # placed in inches from the edges: matplotlib's default figure fractions (0.98, 0.01)
@@ -40,4 +38,33 @@ def qq_panels(panels: Sequence[tuple[str, pd.DataFrame]], *, title: str, key: st
         fig.supxlabel("normal quantiles", fontsize=7, y=0.08 / height, va="bottom")
         fig.supylabel("residual quantiles", fontsize=7, x=0.08 / width, ha="left")
         fig.suptitle(title, fontsize=8.5, fontweight="bold", y=1 - 0.12 / height, va="top")
-        return to_svg(fig, key, title)
+        with matplotlib.rc_context({"savefig.dpi": RASTER_DPI}):
+            return to_svg(fig, key, title)
+
+
+def _qq_lines(ax, frame: pd.DataFrame) -> None:
+    """The identity line and the QQ line of ``frame``, or, when it holds several ``subset``
+    values, one thin line per subset drawn as a single image at RASTER_DPI (hundreds of lines of
+    thousands of points would be megabytes of SVG paths)."""
+    if frame.empty:
+        return
+    several = LINES in frame and frame[LINES].nunique() > 1
+    data = frame.sort_values("theoretical")
+    x = data["theoretical"].to_numpy(dtype=float)
+    y = data["sample"].to_numpy(dtype=float)
+    bound = float(max(np.abs(x).max(), np.abs(y).max()))
+    ax.plot([-bound, bound], [-bound, bound], color="#999999", linewidth=0.7)
+    if not several:
+        ax.plot(x, y, color="#0072B2", linewidth=1.1)
+        return
+    ax.set_rasterization_zorder(RASTER_BELOW)  # every artist below: one image
+    for _, data in frame.groupby(LINES, sort=True):
+        data = data.sort_values("theoretical")
+        ax.plot(
+            data["theoretical"],
+            data["sample"],
+            color="#0072B2",
+            linewidth=0.5,
+            alpha=0.3,
+            zorder=RASTER_BELOW - 0.1,
+        )

@@ -10,6 +10,9 @@ import pandas as pd
 from .formatting import sort_value
 
 Formatter = Callable[[object], str]
+# a table shows at most this many rows in the page (its CSV, linked under it, has them all): at
+# 30 systems the per-pair tables run to thousands of rows, megabytes of markup nobody reads
+MOST_ROWS = 100
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,11 @@ class Table:
     @property
     def empty(self) -> bool:
         return not self.rows
+
+    @property
+    def shown(self) -> list[list[Cell]]:
+        """The rows the page shows: the first MOST_ROWS."""
+        return self.rows[:MOST_ROWS]
 
 
 def text(value: object) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import pandas as pd
 
@@ -15,11 +17,39 @@ def select(frame: pd.DataFrame, **equals: object) -> pd.DataFrame:
     for column, value in equals.items():
         if column not in frame:
             return frame.iloc[0:0]
+        hit = np.zeros(len(frame), dtype=bool)
+        hit[_positions(frame, column).get(str(value), _NONE)] = True
+        mask &= hit
+    return frame[mask]
+
+
+_NONE = np.zeros(0, dtype=np.intp)
+# id(frame) -> (the frame, weakly; column -> text value -> row positions): a report looks up
+# the same big tables thousands of times (a card, panel or row at a time), each a full scan
+# before; the report's tables are read once and never changed in place
+_POSITIONS: dict[int, tuple[weakref.ref, dict[str, dict[str, np.ndarray]]]] = {}
+
+
+def _positions(frame: pd.DataFrame, column: str) -> dict[str, np.ndarray]:
+    """Where each text value of ``column`` occurs (values compared as ``select`` compares
+    them: non-text columns as their text, text columns by equality with the string)."""
+    key = id(frame)
+    entry = _POSITIONS.get(key)
+    if entry is None or entry[0]() is not frame:
+        entry = (weakref.ref(frame, lambda _, key=key: _POSITIONS.pop(key, None)), {})
+        _POSITIONS[key] = entry
+    columns = entry[1]
+    if column not in columns:
         series = frame[column]
         if not (pd.api.types.is_string_dtype(series) or series.dtype == object):
             series = series.astype(str)
-        mask &= (series == str(value)).to_numpy(dtype=bool)
-    return frame[mask]
+        codes, uniques = pd.factorize(series.to_numpy(dtype=object), use_na_sentinel=True)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(uniques) + 1))
+        columns[column] = {
+            u: order[bounds[i] : bounds[i + 1]] for i, u in enumerate(uniques) if isinstance(u, str)
+        }
+    return columns[column]
 
 
 def first(frame: pd.DataFrame, **equals: object) -> pd.Series | None:

@@ -25,6 +25,7 @@ QQ_ANALYSES = {
     ALL_RUNS: "all runs, paper's",
     VARIANCE: "VCA",
 }
+QQ_MOST_PANELS = 20  # more models than this: one panel per analysis, its models' lines overlaid
 
 
 @dataclass
@@ -61,6 +62,16 @@ def summary_lines(diagnostics: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _overlaid(qq: pd.DataFrame, metric: str) -> list[tuple[str, pd.DataFrame]]:
+    """One QQ panel per analysis, every subset's model a line in it."""
+    panels = []
+    for analysis, short in QQ_ANALYSES.items():
+        rows = select(qq, metric=metric, analysis=analysis)
+        if not rows.empty:
+            panels.append((f"{rows['subset'].nunique()} × {short}", rows))
+    return panels
+
+
 def qq_figures(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Figure]:
     figures = []
     qq = tables["qq"]
@@ -73,6 +84,8 @@ def qq_figures(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> lis
                 if analysis == VARIANCE or len(settings.systems) > 2:
                     name = f"{name}: {subset}"
                 panels.append((name, select(rows, subset=subset)))
+        if len(panels) > QQ_MOST_PANELS:
+            panels = _overlaid(qq, metric)
         if panels:
             key = f"qq-{metric}"
             title = f"{metric_label(metric)}: residual QQ plots"

@@ -137,3 +137,46 @@ def test_beyond_the_memory_cap_the_analyses_name_satterthwaite(monkeypatch) -> N
     result = fit(f"score ~ system + (1|segment_id) + {DUMMIES}", _design(0.0, 3), reml=True)
     assert not result.kr_feasible() and ddf_method(result) == SATTERTHWAITE
     assert result.contest({"systemB": 1.0}, SATTERTHWAITE).dendf > 0
+
+
+def test_auto_goes_structured_when_the_dense_work_is_large(monkeypatch) -> None:
+    """auto: dense for a small fit, structured once q^3 + the Q products exceed
+    DENSE_KR_MAX_WORK (the decision model at 30 systems), with the same numbers."""
+    from infrepro.lmm import ddf
+
+    d = _design(0.0, seed=3)
+    result = fit(FORMULAS[0], d, reml=True, keep_design=True)
+    core = result.ddf_core
+    row = np.eye(len(result.fixed_effects))[1:]
+    small = result.contest(row, KENWARD_ROGER)
+    assert set(core._kr) == {"dense"}
+    core.clear_cache()
+    monkeypatch.setattr(ddf, "DENSE_KR_MAX_WORK", float(core.q) ** 3 - 1)
+    large = result.contest(row, KENWARD_ROGER)
+    assert set(core._kr) == {"structured"}
+    assert large.dendf == pytest.approx(small.dendf, rel=1e-8)
+
+
+@pytest.mark.parametrize("formula", FORMULAS[:3])
+def test_one_row_contrast_takes_a2_equal_to_a1(formula: str) -> None:
+    """For one row Theta is rank one, so pbkrtest's A2 = sum W_ij tr(U_i U_j) equals A1: the df
+    from the shortcut equals the df from pbkrtest's double sum (Lb_ddf) computed here."""
+    from infrepro.lmm.ddf import _kr_adjust
+
+    result = fit(formula, _design(0.15, seed=11), reml=True, keep_design=True)
+    core = result.ddf_core
+    phi_a, P, W = core.kr_parts()
+    Phi = core.vcov
+    for L in np.eye(len(result.fixed_effects))[1:, None, :]:
+        tp = L.T @ np.linalg.solve(L @ Phi @ L.T, L) @ Phi
+        u = [tp @ p @ Phi for p in P]
+        a1 = sum(
+            W[i, j] * np.trace(u[i]) * np.trace(u[j]) for i in range(len(P)) for j in range(len(P))
+        )
+        a2 = sum(W[i, j] * np.sum(u[i] * u[j].T) for i in range(len(P)) for j in range(len(P)))
+        g = (2 * a1 - 5 * a2) / (3 * a2)
+        den = 3 + 2 * (1 - g)
+        b = (a1 + 6 * a2) / 2
+        v0, v1, v2 = 1 + g / den * b, 1 - (1 - g) / den * b, 1 - (3 - g) / den * b
+        rho = (1 - a2) ** 2 / v1**2 * v0 / v2
+        assert _kr_adjust(core, L)[1] == pytest.approx(4 + 3 / (rho - 1), rel=1e-9)

@@ -1,0 +1,52 @@
+"""The page stays small at many systems: QQ plots of many models overlay them in one image per
+analysis, long tables show their first rows and link the CSV (issue 20, item 8)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+from jinja2 import Environment, FileSystemLoader
+
+from infrepro.plots import qq_panels
+from infrepro.report.htmltable import MOST_ROWS, Cell, Column, rows_table
+from infrepro.report.render import TEMPLATE_DIR
+
+
+def qq_frame(subsets: int, points: int = 400) -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    frames = []
+    for s in range(subsets):
+        theoretical = np.sort(rng.normal(size=points))
+        sample = theoretical * rng.uniform(0.8, 1.2) + rng.normal(0, 0.05, points)
+        frames.append(
+            pd.DataFrame({"subset": f"A vs S{s:02d}", "theoretical": theoretical, "sample": sample})
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_overlaid_qq_lines_are_one_image_and_deterministic() -> None:
+    many = qq_frame(60)
+    svg = qq_panels([("60 x run-aware", many)], title="TER: residual QQ plots", key="qq-ter")
+    again = qq_panels([("60 x run-aware", many)], title="TER: residual QQ plots", key="qq-ter")
+    assert svg == again
+    assert svg.count("<image") == 1  # 60 lines of 400 points: one raster, not 24,000 vertices
+    assert len(svg) < 60_000
+    one = qq_panels([("one model", qq_frame(1))], title="t", key="qq-one")
+    assert "<image" not in one  # a single model's line stays a vector path
+
+
+def test_long_tables_show_their_first_rows_and_link_the_csv() -> None:
+    env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)), autoescape=True)
+    macro = env.get_template("macros.html.j2").module.table
+    headers = [Column("n", "n")]
+    long = rows_table(
+        headers, [[Cell(str(i), float(i))] for i in range(MOST_ROWS + 50)], csv="tables/tests.csv"
+    )
+    html = str(macro(long))
+    assert html.count("<tr>") == MOST_ROWS + 1  # the header row and the first MOST_ROWS rows
+    assert f"The first {MOST_ROWS} of {MOST_ROWS + 50} rows; all in" in html
+    assert re.search(r'href="tables/tests.csv"', html)
+    short = rows_table(headers, [[Cell("1", 1.0)]], csv="tables/tests.csv")
+    assert "Source: " in str(macro(short)) and "The first" not in str(macro(short))
