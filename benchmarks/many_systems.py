@@ -73,8 +73,9 @@ def write_experiment(root: Path) -> None:
                         "system": f"S{i:02d}",
                         "seed": str(seed),
                         "length": length,
-                        "chrf": np.round(chrf, 4),
-                        "ter": np.round(ter, 4),
+                        # fractions, as scores mode expects (the report shows x 100)
+                        "chrf": np.round(chrf / 100, 6),
+                        "ter": np.round(ter / 100, 6),
                     }
                 )
             )

@@ -134,6 +134,22 @@ def test_per_pair_cards_are_collapsed_and_runs_counted(report: Path) -> None:
     assert "30 systems" in header and "1 run" in header and "1 runs" not in html
 
 
+def test_per_system_figures_only_for_the_top_systems(report: Path) -> None:
+    """Meta-parameter figures and power curves for the baseline and the 5 systems ranked
+    first; the other systems' blocks say so (the page stays small)."""
+    html = report.read_text(encoding="utf-8")
+    section = html.split('<section id="metaparams">', 1)[1].split("</section>", 1)[0]
+    blocks = section.split('<div class="block"')[1:]
+    undrawn = [b for b in blocks if "Figures and within-bin contrasts are shown for" in b]
+    drawn = [b for b in blocks if b not in undrawn]
+    assert undrawn and len(drawn) == 6 and len(blocks) > 6
+    assert all("<figure" not in b for b in undrawn)
+    assert all("<figure" in b for b in drawn)
+    planning = html.split('<section id="next">', 1)[1].split("</section>", 1)[0]
+    assert "Power curves are drawn for the 5 systems ranked first" in planning
+    assert planning.count('id="power-') <= 5
+
+
 def test_nothing_is_wider_than_the_page(page: Browser) -> None:
     page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
     wide = page.evaluate(

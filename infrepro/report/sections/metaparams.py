@@ -19,12 +19,14 @@ from ..inputs import ReportSettings
 from ..labels import metric_label, property_label
 from ..query import first, ordered, select
 from .interactions import Block, interaction_svg, p_of
+from .properties import MOST_LINES, plotted_systems
 
 
 @dataclass(kw_only=True)
 class SystemBlock(Block):
     system: str
     facets: str
+    figure_note: str = ""  # why a system's figures are not drawn (more than MOST_LINES systems)
 
 
 @dataclass
@@ -33,6 +35,11 @@ class Metaparams:
     systems: list[SystemBlock] = field(default_factory=list)
 
 
+UNDRAWN = (
+    f"Figures and within-bin contrasts are shown for the baseline and the {MOST_LINES - 1} "
+    "systems ranked first in each metric's decision table among those with tested "
+    "meta-parameters; this system's tests and slopes are below, its contrasts in contrasts.csv."
+)
 POST_HOC = ("glrt", "tests", "predictions", "means", "slopes", "contrasts")
 PER_SYSTEM = ("tests", "glrt", "slopes", "contrasts")
 
@@ -50,11 +57,15 @@ def _system_block(
     *,
     system: str,
     facet: str,
+    drawn: bool = True,
 ) -> SystemBlock:
-    """The plots and tables of one system's tested facet (the tables cut to that facet)."""
+    """The plots and tables of one system's tested facet (the tables cut to that facet); the
+    plots only when ``drawn``."""
     tables = {**tables, **{name: select(tables[name], facet=facet) for name in POST_HOC}}
-    block = SystemBlock(system=system, facets=facet)
+    block = SystemBlock(system=system, facets=facet, figure_note="" if drawn else UNDRAWN)
     for metric in settings.metrics:
+        if not drawn:
+            break
         if first(tables["glrt"], metric=metric, analysis=joint(METAPARAM), subset=system) is None:
             continue
         for prop in settings.properties:
@@ -72,6 +83,8 @@ def _system_block(
         slope_props=settings.properties,
         group_label="level",
     )
+    if not drawn:  # the within-bin contrasts are in contrasts.csv (a page at 30 systems)
+        block.within = None
     return block
 
 
@@ -148,9 +161,14 @@ def build(
             ],
             csv=settings.link("importance"),
         )
+    tested = {s: tested_facets(tables, s) for s in settings.systems}
+    eligible = {s for s, facets in tested.items() if facets}
+    drawn = {s for m in settings.metrics for s in plotted_systems(tables, settings, m, eligible)}
     for system in [*settings.competitors, settings.baseline]:
-        for facet in tested_facets(tables, system):
+        for facet in tested[system]:
             section.systems.append(
-                _system_block(tables, settings, bins, system=system, facet=facet)
+                _system_block(
+                    tables, settings, bins, system=system, facet=facet, drawn=system in drawn
+                )
             )
     return section

@@ -19,6 +19,7 @@ from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import metric_label
 from ..query import select
+from .properties import MOST_LINES, plotted_systems
 
 
 @dataclass
@@ -35,6 +36,7 @@ class Planning:
     power: list[Figure] = field(default_factory=list)
     budget: list[Figure] = field(default_factory=list)
     answers: Table | None = None
+    power_note: str = ""  # which pairs' power curves are drawn (more than MOST_LINES systems)
 
 
 def _runs(row: pd.Series) -> str:
@@ -122,6 +124,9 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Planning
     budget = tables.get(BUDGET, pd.DataFrame())
     styles = {s: system_style(i) for i, s in enumerate(settings.systems)}
     for metric in settings.metrics:
+        planned = set(select(plan, metric=metric)["subset"]) if not plan.empty else set()
+        eligible = {c for c in settings.competitors if f"{settings.baseline} vs {c}" in planned}
+        drawn = plotted_systems(tables, settings, metric, eligible)
         for competitor in settings.competitors:
             subset = f"{settings.baseline} vs {competitor}"
             rows = select(plan, metric=metric, subset=subset)
@@ -135,9 +140,15 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Planning
             if box.lines:
                 box.lines.append(ASSUMPTIONS)
                 section.boxes.append(box)
-            figure = _power_figure(rows, metric, subset)
+            figure = _power_figure(rows, metric, subset) if competitor in drawn else None
             if figure is not None:
                 section.power.append(figure)
+    if len(settings.systems) > MOST_LINES:
+        section.power_note = (
+            f"Power curves are drawn for the {MOST_LINES - 1} systems ranked first in each "
+            "metric's decision table among those planned; every pair's answers are in the cards "
+            "above and in planning.csv."
+        )
     if not budget.empty:
         section.budget = _budget_figures(budget, settings, styles)
     section.answers = _answers(plan)

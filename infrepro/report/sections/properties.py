@@ -97,18 +97,25 @@ def overview(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Table
 
 
 def plotted_systems(
-    tables: dict[str, pd.DataFrame], settings: ReportSettings, metric: str
+    tables: dict[str, pd.DataFrame],
+    settings: ReportSettings,
+    metric: str,
+    eligible: set[str] | None = None,
 ) -> list[str]:
     """Every system when there are at most :data:`MOST_LINES`, else the baseline and the
-    systems ranked first in the metric's decision table (summary.csv), in the experiment's
-    order: more lines than that overlap into one band."""
+    systems ranked first in the metric's decision table (summary.csv) among the ``eligible``
+    ones (those that have the figure; default all), in the experiment's order: more lines
+    than that overlap into one band, more panels than that make the page too large."""
     if len(settings.systems) <= MOST_LINES:
         return list(settings.systems)
     ranked = select(tables.get(SUMMARY, pd.DataFrame()), metric=metric)
     order = list(ranked.sort_values("rank", key=pd.to_numeric, kind="stable")[SYSTEM])
-    top = [s for s in order if s != settings.baseline][: MOST_LINES - 1]
-    if not top:  # no decision table: the first systems of the experiment
-        top = [s for s in settings.systems if s != settings.baseline][: MOST_LINES - 1]
+    if not order:  # no decision table: the experiment's order
+        order = list(settings.systems)
+    candidates = [s for s in order if s != settings.baseline]
+    if eligible is not None:
+        candidates = [s for s in candidates if s in eligible]
+    top = candidates[: MOST_LINES - 1]
     return [s for s in settings.systems if s == settings.baseline or s in top]
 
 
