@@ -3,8 +3,8 @@ levels with a 200-character name (scores mode, 40 segments, one or two runs per 
 measured in headless Chromium at 1400 px: the decision tables, groups diagrams and forest plots
 come before the fifth screen, the groups diagram right after its table with every system
 labelled, no text label of a figure overlaps another, no label lies outside its SVG (legends
-included), nothing is wider than the page. Text in the SVGs is drawn as glyph groups
-(``<g transform="... scale(...)">``)."""
+included), nothing is wider than the page, and the copy button puts the LaTeX on the
+clipboard. Text in the SVGs is drawn as glyph groups (``<g transform="... scale(...)">``)."""
 
 from __future__ import annotations
 
@@ -200,3 +200,33 @@ def test_no_label_overlaps_and_nothing_leaves_its_svg(page: Browser) -> None:
     })()"""
     )
     assert problems == []
+
+
+def test_the_copy_button_puts_the_latex_on_the_clipboard(page: Browser) -> None:
+    """A real click (a user gesture) on the first "Copy LaTeX" button: the clipboard then holds
+    exactly the LaTeX shown under the table."""
+    page.send(
+        "Browser.grantPermissions",
+        {"permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
+        session="",
+    )
+    page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+    x, y, source = page.evaluate(
+        """(() => { const b = document.querySelector('button[data-copy]');
+      const r = b.getBoundingClientRect();
+      window.scrollTo({top: window.scrollY + r.top - 300, behavior: 'instant'});
+      const s = b.getBoundingClientRect();
+      return [s.x + s.width / 2, s.y + s.height / 2, b.getAttribute('data-copy')]; })()"""
+    )
+    page.send("Page.bringToFront")
+    for kind in ("mousePressed", "mouseReleased"):
+        page.send(
+            "Input.dispatchMouseEvent",
+            {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1},
+        )
+    latex = page.evaluate(f"document.getElementById({source!r}).textContent")
+    copied = page.evaluate(
+        "new Promise(done => setTimeout(() => navigator.clipboard.readText().then(done), 300))"
+    )
+    assert latex.startswith("\\begin{table") and copied == latex
+    assert page.evaluate("document.querySelector('button[data-copy]').textContent") == "Copied"
