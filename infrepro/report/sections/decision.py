@@ -91,8 +91,12 @@ def _columns(family: str) -> list[Column]:
 
 
 def _notes(rows: pd.DataFrame) -> list[str]:
-    """The per-system notes (one run; the borrowed-variance sensitivity line)."""
-    return [f"{r.system}: {r.note}" for r in _rows(rows) if not is_missing(r.note)]
+    """The per-system notes (one run; the borrowed-variance sensitivity line); a note every
+    system shares (every system with one run) is said once."""
+    notes = [(r.system, r.note) for r in _rows(rows) if not is_missing(r.note)]
+    if len(rows) > 1 and len(notes) == len(rows) and len({n for _, n in notes}) == 1:
+        return [f"Every system: {notes[0][1]}"]
+    return [f"{system}: {note}" for system, note in notes]
 
 
 def _claimed(verdict: object) -> bool:

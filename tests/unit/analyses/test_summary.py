@@ -142,6 +142,11 @@ def test_all_single_run_systems_compare_outputs() -> None:
     assert set(table["comparison"]) - {""} == {"outputs"}
     assert table["note"].str.startswith("one run").all()
     assert table["model"].iloc[0] == "y ~ system + (1|segment_id)"
+    # the report says the shared one-run note once, not once per system
+    notes = decision._notes(table)
+    assert len(notes) == 1 and notes[0].startswith("Every system: one run")
+    mixed = decision_table(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings())
+    assert decision._notes(mixed) == ["D: " + mixed.loc[mixed["system"] == "D", "note"].iloc[0]]
 
 
 def test_critical_run_sd_is_where_significance_ends() -> None:
