@@ -111,10 +111,11 @@ def sentence(r: Any, label: str, baseline: str) -> str:
     df = float(r.improvement_df)
     test = f"t({df:.0f}) = {significant(t)}" if df >= 100 else f"t({df:.1f}) = {significant(t)}"
     p = f"p = {r.p_adjusted} ({r.family})"
-    size = (
-        f"{points(abs(float(r.improvement)))} {label} points "
-        f"[{points(r.improvement_lower)}, {points(r.improvement_upper)}]"
-    )
+    interval = f"[{points(r.improvement_lower)}, {points(r.improvement_upper)}]"
+    worse = float(r.improvement) < 0  # "worse by 3.51 [2.67, 4.34]": the CI of the size
+    flipped = f"[{points(-float(r.improvement_upper))}, {points(-float(r.improvement_lower))}]"
+    size = f"{points(abs(float(r.improvement)))} {label} points {flipped if worse else interval}"
+    signed = f"{points(float(r.improvement))} {label} points {interval}"  # sign as its CI
     subject, other = r.system, baseline
     if r.comparison == RUN_AWARE:
         model = f"run-aware model (REML, {r.df_method} df), {test}, {p}"
@@ -125,14 +126,15 @@ def sentence(r: Any, label: str, baseline: str) -> str:
     if not is_missing(r.facet_aware_p):
         model += f"; treating the shared facets' levels as draws: p = {r.facet_aware_p}"
     if str(r.verdict) == NOT_JUDGED:
-        return f"{subject} against {other}: not judged (too few runs), improvement {size}, {model}."
+        verdict = "not judged (too few runs)"
+        return f"{subject} against {other}: {verdict}, improvement {signed}, {model}."
     if _claimed(r.verdict):
         word = "better" if float(r.improvement) > 0 else "worse"
         general = "generalises" in str(r.verdict)
         shared = not is_missing(r.facet_aware_p)
         scope = " for these meta-parameter settings" if shared and not general else ""
         return f"{subject} {word} than {other}{scope} by {size}, {model}."
-    return f"No difference shown between {subject} and {baseline} (improvement {size}), {model}."
+    return f"No difference shown between {subject} and {baseline} (improvement {signed}), {model}."
 
 
 def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSettings) -> list[Figure]:

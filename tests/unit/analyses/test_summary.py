@@ -314,6 +314,10 @@ def test_shared_facets_need_the_facet_aware_reading_for_a_general_claim() -> Non
     assert text.startswith(
         "competitor worse than baseline for these meta-parameter settings by 3.84"
     )
+    # the size's CI has the size's sign: worse by 3.84 [0.6, 7.1], not [-7.1, -0.6]
+    interval = text.split(" TER points [", 1)[1].split("]", 1)[0]
+    low, high = (float(v.replace("\u2212", "-")) for v in interval.split(", "))
+    assert 0 < low < 3.84 < high
     assert "treating the shared facets' levels as draws: p = 0.4622" in text
 
 
