@@ -75,8 +75,9 @@ def _worst_level(few: int, many: int, alpha: float) -> float:
 
 
 def holds_level(n_a: int, n_b: int, alpha: float) -> bool:
-    """Whether n_a vs n_b runs can carry a directional claim (worst level ≤ 1.3 α)."""
-    return worst_level(n_a, n_b, alpha) <= LEVEL_TOLERANCE * alpha
+    """Whether n_a vs n_b runs can carry a directional claim (worst level ≤ 1.3 α). A system
+    with a single run is not this rule's: its comparisons are of outputs (§4c.4)."""
+    return min(n_a, n_b) < 2 or worst_level(n_a, n_b, alpha) <= LEVEL_TOLERANCE * alpha
 
 
 def runs_to_hold(n_a: int, n_b: int, alpha: float) -> int:

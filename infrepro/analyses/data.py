@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from infrepro.io.scores import incomplete_runs
+from infrepro.memo import FrameMemo
 from infrepro.schema import with_defaults
 from infrepro.vocabulary import BIN_SUFFIX, RUN, SEGMENT, SYSTEM
 
@@ -25,7 +25,7 @@ def distinct_strings(values: pd.Series) -> set[str]:
     return {str(value) for value in values.unique()}
 
 
-_COUNTS: dict[int, tuple[weakref.ref, dict[str, int]]] = {}
+_COUNTS = FrameMemo()
 
 
 def distinct_count(frame: pd.DataFrame, column: str) -> int:
@@ -35,12 +35,7 @@ def distinct_count(frame: pd.DataFrame, column: str) -> int:
     few milliseconds a count on half a million rows. The analyses never modify a frame in place
     (they derive new ones), so a count stays valid for the frame's lifetime.
     """
-    key = id(frame)
-    entry = _COUNTS.get(key)
-    if entry is None or entry[0]() is not frame:
-        entry = (weakref.ref(frame, lambda _, key=key: _COUNTS.pop(key, None)), {})
-        _COUNTS[key] = entry
-    counts = entry[1]
+    counts = _COUNTS.of(frame)
     if column not in counts:
         counts[column] = int(frame[column].nunique())
     return counts[column]

@@ -300,7 +300,7 @@ def unjudged(pairs: list[PairTest], runs: dict[str, int], alpha: float) -> set[t
     out = set()
     for p in pairs:
         n = (runs.get(p.first, 0), runs.get(p.second, 0))
-        if p.kind == RUN_AWARE and min(n) >= 2 and not holds_level(n[0], n[1], alpha):
+        if p.kind == RUN_AWARE and not holds_level(n[0], n[1], alpha):
             out.add((p.first, p.second))
     return out
 

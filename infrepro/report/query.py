@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 import pandas as pd
+
+from infrepro.memo import FrameMemo
 
 
 def select(frame: pd.DataFrame, **equals: object) -> pd.DataFrame:
@@ -24,21 +24,15 @@ def select(frame: pd.DataFrame, **equals: object) -> pd.DataFrame:
 
 
 _NONE = np.zeros(0, dtype=np.intp)
-# id(frame) -> (the frame, weakly; column -> text value -> row positions): a report looks up
-# the same big tables thousands of times (a card, panel or row at a time), each a full scan
-# before; the report's tables are read once and never changed in place
-_POSITIONS: dict[int, tuple[weakref.ref, dict[str, dict[str, np.ndarray]]]] = {}
+# per table: column -> text value -> row positions (a report looks up the same big tables
+# thousands of times, a card, panel or row at a time, each a full scan before)
+_POSITIONS = FrameMemo()
 
 
 def _positions(frame: pd.DataFrame, column: str) -> dict[str, np.ndarray]:
     """Where each text value of ``column`` occurs (values compared as ``select`` compares
     them: non-text columns as their text, text columns by equality with the string)."""
-    key = id(frame)
-    entry = _POSITIONS.get(key)
-    if entry is None or entry[0]() is not frame:
-        entry = (weakref.ref(frame, lambda _, key=key: _POSITIONS.pop(key, None)), {})
-        _POSITIONS[key] = entry
-    columns = entry[1]
+    columns = _POSITIONS.of(frame)
     if column not in columns:
         series = frame[column]
         if not (pd.api.types.is_string_dtype(series) or series.dtype == object):

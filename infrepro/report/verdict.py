@@ -102,7 +102,7 @@ NOT_JUDGED = "not judged: too few runs"
 
 def _runs_hold(runs: tuple[int, int] | None, alpha: float) -> bool:
     """Whether (baseline runs, competitor runs) can carry a directional claim (§4b.6)."""
-    return runs is None or min(runs) < 2 or holds_level(runs[0], runs[1], alpha)
+    return runs is None or holds_level(runs[0], runs[1], alpha)
 
 
 def classify(

@@ -341,7 +341,7 @@ def input_note(
             f"{len(tests)} property tests)."
         )
     runs = run_counts(tables, metric, settings.baseline, competitor)
-    if runs is not None and min(runs) >= 2 and not holds_level(*runs, settings.alpha):
+    if runs is not None and not holds_level(*runs, settings.alpha):
         why = too_few_runs(settings.baseline, runs[0], competitor, runs[1], settings.alpha)
         return (
             f"Inputs: not judged: the strongest interaction ({label}, p = "
