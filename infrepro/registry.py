@@ -33,7 +33,7 @@ Nothing else: no rule, runner or resource code names an analysis.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,7 +81,9 @@ class AnalysisSpec:
     name: str
     function: str  # "module:function", called as function(data, log, **needed)
     tables: tuple[str, ...]  # the tables it writes (its job declares exactly these)
-    reads: tuple[str, ...]  # the `analyses:` options it reads (others do not rerun it)
+    # the `analyses:` options it reads (others do not rerun it); "planning.min_effect" names one
+    # key of a nested option; reading any other option is an error (``declared_options``)
+    reads: tuple[str, ...]
     cost: Cost
     needs: tuple[Need, ...] = ()
     default: bool = True  # in the schema's default `analyses.run`
@@ -145,8 +147,15 @@ ANALYSES: dict[str, AnalysisSpec] = {
         AnalysisSpec(
             SUMMARY,
             "infrepro.analyses.summary:summary_tables",
-            ("summary", *LOG_TABLES),
-            ("comparisons", "dev_score_better", "bootstrap"),
+            ("summary", "decisions", *LOG_TABLES),
+            (
+                "comparisons",
+                "adjust",
+                "dev_score_better",
+                "bootstrap",
+                "facets",
+                "planning.min_effect",
+            ),
             Cost(300, 510, 5, 9),  # one fit of the comparison's size (not measured apart)
             report_reads=("alpha",),  # its verdicts and the p it adjusts use the report's alpha
         ),
@@ -167,6 +176,83 @@ ANALYSES: dict[str, AnalysisSpec] = {
         ),
     )
 }
+
+
+class UndeclaredOption(LookupError):
+    """An analysis read an option its registry entry does not declare (so that a change of it
+    would neither reach the analysis' rule nor rerun it)."""
+
+
+def _nested(paths: tuple[str, ...]) -> dict[str, object]:
+    """Declared dotted paths as a tree: ("a", "b.c") -> {"a": True, "b": {"c": True}}."""
+    tree: dict[str, object] = {}
+    for path in paths:
+        node = tree
+        *parents, leaf = path.split(".")
+        for part in parents:
+            child = node.setdefault(part, {})
+            if child is True:
+                break
+            node = child  # type: ignore[assignment]
+        else:
+            node[leaf] = True
+    return tree
+
+
+def _pick(options: Mapping[str, Any], tree: Mapping[str, object]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, sub in tree.items():
+        if key not in options:
+            continue
+        value = options[key]
+        out[key] = value if sub is True else _pick(value, sub)  # type: ignore[arg-type]
+    return out
+
+
+def rule_options(
+    name: str, analyses: Mapping[str, Any], report: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The options an analysis' rule passes to its job (its params, so that a change reruns
+    it): exactly the declared ``reads`` of ``analyses`` (nested keys by dotted path) and the
+    declared ``report_reads`` of ``report``."""
+    spec = analysis_spec(name)
+    return _pick(analyses, _nested(spec.reads)) | _pick(report, _nested(spec.report_reads))
+
+
+class DeclaredOptions(Mapping[str, Any]):
+    """A read-only view of an analysis' options that raises :class:`UndeclaredOption` for a
+    key its registry entry does not declare (``reads`` and ``report_reads``)."""
+
+    def __init__(self, name: str, options: Mapping[str, Any], tree: Mapping[str, object]):
+        self._name, self._options, self._tree = name, options, tree
+
+    @classmethod
+    def of(cls, name: str, options: Mapping[str, Any]) -> DeclaredOptions:
+        spec = analysis_spec(name)
+        return cls(name, options, _nested((*spec.reads, *spec.report_reads)))
+
+    def __getitem__(self, key: str) -> Any:
+        sub = self._tree.get(key)
+        if sub is None:
+            raise UndeclaredOption(
+                f"the {self._name} analysis reads option {key!r}, which its registry entry "
+                "(infrepro/registry.py) does not declare"
+            )
+        value = self._options[key]
+        if sub is True or not isinstance(value, Mapping):
+            return value
+        return DeclaredOptions(f"{self._name} ({key})", value, sub)  # type: ignore[arg-type]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return (k for k in self._tree if k in self._options)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, key: object) -> bool:
+        if key not in self._tree:
+            self[key]  # type: ignore[index]  # raises UndeclaredOption
+        return key in self._options
 
 
 def analysis_spec(name: str) -> AnalysisSpec:

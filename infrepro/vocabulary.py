@@ -190,7 +190,7 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
     # the planning analysis (docs/method.md §4d): power of the headline test per design
     table(
         "planning",
-        "metric subset alpha:float effect_source effect_points:float var_segment:float "
+        "metric subset alpha:float effect_source improvement_points:float var_segment:float "
         "var_run_baseline:float var_run_competitor:float var_residual:float segments:float "
         "design target:float runs_baseline:float runs_competitor:float power:float mc_se:float "
         "power_analytic:float draws:float",
@@ -205,14 +205,22 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
     # the decision table (docs/method.md §4c): one row per metric and system
     table(
         "summary",
-        "metric rank:float system runs:float run_mean:float run_sd:float best_run "
-        "best_run_score:float model_mean:float model_se:float model_df:float model_lower:float "
-        "model_upper:float improvement:float improvement_se:float improvement_df:float "
-        "improvement_lower:float improvement_upper:float comparison p_value log10_p:float "
-        "p_adjusted log10_p_adjusted:float family facet_aware_p log10_facet_aware_p:float verdict "
-        "group rank_lower:float rank_upper:float best_run_rank:float best_run_wins:float "
-        "best_run_wins_confirmed:float sensitivity_p sensitivity_ratio:float "
-        "sensitivity_run_sd:float model df_method note",
+        "metric rank:int system runs:int run_mean:float run_sd:float best_run "
+        "best_run_score:float best_run_selected_by model_mean:float model_se:float "
+        "model_df:float model_lower:float model_upper:float group output_group "
+        "rank_lower:int rank_upper:int best_run_rank:int best_run_wins:int "
+        "best_run_wins_confirmed:int model df_method note",
+    ),
+    # the decision records (docs/method.md §4c.11): one row per metric, family and pair; the
+    # fields of infrepro.decisions.PairDecision, in order
+    table(
+        "decisions",
+        "metric family family_size:int adjust reference system runs_reference:int "
+        "runs_system:int comparison estimand improvement:float se:float df:float df_method "
+        "test statistic:float critical:float lower:float upper:float interval p_value "
+        "log10_p:float p_adjusted log10_p_adjusted:float verdict generalises:bool "
+        "facet_aware_p log10_facet_aware_p:float facet_aware_df:float survival best_vs_best:float "
+        "min_effect:float power:float model note",
     ),
 )
 # ... and the tables the report reads besides them: the property bins and the provenance

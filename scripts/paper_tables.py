@@ -1,17 +1,24 @@
-"""Snakemake script: write results/paper/<metric>.tex and .md from the decision table."""
+"""Snakemake script: write results/paper/<metric>.tex and .md from the decision table and the
+decision records."""
 
 from infrepro.io.atomic import write_text
 from infrepro.io.results import read_result_table
 from infrepro.registry import SUMMARY
+from infrepro.report.decisions import DECISIONS, book_of, records_of
 from infrepro.report.paper import paper_files
 from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:
     summary = read_result_table(SUMMARY, smk.input.summary)
+    frame = read_result_table(DECISIONS, smk.input.decisions)
+    decisions = book_of(records_of(frame), smk.params.family)
     for metric, tex, md in zip(smk.params.metrics, smk.output.tex, smk.output.md, strict=True):
+        against = [
+            r for r in decisions.family_records(metric) if r.reference == smk.params.baseline
+        ]
         tex_text, md_text = paper_files(
-            summary, metric, smk.params.better[metric], smk.params.alpha
+            summary, against, metric, smk.params.better[metric], smk.params.alpha
         )
         write_text(tex, tex_text)
         write_text(md, md_text)

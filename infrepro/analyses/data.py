@@ -10,6 +10,7 @@ import pandas as pd
 
 from infrepro.io.scores import incomplete_runs
 from infrepro.memo import FrameMemo
+from infrepro.registry import DeclaredOptions
 from infrepro.schema import with_defaults
 from infrepro.vocabulary import BIN_SUFFIX, RUN, SEGMENT, SYSTEM
 
@@ -62,8 +63,10 @@ class MetricData:
     names: Names = field(default_factory=Names)
 
     def __post_init__(self) -> None:
-        # options not given take the config schema's defaults (the only source of defaults)
-        object.__setattr__(self, "options", with_defaults("analyses", self.options))
+        # options not given take the config schema's defaults (the only source of defaults); an
+        # analysis' own view (runner.run_analysis) is kept as it is
+        if not isinstance(self.options, DeclaredOptions):
+            object.__setattr__(self, "options", with_defaults("analyses", self.options))
 
     @property
     def systems(self) -> list[str]:

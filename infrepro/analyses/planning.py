@@ -287,13 +287,14 @@ def headline_components(
 
 
 def _rows(
-    comp: Components, result: Plan, effect: float, source: str, base: dict[str, object]
+    comp: Components, result: Plan, improvement: float, source: str, base: dict[str, object]
 ) -> list[dict[str, object]]:
-    """planning.csv rows of one effect: the curve, the current design, needed and cheapest."""
+    """planning.csv rows of one effect (``improvement``: in the metric's direction, positive =
+    the competitor better, stored scale): the curve, the current design, needed and cheapest."""
     head = {
         **base,
         "effect_source": source,
-        "effect_points": 100.0 * effect,
+        "improvement_points": 100.0 * improvement,
         "var_segment": comp.segment,
         "var_run_baseline": comp.run_a,
         "var_run_competitor": comp.run_b,
@@ -342,13 +343,15 @@ def planning_analysis(
         if found is None:
             continue
         comp, observed, current = found
-        effects = [("observed", observed)]
+        # effects as baseline - competitor (the simulation's contrast) and as the improvement
+        # (positive = the competitor better); the smallest effect of interest first
+        effects = []
         if options.get("min_effect") is not None:
-            # signed like the observed difference (power is symmetric in the sign)
-            sign = -1.0 if observed < 0 else 1.0
-            effects.append(("min_effect", sign * abs(float(options["min_effect"])) / 100.0))
+            size = abs(float(options["min_effect"])) / 100.0  # power is symmetric in the sign
+            effects.append(("min_effect", size, size))
+        effects.append(("observed (post hoc)", observed, -data.sign() * observed))
         base = {"metric": data.metric, "subset": f"{members[0]} vs {members[1]}", "alpha": alpha}
-        for source, effect in effects:
+        for source, effect, improvement in effects:
             result = plan(comp, effect, current, run, TARGETS, int(options["max_runs"]))
-            rows += _rows(comp, result, effect, source, base)
+            rows += _rows(comp, result, improvement, source, base)
     return {PLANNING: pd.DataFrame(rows)}

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
-from infrepro.registry import ANALYSES, analysis_spec, resolve
+from infrepro.registry import ANALYSES, DeclaredOptions, analysis_spec, resolve
 from infrepro.vocabulary import BIN_SUFFIX
 
 from .data import MetricData
@@ -76,6 +77,8 @@ def run_analysis(
     keyed by each Need's ``argument``, in the user's names).
     """
     spec = analysis_spec(name)
+    # the analysis sees only the options it declares (a change of any other does not rerun it)
+    data = replace(data, options=DeclaredOptions.of(name, data.options))
     log = FitLog(data.metric)
     given = needed or {}
     arguments = {}

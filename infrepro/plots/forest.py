@@ -1,5 +1,6 @@
-"""Forest plot of the decision table: each system's improvement over the baseline with its 95 %
-CI, one row per system in the table's order (best first), zero marked (docs/method.md §4c)."""
+"""Forest plot of the decision table: each system's improvement over the baseline with its
+interval (the decision records'), one row per system in the table's order (best first), zero
+marked (docs/method.md §4c)."""
 
 from __future__ import annotations
 
@@ -21,8 +22,11 @@ def improvement_forest(
     xlabel: str,
     title: str,
     key: str,
+    description: str = "",
 ) -> str:
-    """Points with horizontal 95 % CI bars; filled where the adjusted p is below α."""
+    """Points with horizontal interval bars; filled where ``significant`` (a directional
+    verdict). ``description``: the values in words, the figure's accessible label (a screen
+    reader's, and what a test reads back)."""
     labels = short_names(systems)
     left = label_width(labels)
     height = 0.75 + 0.24 * len(systems)
@@ -47,4 +51,4 @@ def improvement_forest(
         ax.set_xlabel(xlabel)
         ax.set_title(title)
         ax.grid(axis="y", visible=False)
-        return to_svg(fig, key, title)
+        return to_svg(fig, key, f"{title}. {description}" if description else title)

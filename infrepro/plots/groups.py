@@ -21,6 +21,7 @@ LEVEL = 0.12  # inches between group-bar levels
 LETTER = 0.14  # inches kept free left of a bar for its letter
 TOP = 0.62  # title, axis label and tick labels above the axis line
 BAR = "#1f5fa8"
+OUTPUT_BAR = "#b8641c"  # output groups of single-run systems (dashed)
 _LETTER = re.compile(r"\.*[A-Za-z]")
 LEADER = "#9aa0a8"
 
@@ -97,13 +98,15 @@ def groups_diagram(
     means: Sequence[float],
     letters: dict[str, list[int]],
     *,
+    outputs: dict[str, list[int]] | None = None,
     lower_is_better: bool,
     xlabel: str,
     title: str,
     key: str,
 ) -> str:
-    """Points at ``means`` on one axis (reversed when lower is better); a bar per letter of
-    ``letters`` (letter -> indices of the systems carrying it) with two or more members."""
+    """Points at ``means`` on one axis (reversed when lower is better); a solid bar per letter of
+    ``letters`` (letter -> indices of the systems carrying it) with two or more members, a
+    dashed one per letter of ``outputs`` (the output groups of single-run systems)."""
     sign = -1.0 if lower_is_better else 1.0
     screen = [sign * float(m) for m in means]
     labels = short_names(systems)
@@ -112,7 +115,8 @@ def groups_diagram(
     placements = label_rows(screen)
     limits = axis_limits(means, lower_is_better)
     span = abs(limits[1] - limits[0])
-    groups = _groups(letters, screen)
+    dashed = set(outputs or {})
+    groups = _groups({**letters, **(outputs or {})}, screen)
     ranges = [(min(screen[i] for i in g), max(screen[i] for i in g)) for _, g in groups]
     levels = bar_levels(ranges, LETTER * span / AXIS)
     bars_depth = 0.14 + LEVEL * (max(levels) + 1 if levels else 0)
@@ -154,11 +158,19 @@ def groups_diagram(
         for (name, members), level in zip(groups, levels, strict=True):
             y = 0.14 + LEVEL * level
             xs = sorted((means[i] for i in members), key=lambda v: sign * v)
+            colour, style = (OUTPUT_BAR, (0, (3, 2))) if name in dashed else (BAR, "solid")
             ax.plot(
-                [xs[0], xs[-1]], [y, y], color=BAR, linewidth=2.2, zorder=2, solid_capstyle="butt"
+                [xs[0], xs[-1]],
+                [y, y],
+                color=colour,
+                linewidth=2.2,
+                linestyle=style,
+                zorder=2,
+                solid_capstyle="butt",
+                dash_capstyle="butt",
             )
             for x in xs:
-                ax.plot([x, x], [y - 0.035, y + 0.035], color=BAR, linewidth=1.0, zorder=2)
+                ax.plot([x, x], [y - 0.035, y + 0.035], color=colour, linewidth=1.0, zorder=2)
             ax.text(
                 xs[0] - sign * 0.03 * span / AXIS,
                 y,
@@ -166,7 +178,7 @@ def groups_diagram(
                 ha="right",
                 va="center",
                 fontsize=6.5,
-                color=BAR,
+                color=colour,
             )
         _axis_on_top(ax, xlabel, title)
         return to_svg(fig, key, title)

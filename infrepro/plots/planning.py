@@ -16,7 +16,7 @@ TARGETS = (0.8, 0.9)
 
 def power_curve(curves: pd.DataFrame, *, title: str, key: str) -> str:
     """Simulated power (± 2 Monte Carlo SE) against runs per system (equal allocation), one line
-    per effect (``effect_source, effect_points, runs_baseline, power, mc_se``); dashed lines at
+    per effect (``effect_source, improvement_points, runs_baseline, power, mc_se``); dashed lines at
     the 80 % and 90 % targets."""
     sources = list(dict.fromkeys(curves["effect_source"]))
     rows = legend_rows(len(sources), 2)
@@ -26,8 +26,9 @@ def power_curve(curves: pd.DataFrame, *, title: str, key: str) -> str:
             ax.axhline(target, color="#333333", linewidth=0.8, linestyle=(0, (4, 2)), zorder=1)
         for i, source in enumerate(sources):
             curve = curves[curves["effect_source"] == source].sort_values("runs_baseline")
-            points = float(curve["effect_points"].iloc[0])
-            label = f"{source.replace('_', ' ')}: {points:+.2f} points"
+            points = float(curve["improvement_points"].iloc[0])
+            name = "smallest effect of interest" if source == "min_effect" else source
+            label = f"{name}: improvement {points:+.2f} points"
             line = ax.plot(
                 curve["runs_baseline"],
                 curve["power"],
@@ -47,7 +48,7 @@ def power_curve(curves: pd.DataFrame, *, title: str, key: str) -> str:
             )
         ax.set_ylim(0, 1)
         ax.set_xlabel("runs per system")
-        ax.set_ylabel("power of the headline test")
+        ax.set_ylabel("power of the pair's test")
         ax.set_title(title)
         handles, labels = ax.get_legend_handles_labels()
         legend_below(fig, handles, labels, min(len(sources), 2))

@@ -1,9 +1,10 @@
 """Paste-ready decision tables: ``results/paper/<metric>.tex`` (booktabs) and ``.md``.
 
-Pure functions of one metric's rows of ``summary.csv`` (docs/method.md §4c). Scores in points
-(x 100) as in the report; the best value of each score column in bold; a dagger marks a
-significant improvement over the baseline (a double dagger when the comparison is of one run's
-outputs, §4c.4); the caption names the model, the df method, the family and α.
+Pure functions of one metric's rows of ``summary.csv`` and its decision records against the
+baseline (``decisions.csv``, docs/method.md §4c.11): the same numbers and verdicts as the
+report's table. Scores in points (x 100); the best value of each score column in bold; a
+verdict column (a double dagger when the verdict is about single outputs, §4c.4); the caption
+names the model, the df method, the family, the interval and α.
 """
 
 from __future__ import annotations
@@ -14,21 +15,21 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from infrepro.vocabulary import SYSTEM
+from infrepro.decisions import OUTPUTS, VS_OUTPUT, PairDecision
+from infrepro.vocabulary import SYSTEM, file_stem
 
+from .decisions import family_text
 from .formatting import is_missing, points
+from .labels import metric_label
 
-RUN_AWARE = "run-aware"  # summary.RUN_AWARE (the report does not import the analyses)
 DAGGER = "\u2020"
 DOUBLE_DAGGER = "\u2021"
 SECTION = "\u00a7"
-MARKS = {"better": DAGGER, "better, generalises": SECTION, "outputs better": DOUBLE_DAGGER}
 MARK_TEXT = {
-    DAGGER: "significant improvement over the baseline (run-aware, these meta-parameter settings)",
-    SECTION: "significant improvement that also holds once the shared facets' levels are "
-    "treated as draws (generalises beyond these settings)",
-    DOUBLE_DAGGER: "significant improvement of one run's outputs (single-run comparison: how it "
-    "varies with retraining is unknown)",
+    SECTION: "the difference also holds once the shared facets' levels are treated as draws "
+    "(generalises beyond these meta-parameter settings)",
+    DOUBLE_DAGGER: "the verdict is about single outputs (a system with one run: how it varies "
+    "with retraining is unknown)",
 }
 
 
@@ -43,20 +44,21 @@ class PaperRow:
     model_mean: tuple[str, str]  # (estimate, "[lower, upper]")
     best_run: str
     improvement: tuple[str, str]
-    mark: str  # "" or one of MARKS
     p: str
+    verdict: str
     group: str
     ranks: str
     best: frozenset[str]
 
 
-def header(table: pd.DataFrame) -> list[tuple[str, ...]]:
-    """The column titles, as lines; the p column names its family and adjustment."""
-    family = next((f for f in table["family"] if not is_missing(f)), "")
+def header(records: list[PairDecision]) -> list[tuple[str, ...]]:
+    """The column titles, as lines; the improvement names its interval, p its family."""
+    first = records[0] if records else None
     p_title: tuple[str, ...] = ("p",)
-    if family:  # "Holm over 2, vs baseline" -> p / (Holm over 2, / vs baseline)
-        count, scope = family.split(", ")
-        p_title = ("p", f"({count},", f"{scope})")
+    if first is not None and first.family_size > 1:
+        words = family_text(first).split(" ")  # "max-t over 2 comparisons with the baseline"
+        p_title = ("p", f"({' '.join(words[:3])}", f"{' '.join(words[3:])})")
+    kind = first.interval if first is not None else "95 %"
     return [
         ("Rank", "(95 %)"),
         ("System",),
@@ -64,8 +66,9 @@ def header(table: pd.DataFrame) -> list[tuple[str, ...]]:
         ("Runs:", "mean ± SD"),
         ("Model mean", "[95 % CI]"),
         ("Best", "run"),
-        ("Improvement", "[95 % CI]"),
+        ("Improvement", f"[{kind} CI]"),
         p_title,
+        ("Verdict",),
         ("Group",),
     ]
 
@@ -74,44 +77,60 @@ def header(table: pd.DataFrame) -> list[tuple[str, ...]]:
 SCORES = {"run_mean": "run_mean", "model_mean": "model_mean", "best_run": "best_run_score"}
 
 
-def _interval(value: object, lower: object, upper: object) -> tuple[str, str]:
-    if is_missing(value):
+def _mean(row: pd.Series) -> tuple[str, str]:
+    if is_missing(row["model_lower"]):
+        return points(row["model_mean"]), "(one output)"
+    return points(
+        row["model_mean"]
+    ), f"[{points(row['model_lower'])}, {points(row['model_upper'])}]"
+
+
+def _improvement(record: PairDecision | None) -> tuple[str, str]:
+    if record is None:
         return "(baseline)", ""
-    return points(value), f"[{points(lower)}, {points(upper)}]"
+    return points(
+        record.improvement, sign=True
+    ), f"[{points(record.lower)}, {points(record.upper)}]"
 
 
-def _mark(row: pd.Series, alpha: float) -> str:
-    """The mark of a significant improvement, by the table's verdict (docs/method.md §4c.5):
-    dagger (run-aware), section sign (for these meta-parameter settings only), double dagger
-    (one run's outputs)."""
-    return MARKS.get(str(row["verdict"]), "")
+def _verdict(record: PairDecision | None) -> str:
+    """The verdict word; a double dagger when it is about single outputs, a section sign when
+    it generalises."""
+    if record is None:
+        return ""
+    if not record.directional:
+        return "–" if record.verdict == "no difference shown" else record.verdict
+    mark = DOUBLE_DAGGER if record.comparison in (OUTPUTS, VS_OUTPUT) else ""
+    mark += SECTION if record.generalises else ""
+    return record.verdict + mark
 
 
 def _rank_range(low: int, high: int) -> str:
     return str(low) if low == high else f"{low}–{high}"
 
 
-def paper_rows(table: pd.DataFrame, better: str, alpha: float) -> list[PaperRow]:
+def paper_rows(table: pd.DataFrame, records: list[PairDecision], better: str) -> list[PaperRow]:
     """The cells of one metric's decision table, in its order (best first)."""
     pick = max if better == "higher" else min
     best = {c: pick(table[SCORES[c]].dropna()) for c in SCORES if table[SCORES[c]].notna().any()}
+    against = {r.system: r for r in records}
     rows = []
     for _, row in table.iterrows():
         sd = "" if is_missing(row["run_sd"]) else f" ± {points(row['run_sd'])}"
+        record = against.get(str(row[SYSTEM]))
+        group = "".join(str(row[c]) for c in ("group", "output_group") if not is_missing(row[c]))
         rows.append(
             PaperRow(
                 rank=str(int(row["rank"])),
                 system=str(row[SYSTEM]),
                 runs=str(int(row["runs"])),
                 run_mean=points(row["run_mean"]) + sd,
-                model_mean=_interval(row["model_mean"], row["model_lower"], row["model_upper"]),
+                model_mean=_mean(row),
                 best_run=points(row["best_run_score"]),
-                improvement=_interval(
-                    row["improvement"], row["improvement_lower"], row["improvement_upper"]
-                ),
-                mark=_mark(row, alpha),
-                p="" if is_missing(row["p_adjusted"]) else str(row["p_adjusted"]),
-                group=str(row["group"]),
+                improvement=_improvement(record),
+                p="" if record is None else record.p_adjusted,
+                verdict=_verdict(record),
+                group=group,
                 ranks=_rank_range(int(row["rank_lower"]), int(row["rank_upper"])),
                 best=frozenset(c for c in best if row[SCORES[c]] == best[c]),
             )
@@ -119,22 +138,36 @@ def paper_rows(table: pd.DataFrame, better: str, alpha: float) -> list[PaperRow]
     return rows
 
 
-def caption(table: pd.DataFrame, metric: str, better: str, alpha: float) -> str:
-    """What the table shows and how: model, df method, family, α, the marks."""
+def pairs_text(k: int) -> str:
+    """``over all 3 pairs`` / ``one pair``."""
+    return "one pair" if k == 2 else f"over all {k * (k - 1) // 2} pairs"
+
+
+def caption(
+    table: pd.DataFrame, records: list[PairDecision], label: str, better: str, alpha: float
+) -> str:
+    """What the table shows and how: model, df method, family, interval, α, the marks."""
     k = len(table)
-    family = next((f for f in table["family"] if not is_missing(f)), "")
-    family = f"{family}, " if family else ""
-    used = {MARKS.get(str(v), "") for v in table["verdict"]}
-    return (
-        f"{metric} in points ({better} is better), systems ranked by the model mean. "
+    first = records[0] if records else None
+    family = f"{family_text(first)}, " if first is not None and first.family_size > 1 else ""
+    kind = f"{first.interval} intervals" if first is not None else "intervals"
+    marks = {m for r in records for m in _verdict(r) if m in MARK_TEXT}
+    outputs = any(not is_missing(v) for v in table["output_group"])
+    text = (
+        f"{label} in points ({better} is better), systems ranked by the model mean. "
         "Model means with 95 % CI from one REML fit of score ~ system + (1|segment) + a run "
-        f"intercept per system with two or more runs, t with {table['df_method'].iloc[0]} df. "
-        "Improvement over the baseline: positive = better. "
+        f"intercept per system with two or more runs, t with {table['df_method'].iloc[0]} df; "
+        "a system with one run shows its output's mean. "
+        f"Improvement over the baseline (positive = better) with {kind}. "
         f"p: {family}α = {alpha:g}. Group: systems sharing a letter are not separated by any "
-        f"significant pairwise difference (Holm over all {k * (k - 1) // 2} pairs). "
-        "Rank (95 %): the rank by model mean and the ranks of 95 % of parametric draws from the "
-        "fit." + "".join(f" {m} {MARK_TEXT[m]}." for m in MARKS.values() if m in used)
+        f"directional verdict ({pairs_text(k)})"
     )
+    text += "; upper-case letters group single-run systems by their outputs. " if outputs else ". "
+    text += (
+        "Rank (95 %): the rank by model mean and the ranks of 95 % of parametric draws from the "
+        "fit (per system)."
+    )
+    return text + "".join(f" {m} {MARK_TEXT[m]}." for m in MARK_TEXT if m in marks)
 
 
 _LATEX_SPECIAL = {
@@ -180,7 +213,7 @@ def _cells(row: PaperRow, markup: Markup) -> tuple[list[str], list[str]]:
     esc = markup.escape
     cells = [esc(f"{row.rank} ({row.ranks})"), esc(row.system), esc(row.runs)]
     cells += [esc(row.run_mean), esc(row.model_mean[0]), esc(row.best_run)]
-    cells += [esc(row.improvement[0] + row.mark), esc(row.p), esc(row.group)]
+    cells += [esc(row.improvement[0]), esc(row.p), esc(row.verdict), esc(row.group)]
     for name, index in (("run_mean", 3), ("model_mean", 4), ("best_run", 5)):
         if name in row.best and cells[index]:
             cells[index] = markup.bold(cells[index])
@@ -193,18 +226,28 @@ LATEX = Markup(latex_escape, lambda c: r"\textbf{" + c + "}")
 MARKDOWN = Markup(lambda c: c.replace("|", "\\|"), lambda c: f"**{c}**")
 
 
-def latex_table(table: pd.DataFrame, *, metric: str, better: str, alpha: float) -> str:
+def latex_table(
+    table: pd.DataFrame,
+    records: list[PairDecision],
+    *,
+    label: str,
+    stem: str,
+    better: str,
+    alpha: float,
+) -> str:
     """A booktabs ``table*`` environment of one metric's decision table (needs \\usepackage
     {booktabs}); one line per system and its intervals on the line below; the best value of
-    each score column bold, daggers as in the caption."""
-    rows = paper_rows(table, better, alpha)
-    titles = [r"\shortstack[l]{" + r"\\{}".join(map(latex_escape, h)) + "}" for h in header(table)]
+    each score column bold."""
+    rows = paper_rows(table, records, better)
+    titles = [
+        r"\shortstack[l]{" + r"\\{}".join(map(latex_escape, h)) + "}" for h in header(records)
+    ]
     lines = [
         r"\begin{table*}[t]",
         r"\centering",
         r"\footnotesize",
         r"\setlength{\tabcolsep}{3pt}",
-        r"\begin{tabular}{llrlllllc}",
+        r"\begin{tabular}{llrllllllc}",
         r"\toprule",
         " & ".join(titles) + r" \\",
         r"\midrule",
@@ -213,38 +256,42 @@ def latex_table(table: pd.DataFrame, *, metric: str, better: str, alpha: float) 
         cells, below = _cells(row, LATEX)
         lines.append(" & ".join(cells) + r" \\")
         lines.append(" & ".join(below) + r" \\[2pt]")
-    label = re.sub(r"[^A-Za-z0-9]+", "-", metric).strip("-").lower()
     lines += [
         r"\bottomrule",
         r"\end{tabular}",
-        r"\caption{" + latex_escape(caption(table, metric, better, alpha)) + "}",
-        r"\label{tab:" + (label or "metric") + "}",
+        r"\caption{" + latex_escape(caption(table, records, label, better, alpha)) + "}",
+        r"\label{tab:" + stem + "}",
         r"\end{table*}",
     ]
     return "\n".join(lines) + "\n"
 
 
-def markdown_table(table: pd.DataFrame, *, metric: str, better: str, alpha: float) -> str:
+def markdown_table(
+    table: pd.DataFrame, records: list[PairDecision], *, label: str, better: str, alpha: float
+) -> str:
     """The same table as GitHub Markdown, the caption below it."""
-    rows = paper_rows(table, better, alpha)
-    titles = [" ".join(h) for h in header(table)]
+    rows = paper_rows(table, records, better)
+    titles = [" ".join(h) for h in header(records)]
     lines = ["| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
     for row in rows:
         cells, below = _cells(row, MARKDOWN)
         merged = [f"{c} {b}".strip() for c, b in zip(cells, below, strict=True)]
         lines.append("| " + " | ".join(merged) + " |")
-    return "\n".join(lines) + "\n\n" + caption(table, metric, better, alpha) + "\n"
+    return "\n".join(lines) + "\n\n" + caption(table, records, label, better, alpha) + "\n"
 
 
-def paper_files(summary: pd.DataFrame, metric: str, better: str, alpha: float) -> tuple[str, str]:
-    """``<metric>.tex`` and ``<metric>.md`` from ``summary.csv`` (read by report.inputs):
-    the metric's rows, or a line saying there is no table (see the diagnostics)."""
+def paper_files(
+    summary: pd.DataFrame, records: list[PairDecision], metric: str, better: str, alpha: float
+) -> tuple[str, str]:
+    """``<metric>.tex`` and ``<metric>.md`` from ``summary.csv``'s rows of the metric and its
+    records against the baseline in the named family, or a line saying there is no table."""
     rows = summary[summary["metric"] == metric] if not summary.empty else summary
     if rows.empty:
         text = f"No decision table for {metric}: see results/tables/diagnostics.csv."
         return f"% {text}\n", f"{text}\n"
     rows = rows.sort_values("rank", kind="stable").reset_index(drop=True)
+    label = metric_label(metric)
     return (
-        latex_table(rows, metric=metric, better=better, alpha=alpha),
-        markdown_table(rows, metric=metric, better=better, alpha=alpha),
+        latex_table(rows, records, label=label, stem=file_stem(metric), better=better, alpha=alpha),
+        markdown_table(rows, records, label=label, better=better, alpha=alpha),
     )

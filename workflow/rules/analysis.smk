@@ -2,7 +2,7 @@
 # tables. Each analysis has its own rule, derived from its registry entry (infrepro/registry.py):
 # it declares only the tables the analysis writes, takes as inputs the tables it needs from other
 # analyses and depends only on the options it reads.
-from infrepro.registry import ANALYSES, with_needs
+from infrepro.registry import ANALYSES, rule_options, with_needs
 from infrepro.workflow.resources import analysis_resources, collect_mem_mb, collect_runtime
 from infrepro.vocabulary import TABLES, file_stem
 
@@ -43,8 +43,7 @@ for _analysis in ANALYSES:
             baseline=verbatim(EXPERIMENT.baseline),
             facets=verbatim(EXPERIMENT.facets),
             properties=verbatim(EXPERIMENT.properties),
-            options={k: ANALYSIS_OPTIONS[k] for k in ANALYSES[_analysis].reads if k in ANALYSIS_OPTIONS}
-            | {k: config["report"][k] for k in ANALYSES[_analysis].report_reads},
+            options=rule_options(_analysis, ANALYSIS_OPTIONS, config["report"]),
         wildcard_constraints:
             metric="|".join(map(re.escape, METRIC_OF_STEM)),
         log:

@@ -1,5 +1,5 @@
 # Paste-ready decision tables (docs/method.md §4c): results/paper/<metric's file stem>.tex (booktabs) and
-# .md from results/tables/summary.csv.
+# .md from results/tables/summary.csv and decisions.csv.
 from infrepro.registry import SUMMARY
 from infrepro.vocabulary import file_stem
 
@@ -7,6 +7,7 @@ from infrepro.vocabulary import file_stem
 rule paper_tables:
     input:
         summary=f"{RESULTS}/tables/{SUMMARY}.csv",
+        decisions=f"{RESULTS}/tables/decisions.csv",
         script=rule_script("paper_tables.py"),
     output:
         tex=[f"{RESULTS}/paper/{file_stem(m)}.tex" for m in EXPERIMENT.metrics],
@@ -15,6 +16,8 @@ rule paper_tables:
         metrics=verbatim(EXPERIMENT.metrics),
         better=EXPERIMENT.better,
         alpha=config["report"]["alpha"],
+        baseline=verbatim(EXPERIMENT.baseline),
+        family=config["analyses"]["comparisons"],
     log:
         "logs/paper_tables.log",
     threads: 1

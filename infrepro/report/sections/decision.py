@@ -1,27 +1,29 @@
-"""Decision tables at the top of the report: one per metric, every system ranked by the
-run-aware model, with intervals, the improvement over the baseline, group letters and the
-paste-ready LaTeX (docs/method.md §4c; summary.csv)."""
+"""Decision tables at the top of the report: one per metric, every system ranked by model M,
+each pair with the baseline rendered from its decision record (improvement, interval, p,
+verdict), group letters, the forest and groups diagrams, the sentences to quote and the
+paste-ready LaTeX (docs/method.md §4c; summary.csv, decisions.csv)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
+from infrepro.decisions import PairDecision
 from infrepro.plots import short_name
 from infrepro.plots.forest import improvement_forest
 from infrepro.plots.groups import groups_diagram, letter_members
 from infrepro.registry import SUMMARY
-from infrepro.runcounts import NOT_JUDGED
-from infrepro.vocabulary import NOT_CONVERGED, SYSTEM
+from infrepro.vocabulary import SYSTEM
 
+from ..decisions import Book, book, family_text, interval, sentence, verdict_text
 from ..figure import Figure, make_figure
-from ..formatting import integer, is_missing, points, significant
-from ..htmltable import Column, Table, frame_table, text
+from ..formatting import integer, is_missing, points
+from ..formatting import p_text as cell_text
+from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
 from ..labels import metric_label
-from ..paper import RUN_AWARE, caption, paper_files
+from ..paper import caption, pairs_text, paper_files
 from ..query import select
 
 
@@ -41,219 +43,232 @@ class Decision:
     groups: list[Figure]
 
 
-def _interval(value: object, lower: object, upper: object, sign: bool = False) -> str:
-    if is_missing(value):
-        return "–"
-    return f"{points(value, sign=sign)} [{points(lower)}, {points(upper)}]"
+def _mean_cell(row: pd.Series) -> Cell:
+    """Model mean with its interval; a single-run system's output mean, marked (§4c.2)."""
+    if is_missing(row["model_lower"]):
+        return Cell(f"{points(row['model_mean'])} (one output)", float(row["model_mean"]))
+    return Cell(
+        f"{points(row['model_mean'])} [{points(row['model_lower'])}, {points(row['model_upper'])}]",
+        float(row["model_mean"]),
+    )
 
 
-def _rows(rows: pd.DataFrame) -> list[tuple[object, ...]]:
-    return list(rows.itertuples(index=False))
+def _best_cell(row: pd.Series) -> Cell:
+    how = str(row["best_run_selected_by"])
+    title = f"best run {row['best_run']}, selected by {how}" if how else "its one run"
+    return Cell(points(row["best_run_score"]), float(row["best_run_score"]), title=title)
 
 
-def _cells(rows: pd.DataFrame) -> pd.DataFrame:
-    """The text cells the table shows: estimates with their intervals, mean ± SD, ranks."""
-    out = rows.copy()
-    records = _rows(rows)
-    out["mean_sd"] = [
-        points(r.run_mean) + ("" if is_missing(r.run_sd) else f" ± {points(r.run_sd)}")
-        for r in records
-    ]
-    out["model"] = [_interval(r.model_mean, r.model_lower, r.model_upper) for r in records]
-    out["gain"] = [
-        _interval(r.improvement, r.improvement_lower, r.improvement_upper, sign=True)
-        for r in records
-    ]
-    out["rank_range"] = [
-        f"{integer(r.rank_lower)}–{integer(r.rank_upper)}"
-        if r.rank_lower != r.rank_upper
-        else integer(r.rank_lower)
-        for r in records
-    ]
-    return out
+def _rank_range(row: pd.Series) -> str:
+    low, high = integer(row["rank_lower"]), integer(row["rank_upper"])
+    return low if low == high else f"{low}–{high}"
 
 
-def _columns(family: str) -> list[Column]:
+def decision_rows(
+    rows: pd.DataFrame, decisions: Book, metric: str, baseline: str
+) -> list[tuple[pd.Series, PairDecision | None]]:
+    """Each system's row of summary.csv with its record against the baseline (None for the
+    baseline), in table order."""
     return [
-        Column("rank", "rank", integer),
-        Column(SYSTEM, SYSTEM, lambda v: short_name(str(v), 60), numeric=False),
-        Column("runs", "runs", integer),
-        Column("mean_sd", "mean ± SD over runs", text, "run_mean"),
-        Column("model", "model mean [95 % CI]", text, "model_mean", title="t with the named df"),
-        Column("best_run_score", "best run", points),
-        Column("gain", "improvement [95 % CI]", text, "improvement"),
-        Column("p_adjusted", f"p ({family})" if family else "p", text, "log10_p_adjusted"),
-        Column("verdict", "verdict", text, numeric=False),
-        Column("group", "group", text, numeric=False, title="Holm over all pairs"),
-        Column("rank_range", "rank interval", text, "rank_lower"),
-        Column("best_run_rank", "best-run rank", integer, title="rank by the best run's score"),
+        (row, None if row[SYSTEM] == baseline else decisions.pair(metric, baseline, row[SYSTEM]))
+        for _, row in rows.iterrows()
     ]
 
 
-def _notes(rows: pd.DataFrame) -> list[str]:
-    """The per-system notes (one run; the borrowed-variance sensitivity line); a note every
-    system shares (every system with one run) is said once."""
-    notes = [(r.system, r.note) for r in _rows(rows) if not is_missing(r.note)]
-    if len(rows) > 1 and len(notes) == len(rows) and len({n for _, n in notes}) == 1:
+def table_of(
+    paired: list[tuple[pd.Series, PairDecision | None]], settings: ReportSettings, metric: str
+) -> Table:
+    """The decision table: the per-system columns and the baseline pair's record."""
+    first = next((r for _, r in paired if r is not None), None)
+    interval_kind = f"{first.interval} CI" if first else "95 % CI"
+    family = f"p ({family_text(first)})" if first and first.family_size > 1 else "p"
+    outputs = any(not is_missing(row["output_group"]) for row, _ in paired)
+    headers = [
+        Column("rank", "rank"),
+        Column(SYSTEM, SYSTEM, numeric=False),
+        Column("runs", "runs"),
+        Column("mean_sd", "mean ± SD over runs", title="the runs' mean scores"),
+        Column("model", "model mean [95 % CI]", title="model M, t with the named df"),
+        Column("best", "best run", title="hover: which run, and how it was selected"),
+        Column("gain", f"improvement [{interval_kind}]", title="positive = better"),
+        Column("p", family, title="adjusted over the family the header names"),
+        Column("verdict", "verdict", numeric=False),
+        Column("group", "group", numeric=False, title="systems: all pairs, §4c.6"),
+    ]
+    if outputs:
+        headers.append(
+            Column(
+                "output_group", "output group", numeric=False, title="single-run systems' outputs"
+            )
+        )
+    headers += [
+        Column("ranks", "rank interval (per system)"),
+        Column("best_rank", "best-run rank", title="rank by the best run's score"),
+    ]
+    body = []
+    for row, record in paired:
+        sd = "" if is_missing(row["run_sd"]) else f" ± {points(row['run_sd'])}"
+        cells = [
+            Cell(integer(row["rank"]), float(row["rank"])),
+            Cell(short_name(str(row[SYSTEM]), 60), title=str(row[SYSTEM])),
+            Cell(integer(row["runs"]), float(row["runs"])),
+            Cell(points(row["run_mean"]) + sd, float(row["run_mean"])),
+            _mean_cell(row),
+            _best_cell(row),
+        ]
+        if record is None:
+            cells += [Cell("–"), Cell(""), Cell("baseline"), Cell(str(row["group"]))]
+        else:
+            cells += [
+                Cell(interval(record), record.improvement),
+                Cell(cell_text(record.p_adjusted), record.log10_p_adjusted),
+                Cell(verdict_text(record), css=f"verdict-{record.verdict.replace(' ', '-')}"),
+                Cell(str(row["group"])),
+            ]
+        if outputs:
+            cells.append(Cell(str(row["output_group"])))
+        cells += [
+            Cell(_rank_range(row), float(row["rank_lower"])),
+            Cell(integer(row["best_run_rank"]), float(row["best_run_rank"])),
+        ]
+        body.append(cells)
+    return rows_table(headers, body, csv=settings.link(SUMMARY))
+
+
+def _notes(paired: list[tuple[pd.Series, PairDecision | None]]) -> list[str]:
+    """The per-system notes and the records' notes; a note every system shares is said once."""
+    notes: list[tuple[str, str]] = []
+    for row, record in paired:
+        text = "; ".join(
+            n for n in (str(row["note"]), record.note if record else "") if not is_missing(n)
+        )
+        if text:
+            notes.append((str(row[SYSTEM]), text))
+    if len(paired) > 1 and len(notes) == len(paired) and len({n for _, n in notes}) == 1:
         return [f"Every system: {notes[0][1]}"]
     return [f"{system}: {note}" for system, note in notes]
 
 
-def _claimed(verdict: object) -> bool:
-    """Whether a verdict mark claims a direction (for the table's adjusted p)."""
-    return str(verdict) not in ("", "baseline", "not shown", NOT_JUDGED, NOT_CONVERGED)
-
-
-def sentence(r: Any, label: str, baseline: str) -> str:
-    """A sentence to quote for one comparison with the baseline (``r``: a row of summary.csv),
-    naming the model, the df and the one p (adjusted, with its family)."""
-    t = float(r.improvement) / float(r.improvement_se)
-    df = float(r.improvement_df)
-    test = f"t({df:.0f}) = {significant(t)}" if df >= 100 else f"t({df:.1f}) = {significant(t)}"
-    p = f"p = {r.p_adjusted} ({r.family})"
-    interval = f"[{points(r.improvement_lower)}, {points(r.improvement_upper)}]"
-    worse = float(r.improvement) < 0  # "worse by 3.51 [2.67, 4.34]": the CI of the size
-    flipped = f"[{points(-float(r.improvement_upper))}, {points(-float(r.improvement_lower))}]"
-    size = f"{points(abs(float(r.improvement)))} {label} points {flipped if worse else interval}"
-    signed = f"{points(float(r.improvement))} {label} points {interval}"  # sign as its CI
-    subject, other = r.system, baseline
-    if r.comparison == RUN_AWARE:
-        model = f"run-aware model (REML, {r.df_method} df), {test}, {p}"
-    else:
-        subject, other = f"{r.system}'s outputs", f"{baseline}'s"
-        model = f"segment-level comparison of these outputs, {test}, {p}; one run: how it varies "
-        model += "with retraining is unknown"
-    if not is_missing(r.facet_aware_p):
-        model += f"; treating the shared facets' levels as draws: p = {r.facet_aware_p}"
-    if str(r.verdict) == NOT_JUDGED:
-        verdict = "not judged (too few runs)"
-        return f"{subject} against {other}: {verdict}, improvement {signed}, {model}."
-    if _claimed(r.verdict):
-        word = "better" if float(r.improvement) > 0 else "worse"
-        general = "generalises" in str(r.verdict)
-        shared = not is_missing(r.facet_aware_p)
-        scope = " for these meta-parameter settings" if shared and not general else ""
-        return f"{subject} {word} than {other}{scope} by {size}, {model}."
-    return f"No difference shown between {subject} and {baseline} (improvement {signed}), {model}."
-
-
-def _forest(rows: pd.DataFrame, metric: str, label: str, settings: ReportSettings) -> list[Figure]:
-    """The improvements over the baseline with their 95 % CIs, in points, best first."""
-    shown = rows[[not is_missing(v) for v in rows["improvement"]]]
-    if shown.empty:
+def _forest(
+    records: list[PairDecision], metric: str, label: str, settings: ReportSettings
+) -> list[Figure]:
+    """The records' improvements with their intervals, in points, in table order; filled where
+    the verdict is directional."""
+    if not records:
         return []
     key = f"forest-{metric}"
+    kind = records[0].interval
     baseline = f" over {settings.baseline}" if len(settings.baseline) <= 16 else ""
+    description = "; ".join(f"{r.system}: {interval(r)}, {verdict_text(r)}" for r in records)
     svg = improvement_forest(
-        [str(s) for s in shown[SYSTEM]],
-        [100 * float(v) for v in shown["improvement"]],
-        [
-            (100 * float(r.improvement_lower), 100 * float(r.improvement_upper))
-            for r in _rows(shown)
-        ],
-        [_claimed(v) for v in shown["verdict"]],
+        [r.system for r in records],
+        [100 * r.improvement for r in records],
+        [(100 * r.lower, 100 * r.upper) for r in records],
+        [r.directional for r in records],
         xlabel=f"improvement{baseline}, {label} points (positive = better)",
         title=f"{label}: improvement over {settings.baseline if baseline else 'the baseline'}",
         key=key,
+        description=description,
     )
     text = (
-        "95 % CIs (t with the named df); filled: significant after the table's Holm "
-        "adjustment; dashed: no difference."
+        f"Improvements with their {kind} intervals (the decision records); filled: a "
+        "directional verdict; hollow: no difference shown."
     )
     return [make_figure(svg, text, key)]
-
-
-def _single(rows: pd.DataFrame) -> bool:
-    """Whether every system has one run (the model then has no run variance)."""
-    return all(float(n) <= 1 for n in rows["runs"])
-
-
-def _model(single: bool) -> str:
-    """The model the decision table's means and pairs come from."""
-    return "the segment-level model of these outputs" if single else "the run-aware model"
 
 
 def groups_figure(
     rows: pd.DataFrame, metric: str, label: str, settings: ReportSettings
 ) -> list[Figure]:
-    """The groups diagram (§4c.9): model means on the score axis, better to the right, a bar
-    per group letter; caption naming the model, the df and the family of the letters."""
+    """The groups diagram (§4c.9): model means on the score axis, better to the right, a solid
+    bar per systems' group letter, a dashed one per output group of single-run systems."""
     shown = rows[[not is_missing(v) for v in rows["model_mean"]]]
     if len(shown) < 2:
         return []
     key = f"groups-{metric}"
     better = settings.better.get(metric, "higher")
     title = f"{label}: groups of systems"
+    systems = [str(s) for s in shown[SYSTEM]]
     svg = groups_diagram(
-        [str(s) for s in shown[SYSTEM]],
+        systems,
         [100 * float(v) for v in shown["model_mean"]],
         letter_members(["" if is_missing(v) else str(v) for v in shown["group"]]),
+        outputs=letter_members(["" if is_missing(v) else str(v) for v in shown["output_group"]]),
         lower_is_better=better == "lower",
         xlabel=f"model mean, {label} points ({better} is better: better to the right)",
         title=title,
         key=key,
     )
     k = len(rows)
-    single = _single(rows)
-    methods = sorted({str(v) for v in shown["df_method"] if not is_missing(v)})
     text = (
-        f"Model means of {_model(single)} (REML). A bar joins the systems of one group letter: no "
-        f"significant pairwise difference separates them (Holm over all {k * (k - 1) // 2} "
-        f"pairs, t with {' / '.join(methods) or 'the named'} df, α = {settings.alpha:g}); ticks "
-        "mark the members, and a system under no bar differs from every other."
+        f"Model means of model M (REML). A solid bar joins the systems of one group letter: no "
+        f"directional verdict ({pairs_text(k)}) separates them (α = "
+        f"{settings.alpha:g}); ticks mark the members, and a system under no bar differs from "
+        "every other."
     )
-    if not single and any(float(n) <= 1 for n in shown["runs"]):
-        text += " A pair with a one-run system compares outputs (see the notes)."
+    if any(not is_missing(v) for v in shown["output_group"]):
+        text += (
+            " Dashed bars (upper-case letters) join single-run systems whose outputs no "
+            "directional verdict separates: claims about these outputs, not about retraining."
+        )
     return [make_figure(svg, text, key)]
 
 
 def best_run_orders(rows: pd.DataFrame, alpha: float) -> str:
-    """How many of the best-run ranking's pairwise orders the model confirms: the run-aware
-    model, or with one run per system the segment-level model of these outputs (it has no run
-    variance then, and says so)."""
+    """How many of the best-run ranking's pairwise orders the all-pairs records confirm."""
     wins = int(sum(float(v) for v in rows["best_run_wins"]))
     confirmed = int(sum(float(v) for v in rows["best_run_wins_confirmed"]))
-    k = len(rows)
-    model = _model(_single(rows))
-    return (
-        f"{model[0].upper() + model[1:]} confirms {confirmed} of the {wins} pairwise orders of the "
-        f"best-run ranking (significant in the same direction, Holm over all "
-        f"{k * (k - 1) // 2} pairs, α = {alpha:g})."
+    selected = {str(v) for v in rows["best_run_selected_by"] if not is_missing(v)}
+    if not selected:
+        return ""  # one run per system: nothing was selected
+    how = (
+        "best runs selected by dev score"
+        if selected == {"dev_score"}
+        else "best runs selected by their test score (optimistic)"
     )
-
-
-def _sentences(rows: pd.DataFrame, label: str, baseline: str) -> list[str]:
-    return [
-        sentence(r, label, baseline)
-        for r in _rows(rows)
-        if not is_missing(r.improvement) and not is_missing(r.improvement_se)
-    ]
+    k = len(rows)
+    if wins == 0:
+        return f"The best runs tie ({how})."
+    if wins == 1:
+        top = str(rows.loc[rows["best_run_wins"].astype(float) > 0, SYSTEM].iloc[0])
+        said = "confirms" if confirmed else "does not confirm"
+        pairs = "" if k == 2 else f", over all {k * (k - 1) // 2} pairs"
+        return (
+            f"Model M {said} the best-run order ({top}'s best run ahead; {how}; a directional "
+            f"verdict in the same order{pairs}, α = {alpha:g})."
+        )
+    return (
+        f"Model M confirms {confirmed} of the {wins} pairwise orders of the best-run ranking "
+        f"({how}; a directional verdict in the same order, over all {k * (k - 1) // 2} pairs, "
+        f"α = {alpha:g})."
+    )
 
 
 def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Decision]:
     """The decision table of every metric that has one."""
     summary = tables.get(SUMMARY, pd.DataFrame())
+    decisions = book(tables, settings)
     out = []
     for metric in settings.metrics:
         rows = select(summary, metric=metric)
         if rows.empty:
             continue
         rows = rows.sort_values("rank", kind="stable").reset_index(drop=True)
-        better = settings.better.get(metric, "higher")
-        family = next((f for f in rows["family"] if not is_missing(f)), "")
         label = metric_label(metric)
-        table = frame_table(_cells(rows), _columns(family), csv=settings.link(SUMMARY))
-        latex = paper_files(rows, metric, better, settings.alpha)[0]
+        paired = decision_rows(rows, decisions, metric, settings.baseline)
+        records = [r for _, r in paired if r is not None]
+        better = settings.better.get(metric, "higher")
+        latex = paper_files(rows, records, metric, better, settings.alpha)[0]
         out.append(
             Decision(
                 metric,
                 label,
-                table,
-                caption(rows, label, better, settings.alpha),
+                table_of(paired, settings, metric),
+                caption(rows, records, label, better, settings.alpha),
                 latex,
-                _notes(rows),
-                _sentences(rows, label, settings.baseline),
-                _forest(rows, metric, label, settings),
+                _notes(paired),
+                [sentence(r, label) for r in records],
+                _forest(records, metric, label, settings),
                 best_run_orders(rows, settings.alpha),
                 groups_figure(rows, metric, label, settings),
             )

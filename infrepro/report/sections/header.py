@@ -92,7 +92,10 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Header:
         header.facts.append(
             ("Data properties", text + (f" (computed on the {where})" if where else ""))
         )
-    selected = sorted(set(tables["run_summary"].get("selected_by", pd.Series(dtype=str))))
+    runs = tables["run_summary"]
+    if not runs.empty:  # a system with one run has nothing to select from
+        runs = runs[runs["n_runs"].astype(float) >= 2]
+    selected = sorted(set(runs.get("selected_by", pd.Series(dtype=str))))
     if selected:
         header.facts.append(
             ("Best run selected by", ", ".join(s.replace("_", " ") for s in selected))
@@ -100,7 +103,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Header:
         if any("optimistic" in s for s in selected):
             header.warnings.append(
                 "The best runs were selected by their test-set mean (no dev scores): the "
-                "best-vs-best comparison is optimistic."
+                "best-vs-best comparison is optimistic, and no decision rests on it."
             )
     header.facts.append(("Significance level", f"α = {settings.alpha:g}"))
     return header

@@ -1,5 +1,9 @@
-"""The headline: per metric and competitor, best vs best as the starting point, the verdict from
-the run-aware test, the facet-aware and the paper's tests beside it, reliability, drivers."""
+"""The headline: per metric, what every card shares said once, then one card per competitor
+rendered from its decision record against the baseline (docs/method.md §4b.6, §4c.11): the
+badge and sentence of the record, best vs best as the seeds' reproduction, the facet-aware
+reading, the paper's all-runs GLRT and the bootstrap check beside it (labelled, never a
+verdict), and the pair's inputs line. With more than ``TOP`` competitors the cards of the ``TOP``
+ranked first are shown and the rest collapsed."""
 
 from __future__ import annotations
 
@@ -7,16 +11,16 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.decisions import PairDecision
 from infrepro.io.errors import plural
 from infrepro.registry import (
     ALL_RUNS,
     BEST_VS_BEST,
-    COMPARISON,
     CONDITIONAL,
     EFFECT_SCALE,
     FACET_AWARE,
-    HEADLINE,
     HEADLINE_BOOTSTRAP,
+    SUMMARY,
     interaction_only,
     run_aware,
 )
@@ -31,12 +35,13 @@ from infrepro.vocabulary import (
 )
 from infrepro.vocabulary import EFFECT_SD_TEXT as EFFECT_SD
 
-from ..formatting import fixed, flag, is_missing, is_significant, p_text, points
+from ..decisions import Book, book, interval, p_text, sentence
+from ..formatting import fixed, flag, is_missing, is_significant, points
+from ..formatting import p_text as cell_p
 from ..htmltable import Cell, Column, Table, rows_table
 from ..inputs import ReportSettings
 from ..labels import (
     PAPER_TEST,
-    analysis_label,
     better_label,
     metric_label,
     property_label,
@@ -44,202 +49,134 @@ from ..labels import (
     test_label,
 )
 from ..query import first, ordered, pair, select
-from ..verdict import (
-    Outcome,
-    Verdict,
-    bootstrap_note,
-    classify,
-    generalisation,
-    paper_note,
-    sentence,
-)
+from ..verdict import Verdict, badge, bootstrap_note, generalisation, paper_note, survival_line
 
-# analysis, table label; the run-aware rows' p and df come from tests.csv, the others' from
-# glrt.csv (via contrasts.csv)
-COMPARISONS = (
-    (BEST_VS_BEST, "best vs best (starting point)"),
-    (HEADLINE, "all runs, run-aware (verdict)"),
-    (FACET_AWARE, "all runs, facet-aware (other levels)"),
-    (ALL_RUNS, "all runs, paper's model"),
-)
-RUN_AWARE = {HEADLINE: "run-aware", FACET_AWARE: "facet-aware"}
-OPTIMISTIC = "optimistic selection"  # best vs best's note when runs were selected by test mean
+TOP = 5  # competitors whose cards are shown open; the rest are one click away
 
 
 @dataclass
 class Card:
-    """One metric x competitor: the verdict, its table and the short reading of the drivers."""
+    """One metric x competitor: the record's badge and sentence, the lines beside it, the table
+    of the tests shown for the pair, and its inputs line."""
 
     metric: str
-    label: str
-    direction: str
     competitor: str
     verdict: Verdict
     sentence: str
     table: Table
-    notes: list[str] = field(default_factory=list)
     beside: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    key: str = ""  # the record's key, "metric|family|reference|system"
 
 
-def model_label(tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str) -> str:
-    """``run-aware, t, KR df 18.9`` for the run-aware tests, ``paper's model, ML GLRT`` else."""
-    if analysis in RUN_AWARE:
-        test = first(tables["tests"], metric=metric, analysis=analysis, subset=subset)
-        if test is None:
-            return RUN_AWARE[analysis]
-        return test_label(RUN_AWARE[analysis], "t", test["method"], test["dendf"])
-    return PAPER_TEST
+@dataclass
+class MetricCards:
+    """One metric's cards: what they share (said once), the cards shown and the collapsed."""
+
+    metric: str
+    label: str
+    direction: str
+    shared: list[str]
+    cards: list[Card]
+    more: list[Card]
 
 
-def converged(
-    tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, model: str
-) -> bool:
-    """False when diagnostics.csv says the fit of ``model`` did not converge (§4.6.1)."""
-    diagnostics = tables.get("diagnostics")
-    if diagnostics is None:
-        return True
-    row = first(diagnostics, metric=metric, analysis=analysis, subset=subset, model=model)
-    return row is None or flag(row.get(CONVERGED)) is not False
-
-
-def outcome(
-    tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, better: str
-) -> Outcome | None:
-    """One comparison as an :class:`Outcome` (None if not fitted): the run-aware ones from
-    tests.csv, the paper's from contrasts.csv (its GLRT p)."""
-    label = model_label(tables, metric, analysis, subset)
-    if analysis in RUN_AWARE:
-        test = first(tables["tests"], metric=metric, analysis=analysis, subset=subset)
-        if test is None or is_missing(test["estimate"]):
-            return None
-        return Outcome(
-            float(test["estimate"]),
-            p_text(test["p_holm"]),
-            float(test["log10_p_holm"]),
-            better,
-            label,
-            float(test["dendf"]),
-            str(test["note"]),
-            converged(tables, metric, analysis, subset, str(test["model"])),
-        )
-    contrast = first(tables["contrasts"], metric=metric, analysis=analysis, subset=subset)
-    if contrast is None or is_missing(contrast["estimate"]):
-        return None
-    return Outcome(
-        float(contrast["estimate"]),
-        p_text(contrast["p_holm"]),
-        float(contrast["log10_p_holm"]),
-        better,
-        label,
-    )
-
-
-def _model_mean(
-    tables: dict[str, pd.DataFrame], metric: str, analysis: str, subset: str, system: str
-) -> object:
-    means = tables["means"]
-    for where in (subset, "all systems"):
-        row = first(
-            means, metric=metric, analysis=analysis, subset=where, group=system, kind="model"
-        )
-        if row is not None:
-            return row["estimate"]
-    return None
-
-
-def comparison_table(
-    tables: dict[str, pd.DataFrame], settings: ReportSettings, metric: str, competitor: str
-) -> Table:
-    """Best vs best, the run-aware verdict test, the facet-aware sensitivity test and the
-    paper's all-runs GLRT: model, means, difference, d, p."""
-    subset = pair(settings.baseline, competitor)
-    headers = [
-        Column(COMPARISON, analysis_label(COMPARISON), numeric=False),
-        Column("test", "model and test", numeric=False, title="hover for the model formula"),
-        Column("baseline", f"{settings.baseline}", title="model mean, points"),
-        Column("competitor", f"{competitor}", title="model mean, points"),
-        Column("difference", "Δ", title=f"{settings.baseline} − {competitor}, points"),
-        Column("effect", "d", title=f"d = Δ / {EFFECT_SD} (one SD per metric)"),
-        Column("p", "p", title="Holm-adjusted over pairwise comparisons when several"),
-    ]
-    rows = []
-    for analysis, label in COMPARISONS:
-        contrast = first(tables["contrasts"], metric=metric, analysis=analysis, subset=subset)
-        if contrast is None:
-            continue
-        base = _model_mean(tables, metric, analysis, subset, settings.baseline)
-        other = _model_mean(tables, metric, analysis, subset, competitor)
-        if analysis in RUN_AWARE:
-            test = first(tables["tests"], metric=metric, analysis=analysis, subset=subset)
-            if test is None:
-                continue
-            detail = f"{test['model']}; {test['note']}; {plural(int(test['n_runs']), 'run')}"
-            p, log10_p = test["p_holm"], float(test["log10_p_holm"])
-        else:
-            glrt = first(tables["glrt"], metric=metric, analysis=analysis, subset=subset)
-            detail = ""
-            if glrt is not None:
-                runs = plural(int(glrt["n_runs"]), "run")
-                detail = f"{glrt['h1']} vs {glrt['h0']}; {glrt['note']}; {runs}"
-            p, log10_p = contrast["p_holm"], float(contrast["log10_p_holm"])
-        rows.append(
-            [
-                Cell(label),
-                Cell(model_label(tables, metric, analysis, subset), title=detail),
-                Cell(points(base), _number(base)),
-                Cell(points(other), _number(other)),
-                Cell(points(contrast["estimate"], sign=True), _number(contrast["estimate"])),
-                Cell(
-                    f"{fixed(contrast['effect_size'], sign=True)} {contrast['effect_label']}",
-                    _number(contrast["effect_size"]),
-                ),
-                Cell(
-                    p_text(p),
-                    log10_p,
-                    css="p-sig" if is_significant(log10_p, settings.alpha) else "p-ns",
-                ),
-            ]
-        )
-    return rows_table(headers, rows, csv=settings.link("contrasts"))
+def record_key(record: PairDecision) -> str:
+    return "|".join(record.key)
 
 
 def _number(value: object) -> float | None:
     return None if is_missing(value) else float(value)  # type: ignore[arg-type]
 
 
-def effect_note(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> str:
-    """``d = Δ / 1.20 points: the SD of a run's mean score, from <model> (REML)``."""
-    contrast = first(tables["contrasts"], metric=metric, analysis=HEADLINE, subset=subset)
-    if contrast is None:
-        contrast = first(tables["contrasts"], metric=metric, subset=subset)
-    if contrast is None or is_missing(contrast.get("effect_sd")):
+def _improvement(difference: object, better: str) -> float | None:
+    """level1 − level2 (baseline − competitor) of contrasts.csv as the improvement."""
+    value = _number(difference)
+    if value is None:
+        return None
+    return value if better == "lower" else -value
+
+
+def comparison_table(
+    tables: dict[str, pd.DataFrame], settings: ReportSettings, record: PairDecision
+) -> Table:
+    """The tests shown for the pair, each labelled with its model and its p's family: the
+    decision (the record), best vs best and the paper's all-runs GLRT (contrasts.csv, Holm over
+    the pairwise GLRTs); improvements in the metric's direction (positive = better)."""
+    metric, competitor = record.metric, record.system
+    better = settings.better.get(metric, "higher")
+    subset = pair(settings.baseline, competitor)
+    headers = [
+        Column("comparison", "comparison", numeric=False),
+        Column("test", "model and test", numeric=False, title="hover for the model formula"),
+        Column("improvement", "improvement", title="positive = better, points"),
+        Column("effect", "d", title=f"d = improvement / {EFFECT_SD} (one SD per metric)"),
+        Column("p", "p", numeric=False, title="each row's own p, with its family"),
+    ]
+    scale = _effect_sd(tables, metric)
+    multi = min(record.runs_reference, record.runs_system) >= 2
+
+    def d_cell(value: float | None) -> Cell:
+        if value is None or scale is None or not multi:
+            return Cell("–")
+        d = value / scale
+        return Cell(fixed(d, 2, sign=True), d)
+
+    rows = [
+        [
+            Cell("decision (verdict)"),
+            Cell(
+                f"model M, t, {record.df_method} df {record.df:.3g}",
+                title=record.model,
+            ),
+            Cell(interval(record), record.improvement),
+            d_cell(record.improvement),
+            Cell(p_text(record).removeprefix("p = "), record.log10_p_adjusted),
+        ]
+    ]
+    for analysis, label in (
+        (BEST_VS_BEST, "best vs best (seeds' reproduction)"),
+        (ALL_RUNS, "all runs, paper's model"),
+    ):
+        contrast = first(tables["contrasts"], metric=metric, analysis=analysis, subset=subset)
+        if contrast is None:
+            continue
+        glrt = first(tables["glrt"], metric=metric, analysis=analysis, subset=subset)
+        detail = "" if glrt is None else f"{glrt['h1']} vs {glrt['h0']}; {glrt['note']}"
+        value = _improvement(contrast["estimate"], better)
+        family = " (Holm over pairwise GLRTs)" if len(settings.competitors) > 1 else ""
+        rows.append(
+            [
+                Cell(label),
+                Cell(PAPER_TEST, title=detail),
+                Cell(points(value, sign=True), value),
+                d_cell(value),
+                Cell(cell_p(contrast["p_holm"]) + family, _number(contrast["log10_p_holm"])),
+            ]
+        )
+    return rows_table(headers, rows, csv=settings.link("decisions"))
+
+
+def _effect_sd(tables: dict[str, pd.DataFrame], metric: str) -> float | None:
+    """The metric's one effect-size scale (contrasts.csv ``effect_sd``)."""
+    rows = select(tables["contrasts"], metric=metric)
+    values = [float(v) for v in rows.get("effect_sd", []) if not is_missing(v)]
+    return values[0] if values and values[0] > 0 else None
+
+
+def effect_note(tables: dict[str, pd.DataFrame], metric: str) -> str:
+    """``d = improvement / 1.20 points: the SD of a run's mean score, from <model> (REML)``."""
+    scale = _effect_sd(tables, metric)
+    if scale is None:
         return ""
     fit = first(tables["diagnostics"], metric=metric, analysis=EFFECT_SCALE)
     model = f", components from {fit['model']} (REML)" if fit is not None else ""
     return (
-        f"Effect sizes: d = difference / {EFFECT_SD} = Δ / {points(contrast['effect_sd'])} "
-        f"points{model}: the SD that decides the run-aware tests, so Cohen's labels are in "
-        "units of retraining noise; the same denominator for every d of this metric."
+        f"Effect sizes: d = improvement / {EFFECT_SD} = improvement / {points(scale)} "
+        f"points{model}: the SD that decides the run-aware tests, so Cohen's labels are in units "
+        "of retraining noise; the same denominator for every d of this metric; no d where a "
+        "system has one run."
     )
-
-
-def best_trusted(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> bool:
-    """False when best vs best's runs were selected by their test mean (no dev scores)."""
-    glrt = first(tables["glrt"], metric=metric, analysis=BEST_VS_BEST, subset=subset)
-    return glrt is not None and OPTIMISTIC not in str(glrt["note"])
-
-
-def run_counts(
-    tables: dict[str, pd.DataFrame], metric: str, baseline: str, competitor: str
-) -> tuple[int, int] | None:
-    """(baseline runs, competitor runs) of a comparison (run_summary.csv); None if unknown."""
-    rows = select(tables["run_summary"], metric=metric)
-    if rows.empty:
-        return None
-    counts = {str(s): int(float(n)) for s, n in zip(rows[SYSTEM], rows["n_runs"], strict=True)}
-    if baseline not in counts or competitor not in counts:
-        return None
-    return counts[baseline], counts[competitor]
 
 
 def bootstrap_row(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> dict | None:
@@ -264,7 +201,8 @@ def facet_groups(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> s
 
 
 def reliability_note(tables: dict[str, pd.DataFrame], metric: str, systems: list[str]) -> str:
-    """``Reliability φ: baseline 0.77 (good), competitor 0.65 (moderate); φ ≥ 0.8 needs ...``"""
+    """``Reliability φ of one run's scores: baseline 0.77 (good), ...; the mean of n runs per
+    facet level reaches 0.8 ...``"""
     parts, needs = [], []
     for system in systems:
         row = first(tables["reliability"], metric=metric, system=system, vca=VCA_RUN_AWARE)
@@ -288,8 +226,10 @@ def reliability_note(tables: dict[str, pd.DataFrame], metric: str, systems: list
             )
     if not parts:
         return ""
-    text = "Reliability φ: " + ", ".join(parts)
-    return text + ("; φ ≥ 0.8 needs " + ", ".join(needs) if needs else "") + "."
+    text = "Reliability φ of a single run's segment scores: " + ", ".join(parts)
+    if needs:
+        text += "; averaging over runs, φ ≥ 0.8 needs " + ", ".join(needs)
+    return text + " (the D-study under Reliability)."
 
 
 def metaparameter_note(tables: dict[str, pd.DataFrame], metric: str, systems: list[str]) -> str:
@@ -316,12 +256,12 @@ def metaparameter_note(tables: dict[str, pd.DataFrame], metric: str, systems: li
 def input_note(
     tables: dict[str, pd.DataFrame],
     settings: ReportSettings,
-    metric: str,
-    competitor: str,
+    record: PairDecision,
     bins: dict[str, list[str]],
 ) -> str:
     """The property with the strongest run-aware system x property interaction (Holm p over
     the metric's property tests) and the run-aware gap per bin."""
+    metric, competitor = record.metric, record.system
     tests = select(
         tables["tests"], metric=metric, analysis=interaction_only(run_aware(CONDITIONAL))
     )
@@ -340,8 +280,8 @@ def input_note(
             f"interaction p = {strongest['p_holm']}, {label}; {model}, Holm over the "
             f"{len(tests)} property tests)."
         )
-    runs = run_counts(tables, metric, settings.baseline, competitor)
-    if runs is not None and not holds_level(*runs, settings.alpha):
+    runs = (record.runs_reference, record.runs_system)
+    if not holds_level(*runs, settings.alpha):
         why = too_few_runs(settings.baseline, runs[0], competitor, runs[1], settings.alpha)
         return (
             f"Inputs: not judged: the strongest interaction ({label}, p = "
@@ -378,56 +318,88 @@ def input_note(
     return f"{head}: " + "; ".join(pieces) + " points (run-aware cell means)."
 
 
+def _paper_line(
+    tables: dict[str, pd.DataFrame], settings: ReportSettings, record: PairDecision
+) -> str:
+    subset = pair(settings.baseline, record.system)
+    contrast = first(tables["contrasts"], metric=record.metric, analysis=ALL_RUNS, subset=subset)
+    if contrast is None or is_missing(contrast["estimate"]):
+        return ""
+    return paper_note(
+        float(contrast["estimate"]),
+        cell_p(contrast["p_holm"]),
+        PAPER_TEST,
+        settings.better.get(record.metric, "higher"),
+        (settings.baseline, record.system),
+    )
+
+
+def card(
+    tables: dict[str, pd.DataFrame],
+    settings: ReportSettings,
+    record: PairDecision,
+    bins: dict[str, list[str]],
+) -> Card:
+    """One competitor's card, from its record against the baseline."""
+    label = metric_label(record.metric)
+    subset = pair(settings.baseline, record.system)
+    said = sentence(record, label)
+    beside = [
+        survival_line(record, label),
+        generalisation(record, facet_groups(tables, record.metric, subset)),
+        bootstrap_note(bootstrap_row(tables, record.metric, subset)),
+        _paper_line(tables, settings, record),
+    ]
+    notes = [input_note(tables, settings, record, bins)]
+    return Card(
+        metric=record.metric,
+        competitor=record.system,
+        verdict=badge(record, said),
+        sentence=said,
+        table=comparison_table(tables, settings, record),
+        beside=[b for b in beside if b],
+        notes=[n for n in notes if n],
+        key=record_key(record),
+    )
+
+
+def ranked_competitors(
+    tables: dict[str, pd.DataFrame], settings: ReportSettings, metric: str
+) -> list[str]:
+    """The competitors in the decision table's order (best first), then any it lacks."""
+    rows = select(tables.get(SUMMARY, pd.DataFrame()), metric=metric)
+    ranked = [] if rows.empty else list(rows.sort_values("rank", kind="stable")[SYSTEM])
+    order = [s for s in ranked if s != settings.baseline]
+    return order + [c for c in settings.competitors if c not in order]
+
+
 def build(
     tables: dict[str, pd.DataFrame], settings: ReportSettings, bins: dict[str, list[str]]
-) -> list[Card]:
-    """One card per metric and competitor."""
-    cards = []
+) -> list[MetricCards]:
+    """Per metric: what every card shares, said once; a card per competitor with a record."""
+    decisions: Book = book(tables, settings)
+    out = []
     for metric in settings.metrics:
-        better = settings.better.get(metric, "higher")
-        for competitor in settings.competitors:
-            subset = pair(settings.baseline, competitor)
-            best, headline, facet, paper = (
-                outcome(tables, metric, a, subset, better) for a, _ in COMPARISONS
+        cards = []
+        for competitor in ranked_competitors(tables, settings, metric):
+            record = decisions.pair(metric, settings.baseline, competitor)
+            if record is not None:
+                cards.append(card(tables, settings, record, bins))
+        if not cards:
+            continue
+        shared = [
+            effect_note(tables, metric),
+            reliability_note(tables, metric, settings.systems),
+            metaparameter_note(tables, metric, settings.systems),
+        ]
+        out.append(
+            MetricCards(
+                metric=metric,
+                label=metric_label(metric),
+                direction=better_label(settings.better.get(metric, "higher")),
+                shared=[s for s in shared if s],
+                cards=cards[:TOP],
+                more=cards[TOP:],
             )
-            verdict = classify(
-                best,
-                headline,
-                alpha=settings.alpha,
-                competitor=competitor,
-                baseline=settings.baseline,
-                best_trusted=best_trusted(tables, metric, subset),
-                runs=run_counts(tables, metric, settings.baseline, competitor),
-            )
-            beside = [
-                generalisation(
-                    headline,
-                    facet,
-                    settings.alpha,
-                    settings.baseline,
-                    competitor,
-                    facet_groups(tables, metric, subset),
-                ),
-                bootstrap_note(bootstrap_row(tables, metric, subset)),
-                paper_note(paper, settings.baseline, competitor),
-            ]
-            notes = [
-                effect_note(tables, metric, subset),
-                reliability_note(tables, metric, settings.systems),
-                metaparameter_note(tables, metric, settings.systems),
-                input_note(tables, settings, metric, competitor, bins),
-            ]
-            cards.append(
-                Card(
-                    metric=metric,
-                    label=metric_label(metric),
-                    direction=better_label(better),
-                    competitor=competitor,
-                    verdict=verdict,
-                    sentence=sentence(best, headline, settings.baseline, competitor),
-                    table=comparison_table(tables, settings, metric, competitor),
-                    notes=[n for n in notes if n],
-                    beside=[b for b in beside if b],
-                )
-            )
-    return cards
+        )
+    return out

@@ -15,6 +15,7 @@ from infrepro.vocabulary import (
     SEGMENT_TERM,
     SYSTEM,
     comparison_formulas,
+    decision_formula,
     effect_scale_formula,
     facet_aware_formula,
     headline_formula,
@@ -81,14 +82,28 @@ def _run_aware_families() -> list[Family]:
     )
     return [
         Family(
-            "all runs, run-aware: the verdict",
+            "decision model M: every verdict",
+            decision_formula(SCORE, TWO),
+            "t tests of the system contrasts, Kenward-Roger (or Satterthwaite) df, adjusted over "
+            "the family (analyses.comparisons, analyses.adjust)",
+            "REML",
+            "One fit of all systems; each system with two or more runs has its own run "
+            "variance, a system with one run none (its model mean is its output's mean). Each "
+            "pair's contrast is about the systems over retraining, a system against a single "
+            "output, or two outputs, as the runs allow (docs/method.md §4c.4); the decision "
+            "tables, headline cards, sentences and paste-ready tables all render these records "
+            "(decisions.csv).",
+            RUN_ESTIMAND,
+        ),
+        Family(
+            "all runs, run-aware (pairwise fits)",
             headline_formula(SCORE, TWO, pooled=False),
             t_test,
             "REML",
-            "Does the system difference exceed what retraining produces? Each system has its "
-            "own run variance. A system with a single run has none: the comparison then fits "
-            f"{headline_formula(SCORE, TWO, pooled=True)}, i.e. borrows the other system's run "
-            "variance, and the report says so next to the verdict.",
+            "Model M on one pair's rows (tests.csv): the same comparison fitted apart, for the "
+            "Significance tables. A system with a single run has no run variance: the pair then "
+            f"fits {headline_formula(SCORE, TWO, pooled=True)}, i.e. borrows the other system's "
+            "run variance; never a verdict.",
             RUN_ESTIMAND,
         ),
         Family(
@@ -96,9 +111,9 @@ def _run_aware_families() -> list[Family]:
             facet_aware_formula(SCORE, TWO, {"B": ["f"]}),
             t_test,
             "REML",
-            "The verdict's model plus a per-system random intercept of every facet f (and "
-            "crossing of two) whose levels a system's runs share. Shown beside the verdict, "
-            "never deciding it.",
+            "The pair's run-aware model plus a per-system random intercept of every facet f (and "
+            "crossing of two) whose levels a system's runs share: the second reading a general "
+            "claim needs (docs/method.md §4c.5), never a downgrade of the verdict.",
             FACET_ESTIMAND,
         ),
         Family(
@@ -213,9 +228,13 @@ NOTES = (
         "each row used.",
     ),
     (
-        "Multiplicity (Holm)",
-        "Pairwise system comparisons: Holm within each metric and analysis when there are more "
-        "than two systems. Property tests: Holm over each metric's numeric and categorical "
+        "Multiplicity",
+        "Decisions (decisions.csv): adjusted over the family named in each table's p header, "
+        "by the single-step max-t procedure (simultaneous intervals: an interval excludes 0 "
+        "exactly when the adjusted p is below α) or Holm's step-down (unadjusted intervals), "
+        "as analyses.adjust says; group letters over all pairs. Pairwise GLRTs and run-aware "
+        "fits of the Significance section: Holm within each metric and analysis when there are "
+        "more than two systems. Property tests: Holm over each metric's numeric and categorical "
         "properties, per analysis and subset (the run-aware F tests and the paper's GLRTs each "
         "form their own family); binned versions test the same hypothesis again and are "
         "descriptive, unadjusted. Within-bin differences: Holm within a metric, analysis, "

@@ -8,17 +8,20 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.decisions import PairDecision
 from infrepro.plots import system_style
 from infrepro.plots.planning import budget_curves, power_curve
 from infrepro.registry import BUDGET, PLANNING
 from infrepro.runcounts import holds_level, runs_to_hold
 
+from ..decisions import book, family_text
 from ..figure import Figure, make_figure
 from ..formatting import fixed, integer
 from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import metric_label
 from ..query import select
+from .headline import TOP, ranked_competitors
 from .properties import MOST_LINES, plotted_systems
 
 
@@ -33,6 +36,8 @@ class NextBox:
 @dataclass
 class Planning:
     boxes: list[NextBox] = field(default_factory=list)
+    more: list[NextBox] = field(default_factory=list)  # beyond the TOP competitors, collapsed
+    assumptions: str = ""
     power: list[Figure] = field(default_factory=list)
     budget: list[Figure] = field(default_factory=list)
     answers: Table | None = None
@@ -43,35 +48,33 @@ def _runs(row: pd.Series) -> str:
     return f"{integer(row['runs_baseline'])} + {integer(row['runs_competitor'])}"
 
 
-def _power_lines(rows: pd.DataFrame, source: str) -> list[str]:
-    """Sentences on one effect's power, runs needed and cheapest allocation."""
-    pick = rows[rows["effect_source"] == source]
-    current = pick[pick["design"] == "current"].iloc[0]
-    points = fixed(current["effect_points"], 2, sign=True)
-    enough = "enough" if current["power"] >= 0.8 else "not enough"
-    head = (
-        f"For a difference of {points} points ({source.replace('_', ' ')}, baseline − competitor)"
-    )
-    test = (
-        "the headline test (REML, per-system run variance, Kenward-Roger t at "
-        f"α = {current['alpha']:g})"
-    )
-    alpha = float(current["alpha"])
-    if math.isnan(current["power"]):
-        now = f"{head}, the current design has a single-run system: {test} needs two per system."
-    elif not holds_level(int(current["runs_baseline"]), int(current["runs_competitor"]), alpha):
-        need = runs_to_hold(int(current["runs_baseline"]), int(current["runs_competitor"]), alpha)
-        now = (
-            f"{head}, the current {_runs(current)} runs cannot hold {test}'s level (docs/method.md "
-            f"§4b.6, run counts), so it names no winner whatever its power; {need} runs of the "
-            "system with fewer would."
+def _record_line(record: PairDecision) -> str:
+    """The decision's power at the smallest effect of interest, from its record (§4c.11)."""
+    runs = f"{record.runs_reference} + {record.runs_system}"
+    if math.isnan(record.min_effect):
+        return (
+            "No smallest effect of interest is declared (analyses.planning.min_effect, in "
+            "points): power at the observed improvement only restates its p-value (the table "
+            "below has it, labelled post hoc)."
         )
-    else:
-        now = (
-            f"{head}, the current {_runs(current)} runs give {test} a power of "
-            f"{fixed(current['power'], 2)} ± {fixed(current['mc_se'], 2)}: {enough} for 80 %."
-        )
-    lines = [now]
+    if math.isnan(record.power):
+        return f"The decision's power at the smallest effect of interest is unknown ({runs} runs)."
+    enough = "enough" if record.power >= 0.8 else "not enough"
+    return (
+        f"At the smallest effect of interest (an improvement of {fixed(record.min_effect, 2)} "
+        f"points), the current {runs} runs give the decision's test ({record.df_method} t in "
+        f"model M, {family_text(record)}) a power of {fixed(record.power, 2)} to show it: "
+        f"{enough} for 80 %."
+    )
+
+
+def _needed_lines(rows: pd.DataFrame) -> list[str]:
+    """Runs per system needed for 80 % and 90 % power at the smallest effect of interest, and
+    the cheapest allocation (planning.csv, docs/method.md §4d.1)."""
+    pick = rows[rows["effect_source"] == "min_effect"]
+    if pick.empty:
+        return []
+    lines = []
     for target in (0.8, 0.9):
         need = pick[(pick["design"] == "needed") & (pick["target"] == target)].iloc[0]
         cheap = pick[(pick["design"] == "cheapest") & (pick["target"] == target)].iloc[0]
@@ -82,7 +85,18 @@ def _power_lines(rows: pd.DataFrame, source: str) -> list[str]:
         lines.append(
             f"{target:.0%} power: {integer(need['runs_baseline'])} runs per system "
             f"(power {fixed(need['power'], 2)}); cheapest: {_runs(cheap)} runs (baseline + "
-            f"competitor, power {fixed(cheap['power'], 2)})."
+            f"competitor, power {fixed(cheap['power'], 2)}); simulated for the pair's own test "
+            f"at α = {pick['alpha'].iloc[0]:g}."
+        )
+    current = pick[pick["design"] == "current"].iloc[0]
+    alpha = float(current["alpha"])
+    n_a, n_b = current["runs_baseline"], current["runs_competitor"]
+    if not (math.isnan(n_a) or math.isnan(n_b)) and not holds_level(int(n_a), int(n_b), alpha):
+        need = runs_to_hold(int(n_a), int(n_b), alpha)
+        lines.append(
+            f"The current {_runs(current)} runs cannot hold the test's level (docs/method.md "
+            f"§4b.6, run counts), so they name no winner whatever the power; {need} runs of the "
+            "system with fewer would."
         )
     return lines
 
@@ -122,27 +136,35 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Planning
     section = Planning()
     plan = tables.get(PLANNING, pd.DataFrame())
     budget = tables.get(BUDGET, pd.DataFrame())
+    decisions = book(tables, settings)
     styles = {s: system_style(i) for i, s in enumerate(settings.systems)}
     for metric in settings.metrics:
         planned = set(select(plan, metric=metric)["subset"]) if not plan.empty else set()
         eligible = {c for c in settings.competitors if f"{settings.baseline} vs {c}" in planned}
         drawn = plotted_systems(tables, settings, metric, eligible)
-        for competitor in settings.competitors:
+        boxes = []
+        for competitor in ranked_competitors(tables, settings, metric):
             subset = f"{settings.baseline} vs {competitor}"
             rows = select(plan, metric=metric, subset=subset)
             box = NextBox(f"{metric_label(metric)}: {subset}")
-            for source in dict.fromkeys(rows["effect_source"]) if not rows.empty else ():
-                box.lines += _power_lines(rows, source)
+            record = decisions.pair(metric, settings.baseline, competitor)
+            if record is not None:
+                box.lines.append(_record_line(record))
+            if not rows.empty:
+                box.lines += _needed_lines(rows)
             mine = select(budget, metric=metric)
             line = _budget_line(mine, competitor)[0] if not mine.empty else ""
             if line:
                 box.lines.append(line)
             if box.lines:
-                box.lines.append(ASSUMPTIONS)
-                section.boxes.append(box)
+                boxes.append(box)
             figure = _power_figure(rows, metric, subset) if competitor in drawn else None
             if figure is not None:
                 section.power.append(figure)
+        section.boxes += boxes[:TOP]
+        section.more += boxes[TOP:]
+    if section.boxes:
+        section.assumptions = ASSUMPTIONS
     if len(settings.systems) > MOST_LINES:
         section.power_note = (
             f"Power curves are drawn for the {MOST_LINES - 1} systems ranked first in each "
@@ -199,6 +221,10 @@ def _budget_figures(
     return out
 
 
+def _effect_name(value: object) -> str:
+    return "smallest effect of interest" if value == "min_effect" else text(value)
+
+
 def _answers(plan: pd.DataFrame) -> Table | None:
     if plan.empty:
         return None
@@ -208,8 +234,8 @@ def _answers(plan: pd.DataFrame) -> Table | None:
         [
             Column("metric", "metric", metric_label, numeric=False),
             Column("subset", "pair", text, numeric=False),
-            Column("effect_source", "effect", text, numeric=False),
-            Column("effect_points", "difference (points)", lambda v: fixed(v, 2, sign=True)),
+            Column("effect_source", "effect", _effect_name, numeric=False),
+            Column("improvement_points", "improvement (points)", lambda v: fixed(v, 2, sign=True)),
             Column("design", "design", text, numeric=False),
             Column("target", "target", lambda v: fixed(v, 1)),
             Column("runs_baseline", "runs baseline", integer),

@@ -1,0 +1,177 @@
+"""The decision: its words, its estimands and its record, spelled once (docs/method.md §4c).
+
+Every claim the report states about a pair of systems is one :class:`PairDecision`, made by the
+``summary`` analysis (``infrepro/analyses/summary.py``) and written to ``decisions.csv``; the
+report reads the rows back into the same records (``infrepro/report/decisions.py``) and renders
+them. The verdict words, the estimands, the families and the adjustment methods are spelled
+here and nowhere else.
+
+Import-light on purpose (standard library and infrepro.vocabulary only): the report and the
+workflow read it without the analyses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+from infrepro.vocabulary import NOT_CONVERGED, TABLE_SPECS
+
+# -- verdicts (docs/method.md §4c.5) ------------------------------------------------------------
+BETTER = "better"
+WORSE = "worse"
+NOT_SHOWN = "no difference shown"
+NOT_JUDGED = "not judged (runs)"  # §4b.6 run counts: significant, but the runs cannot hold α
+VERDICTS = (BETTER, WORSE, NOT_SHOWN, NOT_JUDGED, NOT_CONVERGED)
+DIRECTIONAL = (BETTER, WORSE)
+
+# best vs best against the verdict, with dev-selected best runs (§4b.6)
+SURVIVES = "survives retraining"
+REVERSED = "reversed over retraining"
+NOT_SHOWN_TO_SURVIVE = "not shown to survive"
+
+# -- estimands (docs/method.md §4c.4): the values of the ``comparison`` column -------------------
+SYSTEMS = "systems"
+VS_OUTPUT = "vs single output"
+OUTPUTS = "outputs"
+ESTIMANDS = (SYSTEMS, VS_OUTPUT, OUTPUTS)
+ONE_RUN = "one run: its output's mean; how it varies with retraining is unknown"
+
+
+def comparison_of(runs_reference: int, runs_system: int) -> str:
+    """The estimand a pair's run counts allow (§4c.4)."""
+    single = (runs_reference < 2) + (runs_system < 2)
+    return (SYSTEMS, VS_OUTPUT, OUTPUTS)[single]
+
+
+def estimand_text(comparison: str, reference: str, system: str) -> str:
+    """The estimand in words, naming the systems."""
+    if comparison == SYSTEMS:
+        return f"{system} vs {reference}: means over retraining"
+    if comparison == OUTPUTS:
+        return f"{system}'s vs {reference}'s single outputs, on these segments"
+    single, other = (reference, system) if comparison == VS_OUTPUT else (system, reference)
+    return f"{other}'s mean over retraining vs {single}'s single output"
+
+
+# -- families and adjustment (docs/method.md §4c.5, §4c.10) ----------------------------------------
+FAMILY_BASELINE = "baseline"  # analyses.comparisons
+FAMILY_ALL = "all_pairs"
+FAMILIES = (FAMILY_BASELINE, FAMILY_ALL)
+MAX_T = "max-t"  # analyses.adjust
+HOLM = "holm"
+ADJUSTMENTS = (MAX_T, HOLM)
+SIMULTANEOUS = "simultaneous 95 %"
+UNADJUSTED = "unadjusted 95 %"
+
+
+def family_label(family: str, size: int, adjust: str) -> str:
+    """``max-t over 2 comparisons with the baseline`` / ``Holm over 3 pairs``; ``one
+    comparison, unadjusted`` when the family has one member (nothing to adjust)."""
+    if size == 1:
+        return "one comparison, unadjusted"
+    method = "max-t" if adjust == MAX_T else "Holm"
+    what = "comparison" if family == FAMILY_BASELINE else "pair"
+    plural = what if size == 1 else what + "s"
+    scope = " with the baseline" if family == FAMILY_BASELINE else ""
+    return f"{method} over {size} {plural}{scope}"
+
+
+def interval_kind(adjust: str) -> str:
+    """What an improvement's interval is under an adjustment method."""
+    return SIMULTANEOUS if adjust == MAX_T else UNADJUSTED
+
+
+# -- the record (decisions.csv, docs/method.md §4c.11) --------------------------------------------
+@dataclass(frozen=True)
+class PairDecision:
+    """One claim about one pair in one family: improvement of ``system`` over ``reference``
+    (positive = better in the metric's direction), its interval and adjusted p from the
+    family's procedure, the verdict and what it rests on."""
+
+    metric: str
+    family: str
+    family_size: int
+    adjust: str
+    reference: str
+    system: str
+    runs_reference: int
+    runs_system: int
+    comparison: str
+    estimand: str
+    improvement: float
+    se: float
+    df: float
+    df_method: str
+    test: str
+    statistic: float
+    critical: float
+    lower: float
+    upper: float
+    interval: str
+    p_value: str
+    log10_p: float
+    p_adjusted: str
+    log10_p_adjusted: float
+    verdict: str
+    generalises: bool
+    facet_aware_p: str
+    log10_facet_aware_p: float
+    facet_aware_df: float
+    survival: str
+    best_vs_best: float
+    min_effect: float
+    power: float
+    model: str
+    note: str
+
+    @property
+    def directional(self) -> bool:
+        """Whether the verdict names a winner."""
+        return self.verdict in DIRECTIONAL
+
+    @property
+    def winner(self) -> str:
+        """The system the verdict names better ('' when it names none)."""
+        if not self.directional:
+            return ""
+        return self.system if self.verdict == BETTER else self.reference
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.metric, self.family, self.reference, self.system)
+
+    def row(self) -> dict[str, object]:
+        """The record as a row of ``decisions.csv``."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, object]) -> PairDecision:
+        """A row of ``decisions.csv`` (as the table readers give it) as a record."""
+        values = {}
+        for f in fields(cls):
+            value = row[f.name]
+            if f.type == "int":
+                value = int(float(value))  # type: ignore[arg-type]
+            elif f.type == "float":
+                value = float(value)  # type: ignore[arg-type]
+            elif f.type == "bool":
+                value = bool(value) if not _missing(value) else False
+            else:
+                value = "" if _missing(value) else str(value)
+            values[f.name] = value
+        return cls(**values)
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def check_schema() -> None:
+    """The record's fields are the columns of ``decisions.csv`` in order (one place: a test
+    calls this)."""
+    declared = TABLE_SPECS["decisions"].names
+    own = tuple(f.name for f in fields(PairDecision))
+    if declared != own:
+        raise AssertionError(f"decisions.csv declares {declared}, PairDecision has {own}")

@@ -1,0 +1,190 @@
+"""The decision records as the report reads and words them (docs/method.md §4c.11).
+
+``decisions.csv`` is read back into :class:`~infrepro.decisions.PairDecision` records once
+(:func:`book`); every view of a pair (the decision table, the headline card, the forest plot,
+the groups diagram, the sentence to quote, the LaTeX and Markdown rows, the planning cards)
+renders a record with the functions here, so that every place says the same thing. Nothing here
+tests, adjusts or decides: the ``summary`` analysis did.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from infrepro.decisions import (
+    BETTER,
+    FAMILY_ALL,
+    FAMILY_BASELINE,
+    NOT_JUDGED,
+    NOT_SHOWN,
+    OUTPUTS,
+    SYSTEMS,
+    VS_OUTPUT,
+    PairDecision,
+    family_label,
+)
+from infrepro.schema import with_defaults
+from infrepro.vocabulary import NOT_CONVERGED
+
+from .formatting import points, significant
+from .inputs import ReportSettings
+
+DECISIONS = "decisions"
+
+
+@dataclass
+class Book:
+    """Every decision record, by (metric, family, reference, system), and the family the
+    experiment names (``analyses.comparisons``)."""
+
+    family: str
+    records: dict[tuple[str, str, str, str], PairDecision] = field(default_factory=dict)
+
+    def pair(self, metric: str, reference: str, system: str) -> PairDecision | None:
+        """The named family's record of ``system`` against ``reference``."""
+        return self.records.get((metric, self.family, reference, system))
+
+    def family_records(self, metric: str, family: str | None = None) -> list[PairDecision]:
+        """One family's records of a metric (the named one by default), in table order."""
+        chosen = family or self.family
+        return [r for k, r in self.records.items() if k[0] == metric and k[1] == chosen]
+
+    def all_pairs(self, metric: str) -> list[PairDecision]:
+        return self.family_records(metric, FAMILY_ALL)
+
+    def __bool__(self) -> bool:
+        return bool(self.records)
+
+
+def named_family(settings: ReportSettings) -> str:
+    """The family the config names (its schema default when the config gives none)."""
+    return str(with_defaults("analyses", settings.config.get("analyses"))["comparisons"])
+
+
+def records_of(frame: pd.DataFrame) -> list[PairDecision]:
+    """The records of ``decisions.csv`` (read with its declared types), in file order."""
+    return [PairDecision.from_row(row) for row in frame.to_dict("records")] if len(frame) else []
+
+
+def book(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Book:
+    """Every record of ``decisions.csv``, with the family the config names."""
+    return book_of(records_of(tables.get(DECISIONS, pd.DataFrame())), named_family(settings))
+
+
+def book_of(records: Iterable[PairDecision], family: str = FAMILY_BASELINE) -> Book:
+    """A book of given records (tests, the paper files)."""
+    out = Book(family)
+    for record in records:
+        out.records[record.key] = record
+    return out
+
+
+# -- wording ---------------------------------------------------------------------------------------
+def interval(record: PairDecision) -> str:
+    """``−3.84 [−7.08, −0.61]``: the improvement and its interval in points."""
+    if math.isnan(record.improvement):
+        return "–"
+    return (
+        f"{points(record.improvement, sign=True)} [{points(record.lower)}, {points(record.upper)}]"
+    )
+
+
+def size_interval(record: PairDecision) -> str:
+    """``3.84 [0.61, 7.08]``: the size of a directional difference with the interval of the
+    size (the interval of −improvement for a ``worse`` verdict)."""
+    if record.improvement >= 0:
+        return f"{points(record.improvement)} [{points(record.lower)}, {points(record.upper)}]"
+    return f"{points(-record.improvement)} [{points(-record.upper)}, {points(-record.lower)}]"
+
+
+def verdict_text(record: PairDecision) -> str:
+    """The verdict cell: the word, qualified by what the pair estimates (§4c.4) and whether it
+    generalises (§4c.5)."""
+    word = record.verdict
+    if not record.directional:
+        return word
+    if record.comparison == OUTPUTS:
+        return f"outputs {word}"
+    if record.comparison == VS_OUTPUT:
+        single = record.reference if record.runs_reference < 2 else record.system
+        return f"{word} (vs {single}'s single output)"
+    return f"{word}, generalises" if record.generalises else word
+
+
+def family_text(record: PairDecision) -> str:
+    """``max-t over 2 comparisons with the baseline``."""
+    return family_label(record.family, record.family_size, record.adjust)
+
+
+def p_text(record: PairDecision) -> str:
+    """``p = 0.02228 (max-t over 2 comparisons with the baseline)``: never a p without its
+    family."""
+    if record.family_size == 1:
+        return f"p = {record.p_adjusted}"
+    return f"p = {record.p_adjusted} ({family_text(record)})"
+
+
+def test_text(record: PairDecision) -> str:
+    """``t(18.9) = 2.49, run-aware model M (REML, Kenward-Roger df)``."""
+    df = f"{record.df:.0f}" if record.df >= 100 else f"{record.df:.1f}"
+    return f"t({df}) = {significant(record.statistic)}, model M (REML, {record.df_method} df)"
+
+
+def interval_name(record: PairDecision) -> str:
+    """``simultaneous 95 % CI`` / ``unadjusted 95 % CI``."""
+    return f"{record.interval} CI"
+
+
+def scope(record: PairDecision) -> str:
+    """What a directional claim is about, after the sizes."""
+    if record.comparison == SYSTEMS:
+        where = "over retraining"
+        if record.facet_aware_p and not record.generalises:
+            where += " at these meta-parameter settings"
+        return where
+    if record.comparison == VS_OUTPUT:
+        return "one output of a single-run system: how it varies with retraining is unknown"
+    return (
+        "one run each: these outputs on these segments; how either varies with retraining is "
+        "unknown"
+    )
+
+
+def sentence(record: PairDecision, label: str) -> str:
+    """A sentence to quote: the verdict, the size with its interval, the test, the df method
+    and the one p (adjusted, with its family)."""
+    subject, other = record.system, record.reference
+    if record.comparison == OUTPUTS:
+        subject, other = f"{record.system}'s output", f"{record.reference}'s"
+    elif record.comparison == VS_OUTPUT:
+        if record.runs_reference < 2:
+            other = f"{record.reference}'s single output"
+        else:
+            subject = f"{record.system}'s single output"
+    how = f"{test_text(record)}, {p_text(record)}"
+    facet = ""
+    if record.facet_aware_p:
+        facet = f"; treating the shared facets' levels as draws: p = {record.facet_aware_p}"
+    ci = interval_name(record)
+    if record.directional:
+        word = "better" if record.verdict == BETTER else "worse"
+        return (
+            f"{subject} {word} than {other} by {size_interval(record)} {label} points ({ci}), "
+            f"{scope(record)}; {how}{facet}."
+        )
+    if record.verdict == NOT_CONVERGED:
+        return f"{subject} against {other}: not judged (the model did not converge)."
+    if record.verdict == NOT_JUDGED:
+        return (
+            f"{subject} against {other}: not judged (too few runs), improvement "
+            f"{interval(record)} {label} points ({ci}); {how}."
+        )
+    assert record.verdict == NOT_SHOWN
+    return (
+        f"No difference shown between {subject} and {other}: improvement {interval(record)} "
+        f"{label} points ({ci}); {how}{facet}."
+    )
