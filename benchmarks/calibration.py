@@ -732,7 +732,7 @@ def claims_level_lines(experiments: list[dict[str, object]], keys: list[str]) ->
     for key in keys:
         records = [r for r in by_key.get(key, []) if r["tests"].get("headline")]
         runs = design_runs(LEVEL_DESIGNS[key][1]())
-        claims = [claims_of(r["tests"], runs) for r in records]
+        claims = [claims_of(r["tests"]) for r in records]
         n = len(claims)
         if not n:
             continue
@@ -779,7 +779,7 @@ def claims_power_lines(experiments: list[dict[str, object]], seed: int) -> list[
         n = len(records)
         if not n:
             continue
-        claims = [claims_of(r["tests"], design_runs(sc.design)) for r in records]
+        claims = [claims_of(r["tests"]) for r in records]
         welch = np.array(
             [
                 result_rejects(r["tests"].get("welch")) and r["tests"]["welch"]["estimate"] < 0

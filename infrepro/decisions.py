@@ -72,10 +72,8 @@ def family_label(family: str, size: int, adjust: str) -> str:
     if size == 1:
         return "one comparison, unadjusted"
     method = "max-t" if adjust == MAX_T else "Holm"
-    what = "comparison" if family == FAMILY_BASELINE else "pair"
-    plural = what if size == 1 else what + "s"
-    scope = " with the baseline" if family == FAMILY_BASELINE else ""
-    return f"{method} over {size} {plural}{scope}"
+    scope = "comparisons with the baseline" if family == FAMILY_BASELINE else "pairs"
+    return f"{method} over {size} {scope}"
 
 
 def interval_kind(adjust: str) -> str:

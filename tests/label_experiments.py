@@ -300,7 +300,7 @@ def call(name: str, given: Mapping, outputs: Mapping, wildcards: Mapping | None 
 def run_analyses(loaded, full: Mapping, inputs: Mapping[str, Path], analyses: Iterable[str]):
     """Run ``analyses`` (and what they need) on the evaluation table of ``inputs`` and collect
     their tables as the workflow does; the text of every table by name."""
-    from infrepro.registry import ANALYSES, with_needs
+    from infrepro.registry import ANALYSES, rule_options, with_needs
 
     results = Path(inputs["evaluation"]).parent
     metric = loaded.metrics[0]
@@ -315,8 +315,7 @@ def run_analyses(loaded, full: Mapping, inputs: Mapping[str, Path], analyses: It
         outputs = {t: part.format(analysis=name, table=t) for t in spec.tables}
         for path in outputs.values():
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        options = {k: full["analyses"][k] for k in spec.reads if k in full["analyses"]}
-        options |= {k: full["report"][k] for k in spec.report_reads}
+        options = rule_options(name, full["analyses"], full["report"])
         call(
             "analysis.py",
             given,

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from infrepro.registry import ANALYSES, DeclaredOptions, analysis_spec, resolve
+from infrepro.schema import defaults
 from infrepro.vocabulary import BIN_SUFFIX
 
 from .data import MetricData
@@ -78,7 +79,8 @@ def run_analysis(
     """
     spec = analysis_spec(name)
     # the analysis sees only the options it declares (a change of any other does not rerun it)
-    data = replace(data, options=DeclaredOptions.of(name, data.options))
+    report = {k: v for k, v in defaults("report").items() if k in spec.report_reads}
+    data = replace(data, options=DeclaredOptions.of(name, {**report, **data.options}))
     log = FitLog(data.metric)
     given = needed or {}
     arguments = {}

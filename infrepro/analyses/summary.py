@@ -43,7 +43,7 @@ from infrepro.decisions import (
     interval_kind,
 )
 from infrepro.lmm import KENWARD_ROGER, LmmError, LmmResult
-from infrepro.registry import SUMMARY
+from infrepro.registry import PLANNING, SUMMARY
 from infrepro.runcounts import holds_level, too_few_runs
 from infrepro.schema import defaults
 from infrepro.vocabulary import (
@@ -277,7 +277,7 @@ class Settings:
 
 def settings_of(options: Mapping[str, object]) -> Settings:
     """The settings from the analysis options (``alpha`` is the report's, passed along)."""
-    min_effect = options["planning"]["min_effect"]  # type: ignore[index]
+    min_effect = options[PLANNING].get("min_effect")  # type: ignore[attr-defined]
     return Settings(
         family=str(options["comparisons"]),
         adjust=str(options["adjust"]),
@@ -356,11 +356,7 @@ def _record(
     half = adjusted.critical * c.delta.se
     lower, upper = sorted((s * (c.delta.estimate - half), s * (c.delta.estimate + half)))
     significant = adjusted.log10_p < math.log10(alpha)
-    notes = [
-        f"{name} has {ONE_RUN}"
-        for name, n in ((c.reference, runs_ref), (c.system, runs_sys))
-        if n < 2
-    ]
+    notes: list[str] = []  # the estimand says which side is a single output
     if not ctx.converged:
         verdict = NOT_CONVERGED
         notes.append(NO_VERDICT)
@@ -524,6 +520,8 @@ def letters_apart(
     letters (upper case) from their `outputs` records (§4c.6)."""
     multi = [s for s in model.systems if model.runs[s] >= 2]
     single = [s for s in model.systems if model.runs[s] < 2]
+    # a letter says which members of a set no verdict separates: none for a set of one
+    multi, single = (group if len(group) > 1 else [] for group in (multi, single))
     groups = group_letters(
         multi, model.means, [d for d in all_pairs if d.comparison == SYSTEMS], sign
     )

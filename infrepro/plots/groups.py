@@ -156,32 +156,29 @@ def groups_diagram(
             clip_on=False,
         )
         for (name, members), level in zip(groups, levels, strict=True):
-            y = 0.14 + LEVEL * level
             xs = sorted((means[i] for i in members), key=lambda v: sign * v)
-            colour, style = (OUTPUT_BAR, (0, (3, 2))) if name in dashed else (BAR, "solid")
-            ax.plot(
-                [xs[0], xs[-1]],
-                [y, y],
-                color=colour,
-                linewidth=2.2,
-                linestyle=style,
-                zorder=2,
-                solid_capstyle="butt",
-                dash_capstyle="butt",
-            )
-            for x in xs:
-                ax.plot([x, x], [y - 0.035, y + 0.035], color=colour, linewidth=1.0, zorder=2)
-            ax.text(
-                xs[0] - sign * 0.03 * span / AXIS,
-                y,
-                name,
-                ha="right",
-                va="center",
-                fontsize=6.5,
-                color=colour,
-            )
+            _bar(ax, xs, 0.14 + LEVEL * level, name, name in dashed, sign * 0.03 * span / AXIS)
         _axis_on_top(ax, xlabel, title)
         return to_svg(fig, key, title)
+
+
+def _bar(ax, xs: list[float], y: float, name: str, dashed: bool, gap: float) -> None:
+    """One group's bar from its first to its last member (``xs``, in screen order), a tick at
+    each member, its letter ``gap`` left of it: solid for systems, dashed for outputs."""
+    colour, style = (OUTPUT_BAR, (0, (3, 2))) if dashed else (BAR, "solid")
+    ax.plot(
+        [xs[0], xs[-1]],
+        [y, y],
+        color=colour,
+        linewidth=2.2,
+        linestyle=style,
+        zorder=2,
+        solid_capstyle="butt",
+        dash_capstyle="butt",
+    )
+    for x in xs:
+        ax.plot([x, x], [y - 0.035, y + 0.035], color=colour, linewidth=1.0, zorder=2)
+    ax.text(xs[0] - gap, y, name, ha="right", va="center", fontsize=6.5, color=colour)
 
 
 def _axis_on_top(ax, xlabel: str, title: str) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from infrepro.decisions import OUTPUTS, VS_OUTPUT, PairDecision
+from infrepro.decisions import FAMILY_BASELINE, MAX_T, OUTPUTS, VS_OUTPUT, PairDecision
 from infrepro.vocabulary import SYSTEM, file_stem
 
 from .decisions import family_text
@@ -55,10 +55,11 @@ def header(records: list[PairDecision]) -> list[tuple[str, ...]]:
     """The column titles, as lines; the improvement names its interval, p its family."""
     first = records[0] if records else None
     p_title: tuple[str, ...] = ("p",)
-    if first is not None and first.family_size > 1:
-        words = family_text(first).split(" ")  # "max-t over 2 comparisons with the baseline"
-        p_title = ("p", f"({' '.join(words[:3])}", f"{' '.join(words[3:])})")
-    kind = first.interval if first is not None else "95 %"
+    if first is not None and first.family_size > 1:  # "p / (max-t, / 2 vs baseline)"
+        method = "max-t" if first.adjust == MAX_T else "Holm"
+        scope = "vs baseline" if first.family == FAMILY_BASELINE else "pairs"
+        p_title = ("p", f"({method},", f"{first.family_size} {scope})")
+    kind = first.interval.replace(" 95 %", "") if first is not None else ""
     return [
         ("Rank", "(95 %)"),
         ("System",),
@@ -66,7 +67,7 @@ def header(records: list[PairDecision]) -> list[tuple[str, ...]]:
         ("Runs:", "mean ± SD"),
         ("Model mean", "[95 % CI]"),
         ("Best", "run"),
-        ("Improvement", f"[{kind} CI]"),
+        ("Improvement", "[95 % CI,", f"{kind}]") if kind else ("Improvement", "[95 % CI]"),
         p_title,
         ("Verdict",),
         ("Group",),
@@ -246,7 +247,7 @@ def latex_table(
         r"\begin{table*}[t]",
         r"\centering",
         r"\footnotesize",
-        r"\setlength{\tabcolsep}{3pt}",
+        r"\setlength{\tabcolsep}{2pt}",
         r"\begin{tabular}{llrllllllc}",
         r"\toprule",
         " & ".join(titles) + r" \\",

@@ -321,7 +321,7 @@ def claims_scenarios(seed: int) -> list[Scenario]:
             f"(claims) both systems 2 lambda x 3 seeds, lambda without effect, B better by {k} "
             "run-mean SD",
             two_lambda_design(k * run_mean_sd()),
-            ("headline", "facet_aware", "welch"),
+            ("headline", "facet_aware", "welch", "decision"),
             seed + 20_000_000 + 1_000_000 * k,
             k * run_mean_sd(),
         )
@@ -336,7 +336,7 @@ def scenarios(suites: list[str], seed: int) -> list[Scenario]:
         for i, (key, (title, make)) in enumerate(LEVEL_DESIGNS.items()):
             tests = COMPARISON_TESTS + (("facet_aware",) if key == "c" else ())
             if key in HEADLINE_ONLY:
-                tests = ("headline", "welch")
+                tests = ("headline", "welch", "decision")
             out.append(Scenario(key, title, make(), tests, seed + 1_000_000 * (i + 1)))
     if "interaction" in suites:
         design = two_systems(
@@ -462,6 +462,8 @@ def comparison_experiment(data: MetricData, tests: tuple[str, ...]) -> dict[str,
                 -float(outcome.h1.fixed_effects[f"{SYSTEM_COLUMN}{COMP}"]),
             )
         )
+    if "decision" in tests:
+        out["decision"] = decision_result(data, log)
     if "welch" in tests:
         table = classical_tests(data, log)[CLASSICAL_TABLE].set_index("test")
         out["welch"] = _test_result(
@@ -471,6 +473,30 @@ def comparison_experiment(data: MetricData, tests: tuple[str, ...]) -> dict[str,
     if skipped:
         out["_skipped"] = skipped
     return out
+
+
+def decision_result(data: MetricData, log: FitLog) -> dict[str, object] | None:
+    """The decision record of B against A, as the ``summary`` analysis makes it (model M, the
+    family's adjustment, the run-count rule, the facet-aware reading): what the table, the
+    badge and the sentence say (docs/method.md §4c.11). None when M could not be fitted."""
+    from infrepro.analyses.summary import Settings, decide
+    from infrepro.decisions import FAMILY_BASELINE
+
+    records = decide(data, log, Settings(alpha=ALPHA)).records
+    found = [r for r in records if r.family == FAMILY_BASELINE and r.system == COMP]
+    if not found:
+        return None
+    r = found[0]
+    return {
+        "verdict": r.verdict,
+        "improvement": r.improvement,
+        "generalises": r.generalises,
+        "log10_p": r.log10_p_adjusted,
+        "facet_log10_p": r.log10_facet_aware_p,
+        "facet_df": r.facet_aware_df,
+        "lower": r.lower,
+        "upper": r.upper,
+    }
 
 
 def interaction_experiment(

@@ -1,9 +1,8 @@
-"""What the report claims in simulated experiments (docs/method.md §4b.6, issue 23): each
-experiment's headline and facet-aware test results (``comparison_experiment``) go through the
-report's own wording rules (``verdict.classify``, ``verdict.generalisation_direction``), so the
-rates below are those of the words a reader sees. Best vs best is not simulated here: the
-experiments have no dev scores, so the report does not read it (``best_trusted=False``); the
-badge's direction does not depend on it.
+"""What the report claims in simulated experiments (docs/method.md §4b.6, §4c.11): each
+experiment's decision record of B against A (``calibration.decision_result``, made by the
+``summary`` analysis' own functions) is what the table, the badge and the sentence say, so the
+rates below are those of the words a reader sees. The experiments have no dev scores: no
+survival is stated, and the badge does not depend on best vs best.
 """
 
 from __future__ import annotations
@@ -11,24 +10,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from infrepro.report.verdict import Outcome, classify, generalisation_direction, not_judged
+from infrepro.decisions import BETTER, WORSE
+from infrepro.report.verdict import JUDGED_DF
 
-from .calibration import ALPHA, BASE, COMP
-
-
-def outcome_of(result: object) -> Outcome | None:
-    """A test result of ``comparison_experiment`` (estimate = A - B, higher is better) as the
-    report's :class:`Outcome`; None when the test was not fitted."""
-    if result is None or result["log10_p"] is None:  # type: ignore[index]
-        return None
-    log10_p = float(result["log10_p"])  # type: ignore[index]
-    return Outcome(
-        float(result["estimate"]),  # type: ignore[index]
-        f"{10**log10_p:.4g}",
-        log10_p,
-        "higher",
-        df=float(result.get("df", math.nan)),  # type: ignore[union-attr]
-    )
+from .calibration import ALPHA
 
 
 @dataclass(frozen=True)
@@ -47,11 +32,16 @@ class Claims:
         return winner in (self.badge, self.general)
 
 
-def claims_of(results: dict[str, object], runs: tuple[int, int], alpha: float = ALPHA) -> Claims:
-    """The report's claims for one experiment's ``comparison_experiment`` results, with
-    ``runs`` = (baseline runs, competitor runs) of its design (the run-count rule)."""
-    headline = outcome_of(results.get("headline"))
-    facet = outcome_of(results.get("facet_aware"))
-    verdict = classify(None, headline, alpha, COMP, BASE, best_trusted=False, runs=runs)
-    general = generalisation_direction(facet, alpha)
-    return Claims(verdict.direction, general, not_judged(facet, alpha), headline is not None)
+def claims_of(results: dict[str, object], alpha: float = ALPHA) -> Claims:
+    """The report's claims for one experiment's ``comparison_experiment`` results (its
+    ``decision`` entry)."""
+    decision = results.get("decision")
+    if decision is None:
+        return Claims(0, 0, False, False)
+    verdict = str(decision["verdict"])  # type: ignore[index]
+    badge = {BETTER: 1, WORSE: -1}.get(verdict, 0)
+    general = badge if decision["generalises"] else 0  # type: ignore[index]
+    df = float(decision["facet_df"])  # type: ignore[index, arg-type]
+    facet_p = float(decision["facet_log10_p"])  # type: ignore[index, arg-type]
+    judged = math.isnan(facet_p) or facet_p < math.log10(alpha) or df >= JUDGED_DF
+    return Claims(badge, general, not judged, True)

@@ -1,8 +1,8 @@
 """Calibration of the decision table (docs/method.md §4c) on simulated experiments.
 
-Every experiment is fitted as the ``summary`` analysis fits it (``fit_decision_model``: model
-M, REML, Kenward-Roger df) and read with its own functions (``holm_pairs``, ``group_letters``,
-``rank_intervals``). Designs:
+Every experiment is decided as the ``summary`` analysis decides it (``decide``: model M, REML,
+Kenward-Roger df, the family's procedure) and its records and per-system rows are read as the
+report reads them. Designs:
 
 - ``k5``, ``k10``: k identical systems (``several_systems``), 3-5 runs each (drawn per
   experiment), run SDs 0.01 to 0.03 across systems, 100 segments;
@@ -27,14 +27,8 @@ import pandas as pd
 
 from infrepro.analyses.data import MetricData
 from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.summary import (
-    RANK_DRAWS,
-    DecisionModel,
-    fit_decision_model,
-    group_letters,
-    holm_pairs,
-    rank_intervals,
-)
+from infrepro.analyses.summary import Decision, Settings, decide
+from infrepro.decisions import BETTER, FAMILY_ALL, FAMILY_BASELINE
 from infrepro.vocabulary import RUN, SEGMENT, SYSTEM
 
 from .calibration import ALPHA, LEVEL_DESIGNS, NO_RESAMPLING
@@ -133,47 +127,48 @@ def true_ranks(effects: list[float]) -> list[int]:
     return [1 + sum(e > x for e in effects) for x in effects]
 
 
-def decision_outcomes(data: MetricData, truth: list[float], seed: int) -> dict[str, object] | None:
-    """One experiment fitted as the ``summary`` analysis fits it and read by ``read_model``;
-    None if M or a df fails."""
-    model = fit_decision_model(data, FitLog(data.metric))
-    return None if model is None else read_model(model, data, truth, seed)
+def decision_outcomes(
+    data: MetricData, truth: list[float], seed: int, adjust: str | None = None
+) -> dict[str, object] | None:
+    """One experiment decided as the ``summary`` analysis decides it (``decide``: model M, the
+    family's procedure, the records of both families) and read by ``read_decision``; None if M
+    or a df fails."""
+    settings = Settings(alpha=ALPHA, seed=seed, **({"adjust": adjust} if adjust else {}))
+    result = decide(data, FitLog(data.metric), settings)
+    return read_decision(result, data, truth) if result.records else None
 
 
-def read_model(
-    model: DecisionModel, data: MetricData, truth: list[float], seed: int
-) -> dict[str, object]:
-    """A fit of M read as the decision table reads it: ``better_<family>``/``any_<family>``:
-    some competitor claimed better than (in either direction from) the baseline, Holm over the
-    family ``baseline`` or ``all_pairs``; ``split``: the letters have more than one group;
-    ``covered``/``compared``: Δ CIs vs the baseline covering the true Δ (``truth``: the true
-    means, baseline first); ``ranks``: the rank intervals (RANK_DRAWS draws, seeded ``seed``)."""
-    base = data.baseline
-    against = [p for p in model.pairs if p.first == base]
-    cut = math.log10(ALPHA)
+def read_decision(result: Decision, data: MetricData, truth: list[float]) -> dict[str, object]:
+    """The records read as a reader reads them: ``better_<family>``/``any_<family>``: some
+    competitor claimed better than (in either direction from) the baseline in the family
+    ``baseline`` or ``all_pairs``; ``fwer_<family>``: any directional verdict in the family;
+    ``split``: the letters have more than one group; ``covered``/``compared``: intervals vs the
+    baseline (the named family's) covering the true improvement, ``all_covered``: all of them
+    at once; ``agree``: every record's interval excludes 0 exactly when its verdict is
+    directional; ``ranks``: the rank intervals (``truth``: the true means, baseline first)."""
+    systems = data.systems
+    index = {s: j for j, s in enumerate(systems)}
+    sign = data.sign()
     out: dict[str, object] = {}
-    for name, family in (("baseline", against), ("all_pairs", model.pairs)):
-        adjusted = holm_pairs(family)
-        significant = [p for p in against if adjusted[(p.first, p.second)] < cut]
-        out[f"better_{name}"] = any(p.delta.estimate < 0 for p in significant)
-        out[f"any_{name}"] = bool(significant)
-    letters = group_letters(model.systems, model.means, model.pairs, data.sign(), ALPHA)
-    out["split"] = len({c for v in letters.values() for c in v}) > 1
-    index = {s: j for j, s in enumerate(model.systems)}
-    hits = [_covers(p.delta.interval, truth[0] - truth[index[p.second]]) for p in against]
-    out["covered"], out["compared"] = sum(hits), len(hits)
-    out["ranks"] = _rank_list(model, data.sign(), seed)
-    out["min_df"] = round(min(p.delta.df for p in model.pairs), 3)
+    for family in (FAMILY_BASELINE, FAMILY_ALL):
+        records = [r for r in result.records if r.family == family]
+        against = [r for r in records if r.reference == data.baseline]
+        out[f"better_{family}"] = any(r.verdict == BETTER for r in against)
+        out[f"any_{family}"] = any(r.directional for r in against)
+        out[f"fwer_{family}"] = any(r.directional for r in records)
+    named = [r for r in result.records if r.family == FAMILY_BASELINE]
+    true = [sign * (truth[index[r.system]] - truth[index[r.reference]]) for r in named]
+    hits = [r.lower <= t <= r.upper for r, t in zip(named, true, strict=True)]
+    out["covered"], out["compared"], out["all_covered"] = sum(hits), len(hits), all(hits)
+    out["agree"] = all((r.lower > 0 or r.upper < 0) == r.directional for r in result.records)
+    groups = {c for v in result.summary["group"] for c in str(v)}
+    out["split"] = len(groups) > 1
+    rows = result.summary.set_index(SYSTEM)
+    out["ranks"] = [
+        [int(rows.loc[s, "rank_lower"]), int(rows.loc[s, "rank_upper"])] for s in systems
+    ]
+    out["min_df"] = round(min(r.df for r in result.records), 3)
     return out
-
-
-def _covers(interval: tuple[float, float], truth: float) -> bool:
-    return interval[0] <= truth <= interval[1]
-
-
-def _rank_list(model: DecisionModel, sign: int, seed: int) -> list[list[int]]:
-    ranks = rank_intervals(model, sign, RANK_DRAWS, seed)
-    return [list(ranks[s]) for s in model.systems]
 
 
 def truth_of(design: DecisionDesign) -> list[float]:

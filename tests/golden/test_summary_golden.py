@@ -20,12 +20,15 @@ import pytest
 
 from infrepro.analyses.data import MetricData
 from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.letters import compact_letters
 from infrepro.analyses.summary import (
+    Contrast,
+    DecisionModel,
+    adjust_family,
     decision_model,
     fit_decision_model,
-    group_letters,
-    holm_pairs,
 )
+from infrepro.decisions import HOLM
 from infrepro.lmm import fit
 from infrepro.vocabulary import RUN, SYSTEM
 
@@ -68,8 +71,8 @@ def case(request) -> tuple[dict, object]:
     spec = json.loads(request.param.read_text())
     data = _data(spec)
     fitted = _at_lme4_theta(spec, data)
-    single = {s for s, n in data.evaluation.groupby(SYSTEM)[RUN].nunique().items() if n < 2}
-    model = decision_model(FitLog("score"), fitted, data.systems, single)
+    runs = {str(s): int(n) for s, n in data.evaluation.groupby(SYSTEM)[RUN].nunique().items()}
+    model = decision_model(FitLog("score"), fitted, data.systems, runs)
     assert model is not None
     return spec, model
 
@@ -92,7 +95,7 @@ def test_own_fit(path: Path) -> None:
         ours = model.means[row["system"]]
         assert ours.estimate == pytest.approx(row["estimate"], rel=1e-6), row["system"]
         assert ours.df == pytest.approx(row["df"], rel=1e-3), row["system"]
-    adjusted = holm_pairs(model.pairs)
+    adjusted = holm(model)
     for row in tight["pairs"]:
         key = (row["first"], row["second"])
         assert 10 ** adjusted[key] == pytest.approx(row["p_holm"], rel=1e-4), key
@@ -111,15 +114,21 @@ def test_means_and_intervals(case) -> None:
         assert upper == pytest.approx(row["upper"], rel=1e-6, abs=1e-6), row["system"]
 
 
+def holm(model: DecisionModel) -> dict[tuple[str, str], float]:
+    """log10 Holm p over all pairs, keyed as R names them (reference, system)."""
+    adjusted = adjust_family(model.pairs, None, HOLM, 0.05)
+    return {(p.reference, p.system): a.log10_p for p, a in zip(model.pairs, adjusted, strict=True)}
+
+
 def test_pairs_and_holm(case) -> None:
     spec, model = case
-    pairs = {(p.first, p.second): p for p in model.pairs}
+    pairs: dict[tuple[str, str], Contrast] = {(p.reference, p.system): p for p in model.pairs}
     assert len(pairs) == len(spec["pairs"])
-    adjusted = holm_pairs(model.pairs)
+    adjusted = holm(model)
     for row in spec["pairs"]:
         key = (row["first"], row["second"])
-        ours = pairs[key]
-        assert ours.delta.estimate == pytest.approx(row["estimate"], rel=1e-6, abs=1e-9), key
+        ours = pairs[key]  # R's estimate is first − second; ours system − reference
+        assert -ours.delta.estimate == pytest.approx(row["estimate"], rel=1e-6, abs=1e-9), key
         assert ours.delta.se == pytest.approx(row["se"], rel=1e-4), key
         assert ours.delta.df == pytest.approx(row["df"], rel=1e-3), key
         assert 10**ours.log10_p == pytest.approx(row["p"], rel=1e-4), key
@@ -127,7 +136,10 @@ def test_pairs_and_holm(case) -> None:
 
 
 def test_letters(case) -> None:
+    """The insert-absorb port on the pairs Holm separates equals multcomp's letters."""
     spec, model = case
-    ours = group_letters(model.systems, model.means, model.pairs, sign=1, alpha=0.05)
+    separated = [key for key, value in holm(model).items() if value < np.log10(0.05)]
+    by_mean = sorted(model.systems, key=lambda s: model.means[s].estimate)
+    ours = compact_letters(by_mean[::-1], by_mean, separated)
     assert _letter_sets(ours) == _letter_sets(spec["letters"])
     assert len(_letter_sets(ours)) > 1  # the designs separate some systems

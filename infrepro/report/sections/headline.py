@@ -107,7 +107,7 @@ def comparison_table(
     better = settings.better.get(metric, "higher")
     subset = pair(settings.baseline, competitor)
     headers = [
-        Column("comparison", "comparison", numeric=False),
+        Column("kind", "test shown", numeric=False),
         Column("test", "model and test", numeric=False, title="hover for the model formula"),
         Column("improvement", "improvement", title="positive = better, points"),
         Column("effect", "d", title=f"d = improvement / {EFFECT_SD} (one SD per metric)"),

@@ -155,8 +155,10 @@ def test_planning_analysis_table():
         options={"planning": {"draws": 200, "min_effect": 2.0}}
     )
     table = planning_analysis(data, FitLog("score"), alpha=0.05)["planning"]
-    assert set(table["effect_source"]) == {"observed", "min_effect"}
-    current = table[(table["design"] == "current") & (table["effect_source"] == "observed")]
+    assert set(table["effect_source"]) == {"observed (post hoc)", "min_effect"}
+    current = table[
+        (table["design"] == "current") & (table["effect_source"] == "observed (post hoc)")
+    ]
     assert (current["runs_baseline"].iloc[0], current["runs_competitor"].iloc[0]) == (4, 5)
     assert len(table[table["design"] == "equal"]) == 2 * 29
     assert table["mc_se"].dropna().between(0, 0.5).all()

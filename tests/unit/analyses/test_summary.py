@@ -1,8 +1,10 @@
-"""The decision table (docs/method.md §4c) on the bundled Kreutzer et al. (2020) TER data and
-on small synthetic designs: ranking, families, single-run systems, sign convention, letters."""
+"""The decision (docs/method.md §4c) on the bundled Kreutzer et al. (2020) TER data and on small
+synthetic designs: ranking, estimands by run counts, families, sign convention, letters, the
+records and their renderings."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import shutil
@@ -16,24 +18,38 @@ from scipy import stats
 from workflow_helpers import kreutzer_ter
 
 from infrepro.analyses import summary
-from infrepro.analyses.data import MetricData
+from infrepro.analyses.data import MetricData, run_means
 from infrepro.analyses.fitlog import FitLog
 from infrepro.analyses.letters import compact_letters
-from infrepro.analyses.summary import (
-    OUTPUTS_BEST,
-    Estimate,
-    Settings,
-    critical_ratio,
-    critical_run_sd,
-    decision_table,
+from infrepro.analyses.summary import Decision, Estimate, Settings, decide
+from infrepro.decisions import (
+    BETTER,
+    FAMILY_ALL,
+    FAMILY_BASELINE,
+    NOT_JUDGED,
+    OUTPUTS,
+    SYSTEMS,
+    VS_OUTPUT,
+    WORSE,
+    PairDecision,
+    check_schema,
 )
 from infrepro.io import write_csv
 from infrepro.io.results import read_result_table
+from infrepro.report.decisions import book_of, records_of, sentence
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.paper import latex_table, markdown_table
 from infrepro.report.sections import decision
-from infrepro.report.sections.decision import sentence
-from infrepro.vocabulary import columns
+from infrepro.vocabulary import SYSTEM, columns
+
+
+def against(result: Decision, family: str = FAMILY_BASELINE) -> dict[str, PairDecision]:
+    """The records of a family with the baseline (the one system that is never a record's
+    ``system``: every pair's reference is the earlier system, the baseline first), by the
+    other system."""
+    records = [r for r in result.records if r.family == family]
+    baseline = set(result.summary[SYSTEM]) - {r.system for r in records}
+    return {r.system: r for r in records if r.reference in baseline}
 
 
 @pytest.fixture(scope="module")
@@ -42,39 +58,70 @@ def kreutzer() -> MetricData:
 
 
 @pytest.fixture(scope="module")
-def kreutzer_table(kreutzer: MetricData) -> pd.DataFrame:
-    return decision_table(kreutzer, FitLog(kreutzer.metric), Settings(seed=1))
+def kreutzer_decision(kreutzer: MetricData) -> Decision:
+    return decide(kreutzer, FitLog(kreutzer.metric), Settings(seed=1))
 
 
-def test_kreutzer_ranks_names_family_and_flags_baseline(kreutzer_table: pd.DataFrame) -> None:
-    table = kreutzer_table
+def test_the_record_is_the_table_schema() -> None:
+    check_schema()
+
+
+def test_kreutzer_ranks_and_compares_systems_with_the_single_output(
+    kreutzer: MetricData, kreutzer_decision: Decision
+) -> None:
+    table = kreutzer_decision.summary
     assert list(table.columns) == columns("summary")
     assert list(table["system"]) == ["Marking", "PostEdit", "Baseline"]  # lower TER first
     assert list(table["rank"]) == [1, 2, 3]
     assert (np.diff(table["model_mean"]) > 0).all()
-    competitors = table[table["system"] != "Baseline"]
-    assert set(competitors["family"]) == {"Holm over 2, vs baseline"}
-    assert set(competitors["comparison"]) == {OUTPUTS_BEST}  # Baseline has one run
-    assert (competitors["improvement"] > 0).all()  # lower TER = better = positive
-    # the borrowed-variance test is a sensitivity line (tests.csv's raw 0.02781 for Marking)
-    marking = competitors.iloc[0]
-    assert marking["sensitivity_p"] == "0.02781"
-    assert "sensitivity, not a verdict" in marking["note"]
-    assert "Baseline" in marking["note"]
+    records = against(kreutzer_decision)
+    assert set(records) == {"Marking", "PostEdit"}
+    for record in records.values():  # Baseline has one run: systems against its one output
+        assert record.comparison == VS_OUTPUT and record.reference == "Baseline"
+        assert record.estimand.endswith("vs Baseline's single output")
+        assert record.improvement > 0  # lower TER = better = positive
+        assert record.family_size == 2
     baseline = table[table["system"] == "Baseline"].iloc[0]
-    assert baseline["note"].startswith("one run: this compares these outputs")
-    assert baseline["verdict"] == "baseline"
-    assert baseline["group"] != marking["group"]
+    assert baseline["note"].startswith("one run: its output's mean")
+    assert math.isnan(baseline["model_lower"]) and math.isnan(baseline["model_upper"])
+    assert baseline["output_group"] == "" and baseline["group"] == ""  # no system-level letter
+    assert set(table.loc[table["system"] != "Baseline", "group"]) <= {"a", "ab", "b"}
 
 
-def test_intervals_contain_estimates(kreutzer_table: pd.DataFrame) -> None:
-    table = kreutzer_table
+def test_a_single_output_is_compared_with_the_model_mean_not_a_picked_run(
+    kreutzer: MetricData, kreutzer_decision: Decision
+) -> None:
+    """§4c.4 (issue 27, acceptance 2): improvement = sign · (model mean − the single output's
+    mean over the same segments), whatever run scores best on the test set."""
+    means = kreutzer.evaluation.groupby("system")[kreutzer.metric].mean()
+    model = kreutzer_decision.summary.set_index(SYSTEM)["model_mean"]
+    for system, record in against(kreutzer_decision).items():
+        expected = -(model[system] - means["Baseline"])  # lower is better
+        assert record.improvement == pytest.approx(expected, rel=1e-6)
+    # move Marking's best test run without moving its mean over runs: nothing changes
+    runs = run_means(kreutzer)
+    marking = runs[runs[SYSTEM] == "Marking"].sort_values("mean")
+    best, worst = marking["run_id"].iloc[0], marking["run_id"].iloc[-1]
+    gap = float(marking["mean"].iloc[-1] - marking["mean"].iloc[0])
+    evaluation = kreutzer.evaluation.copy()
+    evaluation.loc[evaluation["run_id"] == best, kreutzer.metric] += 0.6 * gap
+    evaluation.loc[evaluation["run_id"] == worst, kreutzer.metric] -= 0.6 * gap
+    moved = dataclasses.replace(kreutzer, evaluation=evaluation)
+    after = against(decide(moved, FitLog(kreutzer.metric), Settings(seed=1)))
+    assert after["Marking"].improvement == pytest.approx(
+        against(kreutzer_decision)["Marking"].improvement, rel=1e-6
+    )
+
+
+def test_intervals_contain_estimates(kreutzer_decision: Decision) -> None:
+    table = kreutzer_decision.summary.dropna(subset=["model_lower"])
     assert (table["model_lower"] < table["model_mean"]).all()
     assert (table["model_mean"] < table["model_upper"]).all()
-    rows = table.dropna(subset=["improvement"])
-    assert (rows["improvement_lower"] < rows["improvement"]).all()
-    assert (rows["improvement"] < rows["improvement_upper"]).all()
-    assert (table["rank_lower"] <= table["rank_upper"]).all()
+    for record in kreutzer_decision.records:
+        assert record.lower < record.improvement < record.upper
+    assert (
+        kreutzer_decision.summary["rank_lower"] <= kreutzer_decision.summary["rank_upper"]
+    ).all()
 
 
 def _synthetic(sign: int, runs: dict[str, int], shift: dict[str, float]) -> MetricData:
@@ -107,60 +154,62 @@ SHIFT = {"A": 0.0, "B": 0.01, "C": 0.08, "D": -0.05}
 
 def test_improvement_sign_follows_the_metric_direction() -> None:
     """Negating the scores and flipping the direction changes no improvement, rank or letter."""
-    up = decision_table(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings())
-    down = decision_table(_synthetic(-1, RUNS, SHIFT), FitLog("y"), Settings())
-    assert list(up["system"]) == list(down["system"]) == ["C", "B", "A", "D"]
-    np.testing.assert_allclose(up["improvement"], down["improvement"], rtol=1e-5)
-    np.testing.assert_allclose(up["improvement_lower"], down["improvement_lower"], rtol=1e-5)
-    assert list(up["group"]) == list(down["group"])
-    c = up[up["system"] == "C"].iloc[0]
-    assert c["improvement"] > 0 and c["verdict"] == "better" and c["comparison"] == "run-aware"
+    up = decide(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings())
+    down = decide(_synthetic(-1, RUNS, SHIFT), FitLog("y"), Settings())
+    assert list(up.summary["system"]) == list(down.summary["system"]) == ["C", "B", "A", "D"]
+    for a, b in zip(up.records, down.records, strict=True):
+        assert (a.reference, a.system, a.verdict) == (b.reference, b.system, b.verdict)
+        assert a.improvement == pytest.approx(b.improvement, rel=1e-5)
+        assert a.lower == pytest.approx(b.lower, rel=1e-5)
+        assert a.statistic == pytest.approx(b.statistic, rel=1e-5)
+    assert list(up.summary["group"]) == list(down.summary["group"])
+    c = against(up)["C"]
+    assert c.improvement > 0 and c.statistic > 0 and c.verdict == BETTER
+    assert c.comparison == SYSTEMS
+    assert against(up)["D"].comparison == VS_OUTPUT
 
 
 def test_families_and_determinism() -> None:
     data = _synthetic(1, RUNS, SHIFT)
-    baseline = decision_table(data, FitLog("y"), Settings(seed=3))
-    again = decision_table(data, FitLog("y"), Settings(seed=3))
-    pd.testing.assert_frame_equal(baseline, again)
-    pairs = decision_table(data, FitLog("y"), Settings(family="all_pairs", seed=3))
-    assert set(pairs["family"].dropna()) - {""} == {"Holm over 6, all pairs"}
-    assert set(baseline["family"].dropna()) - {""} == {"Holm over 3, vs baseline"}
-    rows = baseline["p_adjusted"] != ""
-    assert (pairs.loc[rows, "log10_p_adjusted"] >= baseline.loc[rows, "log10_p_adjusted"]).all()
-    pd.testing.assert_series_equal(baseline["log10_p"], pairs["log10_p"])
+    baseline = decide(data, FitLog("y"), Settings(seed=3))
+    again = decide(data, FitLog("y"), Settings(seed=3))
+    pd.testing.assert_frame_equal(baseline.summary, again.summary)
+    assert baseline.records == again.records
+    pairs = decide(data, FitLog("y"), Settings(family=FAMILY_ALL, seed=3))
+    assert {r.family for r in pairs.records} == {FAMILY_ALL}
+    assert {(r.family, r.family_size) for r in baseline.records} == {
+        (FAMILY_BASELINE, 3),
+        (FAMILY_ALL, 6),
+    }
+    named, everything = against(baseline), against(pairs, FAMILY_ALL)
+    for system, record in named.items():  # a larger family adjusts more
+        assert everything[system].log10_p_adjusted >= record.log10_p_adjusted
+        assert everything[system].log10_p == record.log10_p
     with pytest.raises(ValueError, match="analyses.comparisons"):
         Settings(family="pairs")
 
 
 def test_all_single_run_systems_compare_outputs() -> None:
-    table = decision_table(
+    result = decide(
         _synthetic(1, {"A": 1, "B": 1, "C": 1}, {"A": 0, "B": 0.03, "C": 0.0}),
         FitLog("y"),
         Settings(),
     )
+    table = result.summary
     assert list(table["runs"]) == [1, 1, 1]
-    assert set(table["comparison"]) - {""} == {"outputs"}
+    assert {r.comparison for r in result.records} == {OUTPUTS}
     assert table["note"].str.startswith("one run").all()
     assert table["model"].iloc[0] == "y ~ system + (1|segment_id)"
-    # the report says the shared one-run note once, not once per system
-    notes = decision._notes(table)
+    assert (table["group"] == "").all() and (table["output_group"] != "").all()
+    assert table["output_group"].str.isupper().all()
+    assert (table["best_run_selected_by"] == "").all()  # nothing to select from
+    records = [r for r in result.records if r.family == FAMILY_BASELINE]
+    paired = [
+        (row, next((r for r in records if r.system == row.system), None))
+        for _, row in table.iterrows()
+    ]
+    notes = decision._notes(paired)
     assert len(notes) == 1 and notes[0].startswith("Every system: one run")
-    mixed = decision_table(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings())
-    assert decision._notes(mixed) == ["D: " + mixed.loc[mixed["system"] == "D", "note"].iloc[0]]
-
-
-def test_critical_run_sd_is_where_significance_ends() -> None:
-    """At the returned threshold the t statistic equals the critical value."""
-    delta = Estimate(0.02, 0.006, 12.0)
-    run_var = 0.0001
-    ratio = critical_ratio(delta, run_var, 0.05)
-    sd = critical_run_sd(delta, run_var, 0.05)
-    assert sd**2 == pytest.approx(ratio * run_var)
-    variance = delta.se**2 + (ratio - 1.0) * run_var
-    t = delta.estimate / math.sqrt(variance)
-    assert t == pytest.approx(stats.t.ppf(0.975, 12.0))
-    assert math.isnan(critical_ratio(Estimate(0.001, 0.006, 12.0), run_var, 0.05))
-    assert math.isinf(critical_ratio(delta, 0.0, 0.05))
 
 
 def test_letters_chain_and_separated_pairs() -> None:
@@ -173,6 +222,16 @@ def test_letters_chain_and_separated_pairs() -> None:
     assert compact_letters(["x", "y"], ["y", "x"], [("x", "y")]) == {"x": "a", "y": "b"}
 
 
+def test_systems_and_outputs_get_letters_apart() -> None:
+    """Output-level separations never split the systems' groups (§4c.6)."""
+    runs = {"A": 3, "B": 3, "C": 1, "D": 1}
+    shift = {"A": 0.0, "B": 0.0, "C": 0.0, "D": 0.3}
+    table = decide(_synthetic(1, runs, shift), FitLog("y"), Settings()).summary.set_index(SYSTEM)
+    assert table.loc["A", "group"] == table.loc["B", "group"] == "a"
+    assert table.loc["C", "group"] == table.loc["D", "group"] == ""
+    assert table.loc["C", "output_group"] != table.loc["D", "output_group"]  # 30 points apart
+
+
 def _pdflatex() -> str:
     """pdflatex's path; skip without it, unless in CI (.ci/run installs it) where it must run."""
     found = shutil.which("pdflatex")
@@ -183,16 +242,21 @@ def _pdflatex() -> str:
     return found
 
 
+def _kreutzer_view(result: Decision) -> tuple[pd.DataFrame, list[PairDecision]]:
+    return result.summary.assign(metric="TER"), list(against(result).values())
+
+
 def test_latex_table_compiles_and_fits_the_page(
-    kreutzer_table: pd.DataFrame, tmp_path: Path
+    kreutzer_decision: Decision, tmp_path: Path
 ) -> None:
     """The paste-ready table compiles with booktabs and fits a 5.5 in text width (NeurIPS,
     ICLR) without overfull boxes; the PDF page is rendered to PNG with pdftoppm where it is
     installed (the page was looked at when the test was written)."""
-    table = kreutzer_table.assign(metric="TER")
-    tex = latex_table(table, metric="TER", better="lower", alpha=0.05)
+    table, records = _kreutzer_view(kreutzer_decision)
+    tex = latex_table(table, records, label="TER", stem="ter", better="lower", alpha=0.05)
     assert "\\toprule" in tex and "\\textbf{" in tex and "\\ddag{}" in tex
-    assert "Kenward-Roger" in tex and "Holm over 2" in tex and "$\\alpha$ = 0.05" in tex
+    assert "Kenward-Roger" in tex and "over 2 comparisons" in tex and "$\\alpha$ = 0.05" in tex
+    assert "TER in points" in tex and "+" in tex  # the metric's label, signed improvements
     document = (
         "\\documentclass{article}\n\\usepackage{booktabs}\n\\setlength{\\textwidth}{5.5in}\n"
         "\\begin{document}\n" + tex + "\\end{document}\n"
@@ -218,15 +282,16 @@ def test_latex_table_compiles_and_fits_the_page(
         assert list(tmp_path.glob("page*.png"))
 
 
-def test_markdown_table(kreutzer_table: pd.DataFrame) -> None:
-    md = markdown_table(kreutzer_table, metric="TER", better="lower", alpha=0.05)
+def test_markdown_table(kreutzer_decision: Decision) -> None:
+    table, records = _kreutzer_view(kreutzer_decision)
+    md = markdown_table(table, records, label="TER", better="lower", alpha=0.05)
     lines = md.splitlines()
-    assert (
-        lines[0].startswith("| Rank (95 %) | System |")
-        and "p (Holm over 2, vs baseline)" in lines[0]
-    )
+    assert lines[0].startswith("| Rank (95 %) | System |") and "| Verdict |" in lines[0]
+    assert "| p (Holm, 2 vs baseline) |" in lines[0]
     assert lines[2].startswith("| 1 (1–2) | Marking | 3 | **")
-    assert "(baseline)" in lines[4]
+    assert "(baseline)" in lines[4] and "(one output)" in lines[4]
+    marking = against(kreutzer_decision)["Marking"]
+    assert f"| {marking.p_adjusted} | better\u2021 |" in lines[2]
     assert "Kenward-Roger" in md and "α = 0.05" in md
 
 
@@ -235,46 +300,65 @@ def test_t_p_series_equals_scipy_where_scipy_is_finite(monkeypatch, t: float, df
     """The underflow-free tail (the incomplete-beta series) agrees with scipy; p never 0."""
     exact = (stats.t.logsf(t, df) + math.log(2.0)) / math.log(10.0)
     monkeypatch.setattr(summary.stats.t, "logsf", lambda *args: -math.inf)
-    assert summary._t_log10_p(Estimate(t, 1.0, df)) == pytest.approx(exact, rel=1e-12)
+    assert summary.t_log10_p(Estimate(t, 1.0, df)) == pytest.approx(exact, rel=1e-12)
 
 
 def test_t_p_is_finite_far_below_the_float_range() -> None:
-    value = summary._t_log10_p(Estimate(100.0, 1.0, 1000.0))
+    value = summary.t_log10_p(Estimate(100.0, 1.0, 1000.0))
     assert math.isfinite(value) and value < -500
 
 
 def test_sentences_name_model_df_and_family() -> None:
-    table = decision_table(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings())
-    rows = list(table.astype(object).itertuples(index=False))
-    c = next(r for r in rows if r.system == "C")
-    text = sentence(c, "Y", "A")
+    records = against(decide(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings()))
+    text = sentence(records["C"], "Y")
     assert text.startswith("C better than A by ")
-    assert "run-aware model (REML, Kenward-Roger df), t(" in text
-    assert "(Holm over 3, vs baseline)" in text
-    d = next(r for r in rows if r.system == "D")  # one run against four
-    assert sentence(d, "Y", "A").startswith("D's outputs ")
-    assert "how it varies with retraining is unknown" in sentence(d, "Y", "A")
+    assert "model M (REML, Kenward-Roger df)" in text and "t(" in text
+    assert "over 3 comparisons with the baseline)" in text
+    assert "over retraining" in text
+    d = sentence(records["D"], "Y")  # one run against four: vs its single output
+    assert d.startswith("D's single output") or d.startswith("No difference shown between D's")
+    assert "how it varies with retraining is unknown" in d or "D's single output" in d
 
 
 def test_report_section_from_the_csv(tmp_path: Path) -> None:
-    """summary.csv, written and read back as the report reads it, gives the section: the
-    table best first, the p header naming the family, the forest plot, sentences and LaTeX."""
-    table = decision_table(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings())
-    write_csv(table, tmp_path / "summary.csv")
-    tables = {"summary": read_result_table("summary", tmp_path / "summary.csv")}
+    """summary.csv and decisions.csv, written and read back as the report reads them, give the
+    section: the table best first, the p header naming the family, the forest plot, the
+    sentences and LaTeX, each with the records' numbers."""
+    result = decide(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings())
+    write_csv(result.summary, tmp_path / "summary.csv")
+    frame = pd.DataFrame([r.row() for r in result.records], columns=columns("decisions"))
+    write_csv(frame, tmp_path / "decisions.csv")
+    tables = {
+        "summary": read_result_table("summary", tmp_path / "summary.csv"),
+        "decisions": read_result_table("decisions", tmp_path / "decisions.csv"),
+    }
+    for read, record in zip(records_of(tables["decisions"]), result.records, strict=True):
+        for name, value in record.row().items():  # the CSV keeps 10 significant digits
+            if isinstance(value, float):
+                assert getattr(read, name) == pytest.approx(value, rel=1e-9, nan_ok=True)
+            else:
+                assert getattr(read, name) == value, name
     settings = ReportSettings(
         name="toy", baseline="A", systems=list("ABCD"), metrics=["y"], better={"y": "higher"}
     )
     (section,) = decision.build(tables, settings)
     assert [row[1].text for row in section.table.rows] == ["C", "B", "A", "D"]
-    assert "p (Holm over 3, vs baseline)" in [c.label for c in section.table.headers]
+    labels = [c.label for c in section.table.headers]
+    assert "p (Holm over 3 comparisons with the baseline)" in labels
     assert len(section.forest) == 1 and "<svg" in section.forest[0].svg
     assert len(section.sentences) == 3
     assert section.latex.startswith("\\begin{table*}")
+    c = against(result)["C"]
+    row = next(r for r in section.table.rows if r[1].text == "C")
+    assert [cell.text for cell in row[6:9]] == [
+        decision.interval(c),
+        c.p_adjusted,
+        decision.verdict_text(c),
+    ]
 
 
 def test_best_run_orders_confirmed_by_the_model() -> None:
-    table = decision_table(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings())
+    table = decide(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings()).summary
     k = len(table)
     assert sorted(table["best_run_rank"]) == list(range(1, k + 1))
     assert table["best_run_wins"].sum() == k * (k - 1) // 2  # no ties
@@ -303,19 +387,16 @@ def test_shared_facets_need_the_facet_aware_reading_for_a_general_claim() -> Non
         facets=facets,
         properties=[],
     )
-    table = decision_table(data, FitLog("ter"), Settings())
-    competitor = table[table["system"] == "competitor"].iloc[0]
-    assert competitor["p_value"] == "0.02228"
-    assert competitor["improvement"] == pytest.approx(-0.038447, abs=1e-6)  # TER 3.84 worse
-    assert float(competitor["facet_aware_p"]) == pytest.approx(0.46, abs=0.005)
-    assert competitor["verdict"] == "worse"  # the per-system reading decides (§4b.6)
-    row = next(r for r in table.astype(object).itertuples(index=False) if r.system == "competitor")
-    text = sentence(row, "TER", "baseline")
-    assert text.startswith(
-        "competitor worse than baseline for these meta-parameter settings by 3.84"
-    )
-    # the size's CI has the size's sign: worse by 3.84 [0.6, 7.1], not [-7.1, -0.6]
-    interval = text.split(" TER points [", 1)[1].split("]", 1)[0]
+    competitor = against(decide(data, FitLog("ter"), Settings()))["competitor"]
+    assert competitor.p_value == "0.02228"
+    assert competitor.improvement == pytest.approx(-0.038447, abs=1e-6)  # TER 3.84 worse
+    assert float(competitor.facet_aware_p) == pytest.approx(0.46, abs=0.005)
+    assert competitor.verdict == WORSE and not competitor.generalises  # §4b.6
+    text = sentence(competitor, "TER")
+    assert text.startswith("competitor worse than baseline by 3.84")
+    assert "over retraining at these meta-parameter settings" in text
+    # the size's interval has the size's sign: worse by 3.84 [0.6, 7.1], not [-7.1, -0.6]
+    interval = text.split(" [", 1)[1].split("]", 1)[0]
     low, high = (float(v.replace("\u2212", "-")) for v in interval.split(", "))
     assert 0 < low < 3.84 < high
     assert "treating the shared facets' levels as draws: p = 0.4622" in text
@@ -325,15 +406,24 @@ def test_too_few_runs_name_no_winner_separate_no_group_and_confirm_no_order() ->
     """10 vs 2 runs cannot hold the level (§4b.6, run counts): a clear difference is 'not
     judged' with the runs that would settle it; with 10 vs 4 the same difference is claimed."""
     shift = {"A": 0.0, "B": 0.6}
-    few = decision_table(_synthetic(1, {"A": 10, "B": 2}, shift), FitLog("y"), Settings())
-    b = few[few["system"] == "B"].iloc[0]
-    assert b["log10_p_adjusted"] < math.log10(0.05)
-    assert b["verdict"] == summary.NOT_JUDGED
-    assert "not judged: with 10 runs of A and 2 of B" in b["note"]
-    assert "4 runs of B would hold it" in b["note"]
-    assert set(few["group"]) == {"a"} and few["best_run_wins_confirmed"].sum() == 0
-    assert "not judged (too few runs)" in sentence(b, "Y", "A")
-    enough = decision_table(_synthetic(1, {"A": 10, "B": 4}, shift), FitLog("y"), Settings())
-    b = enough[enough["system"] == "B"].iloc[0]
-    assert b["verdict"] == "better" and b["note"] == ""
-    assert set(enough["group"]) == {"a", "b"}
+    few = decide(_synthetic(1, {"A": 10, "B": 2}, shift), FitLog("y"), Settings())
+    b = against(few)["B"]
+    assert b.log10_p_adjusted < math.log10(0.05)
+    assert b.verdict == NOT_JUDGED
+    assert "not judged: with 10 runs of A and 2 of B" in b.note
+    assert "4 runs of B would hold it" in b.note
+    assert set(few.summary["group"]) == {"a"}
+    assert few.summary["best_run_wins_confirmed"].sum() == 0
+    assert "not judged (too few runs)" in sentence(b, "Y")
+    enough = decide(_synthetic(1, {"A": 10, "B": 4}, shift), FitLog("y"), Settings())
+    b = against(enough)["B"]
+    assert b.verdict == BETTER and b.note == ""
+    assert set(enough.summary["group"]) == {"a", "b"}
+
+
+def test_the_report_reads_the_records_back_exactly() -> None:
+    result = decide(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings())
+    book = book_of(result.records)
+    for record in result.records:
+        if record.family == FAMILY_BASELINE:
+            assert book.pair("y", record.reference, record.system) == record

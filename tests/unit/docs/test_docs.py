@@ -125,7 +125,7 @@ def test_every_analysis_is_documented_with_its_tables_and_options(reference: str
     assert list(documented) == list(registry.ANALYSES)
     for name, row in documented.items():
         tables = re.findall(r"`([a-z_]+)`", row[2])
-        options = re.findall(r"`([a-z_]+)`", row[3])
+        options = re.findall(r"`([a-z_.]+)`", row[3])
         assert tables == list(registry.ANALYSES[name].tables), name
         assert options == list(registry.ANALYSES[name].reads), name
 

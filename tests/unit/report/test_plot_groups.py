@@ -79,22 +79,26 @@ def test_better_is_to_the_right() -> None:
     assert axis_limits([2.0, 2.0], lower_is_better=False) == (1.0, 3.0)
 
 
-def test_the_figure_follows_the_table_and_its_caption_names_model_df_and_family() -> None:
-    """Kreutzer's TER table (Baseline with one run): one figure, caption with the model, the
-    df, Holm over all 3 pairs, and the one-run pairs' comparison of outputs."""
+def test_the_figure_follows_the_table_and_its_caption_names_model_and_pairs() -> None:
+    """Three systems, two single-run ones: solid bars for the systems' letters, dashed ones for
+    the outputs' (upper case), and a caption that says which is which."""
     rows = pd.DataFrame(
         {
-            SYSTEM: ["Marking", "PostEdit", "Baseline"],
-            "model_mean": [0.578371, 0.581093, 0.590713],
-            "group": ["a", "a", "b"],
-            "runs": [3, 3, 1],
-            "df_method": ["Kenward-Roger"] * 3,
+            SYSTEM: ["Marking", "PostEdit", "Baseline", "Other"],
+            "model_mean": [0.578371, 0.581093, 0.590713, 0.60],
+            "group": ["a", "a", "", ""],
+            "output_group": ["", "", "A", "A"],
+            "runs": [3, 3, 1, 1],
+            "df_method": ["Kenward-Roger"] * 4,
         }
     )
     settings = ReportSettings("k", "Baseline", list(rows[SYSTEM]), ["ter"], {"ter": "lower"})
     (figure,) = groups_figure(rows, "ter", "TER", settings)
     assert figure.key == "groups-ter" and str(figure.svg).startswith("<svg")
-    for part in ("run-aware model (REML)", "Holm over all 3 pairs", "Kenward-Roger df"):
+    for part in ("model M (REML)", "over all 6 pairs", "Dashed bars (upper-case letters)"):
         assert part in figure.caption
-    assert "one-run system compares outputs" in figure.caption
+    assert "stroke-dasharray" in str(figure.svg)  # the output group's bar
+    systems_only = rows.assign(output_group="")
+    (plain,) = groups_figure(systems_only, "ter", "TER", settings)
+    assert "stroke-dasharray" not in str(plain.svg) and "Dashed" not in plain.caption
     assert groups_figure(rows.iloc[:1], "ter", "TER", settings) == []

@@ -1,16 +1,19 @@
-"""The Next-experiment section's sentences (docs/method.md §4d.1) from planning.csv rows."""
+"""The Next-experiment cards (docs/method.md §4d.1): the decision's power at the smallest effect
+of interest from its record, then the runs needed from planning.csv's rows at that effect."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pandas as pd
 
-from infrepro.report.sections.planning import _power_lines
+from infrepro.decisions import PairDecision
+from infrepro.report.sections.planning import _needed_lines, _record_line
 
 
 def _rows(current: tuple[int, int]) -> pd.DataFrame:
-    base = {"effect_source": "observed", "effect_points": 3.2, "alpha": 0.05, "mc_se": 0.01}
+    base = {"effect_source": "min_effect", "improvement_points": 2.0, "alpha": 0.05, "mc_se": 0.01}
     rows = [
         {**base, "design": "current", "target": math.nan, "power": 0.93},
         {**base, "design": "needed", "target": 0.8, "power": 0.81},
@@ -22,16 +25,71 @@ def _rows(current: tuple[int, int]) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     frame["runs_baseline"] = [current[0], 4, 4, 5, 5, 2]
     frame["runs_competitor"] = [current[1], 4, 3, 5, 4, 2]
-    return frame
+    observed = frame.assign(effect_source="observed (post hoc)", improvement_points=-3.1)
+    return pd.concat([frame, observed], ignore_index=True)
 
 
 def test_current_design_with_too_few_runs_claims_nothing_whatever_its_power() -> None:
-    line = _power_lines(_rows((10, 2)), "observed")[0]
-    assert "cannot hold" in line and "names no winner" in line
-    assert "4 runs of the system with fewer would" in line
-    assert "power of" not in line
+    lines = _needed_lines(_rows((10, 2)))
+    assert any("cannot hold" in line and "no winner" in line for line in lines)
+    assert any("4 runs of the system with fewer would" in line for line in lines)
 
 
-def test_current_design_that_holds_the_level_states_its_power() -> None:
-    line = _power_lines(_rows((10, 4)), "observed")[0]
-    assert "power of 0.93" in line and "enough for 80 %" in line
+def test_runs_needed_come_from_the_smallest_effect_of_interest() -> None:
+    lines = _needed_lines(_rows((10, 4)))
+    assert lines[0].startswith("80% power: 4 runs per system (power 0.81)")
+    assert not any("cannot hold" in line for line in lines)
+    assert not any("3.1" in line for line in lines)  # the observed (post hoc) rows are not read
+
+
+def _record(**changes) -> PairDecision:
+    return PairDecision(
+        **{
+            **dict(
+                metric="ter",
+                family="baseline",
+                family_size=2,
+                adjust="max-t",
+                reference="bl",
+                system="comp",
+                runs_reference=6,
+                runs_system=18,
+                comparison="systems",
+                estimand="",
+                improvement=-0.04,
+                se=0.015,
+                df=18.9,
+                df_method="Kenward-Roger",
+                test="t",
+                statistic=-2.7,
+                critical=2.4,
+                lower=-0.08,
+                upper=-0.004,
+                interval="simultaneous 95 %",
+                p_value="0.02",
+                log10_p=-1.7,
+                p_adjusted="0.03",
+                log10_p_adjusted=-1.5,
+                verdict="worse",
+                generalises=False,
+                facet_aware_p="",
+                log10_facet_aware_p=math.nan,
+                facet_aware_df=math.nan,
+                survival="",
+                best_vs_best=0.0,
+                min_effect=2.0,
+                power=0.23,
+                model="",
+                note="",
+            ),
+            **changes,
+        }
+    )
+
+
+def test_the_cards_power_is_the_records() -> None:
+    line = _record_line(_record())
+    assert "an improvement of 2.00 points" in line and "a power of 0.23" in line
+    assert "max-t over 2 comparisons with the baseline" in line and "not enough" in line
+    none = _record_line(dataclasses.replace(_record(), min_effect=math.nan, power=math.nan))
+    assert "analyses.planning.min_effect" in none and "post hoc" in none

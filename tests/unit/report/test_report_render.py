@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from markupsafe import escape
 
+from infrepro.decisions import PairDecision
 from infrepro.io import write_csv
 from infrepro.report import (
     REPORT_TABLES,
@@ -21,7 +23,9 @@ from infrepro.report import (
     table_paths,
 )
 from infrepro.report.context import SECTIONS
+from infrepro.report.decisions import sentence
 from infrepro.report.render import TEMPLATE_DIR
+from infrepro.vocabulary import columns
 
 TEMPLATES = TEMPLATE_DIR  # package data
 SUBSET = "bl vs comp"
@@ -172,89 +176,131 @@ def comparison_tables(headline: tuple[str, float] = ("0.0223", -1.652)) -> dict[
     return tables
 
 
+def record(**changes) -> PairDecision:
+    """bl vs comp in the baseline family: comp worse by 4.00 TER points over retraining (t with
+    KR df 18.9, p 0.0223), the facet-aware reading p 0.46 at 2.4 df, best vs best (dev-selected)
+    the other way round by 5.00 points."""
+    base = dict(
+        metric="ter",
+        family="baseline",
+        family_size=1,
+        adjust="max-t",
+        reference="bl",
+        system="comp",
+        runs_reference=6,
+        runs_system=18,
+        comparison="systems",
+        estimand="comp vs bl: means over retraining",
+        improvement=-0.04,
+        se=0.015,
+        df=18.87,
+        df_method="Kenward-Roger",
+        test="t",
+        statistic=-2.67,
+        critical=2.09,
+        lower=-0.0714,
+        upper=-0.0086,
+        interval="simultaneous 95 %",
+        p_value="0.0223",
+        log10_p=-1.652,
+        p_adjusted="0.0223",
+        log10_p_adjusted=-1.652,
+        verdict="worse",
+        generalises=False,
+        facet_aware_p="0.46",
+        log10_facet_aware_p=-0.337,
+        facet_aware_df=2.37,
+        survival="reversed over retraining",
+        best_vs_best=0.05,
+        min_effect=2.0,
+        power=0.31,
+        model='ter ~ system + (1|segment_id) + (0 + dummy(system, "bl")|run_id)',
+        note="",
+    )
+    return PairDecision(**{**base, **changes})
+
+
+def with_record(tables: dict[str, pd.DataFrame], **changes) -> dict[str, pd.DataFrame]:
+    """The tables with one decision record of bl vs comp (and its summary rows)."""
+    one = record(**changes)
+    out = dict(tables)
+    out["decisions"] = pd.DataFrame([one.row()], columns=columns("decisions"))
+    return out
+
+
 def headline_of(html: str) -> str:
     return html.split('<section id="headline">')[1].split("</section>")[0]
 
 
-def test_headline_states_the_verdict_with_numbers_from_the_tables() -> None:
-    html = render(build_context(comparison_tables(), settings()), TEMPLATES)
+def test_headline_renders_the_record_with_the_tests_beside_it() -> None:
+    html = render(build_context(with_record(comparison_tables()), settings()), TEMPLATES)
     headline = headline_of(html)
-    assert "does not survive" in headline
+    said = sentence(record(), "TER")
+    assert str(escape(said)) in headline  # the record's sentence, as in the table
+    assert ">bl better<" in headline  # the badge: the record's verdict
+    assert "comp worse than bl by 4.00 [0.86, 7.14] TER points (simultaneous 95 % CI)" in said
     assert (
-        "Best vs best (paper&#39;s model, ML GLRT): comp better by 5.00 points, p = 3.1e-06"
-        in headline
-    )
-    assert "all runs (run-aware, t, KR df 18.9): bl better by 4.00 points, p = 0.0223." in headline
-    # the badge states its estimand; the facet-aware model (p = 0.46, df 2.4) is a separate
-    # line about other levels, not a downgrade
-    assert "retrained with this recipe, at these meta-parameter settings, bl is better" in headline
+        "Best vs best (dev-selected runs): comp&#39;s best run ahead by 5.00 TER points; over "
+        "retraining the order is reversed"
+    ) in headline
     assert (
         "Generalising to other levels of the shared facets: not judged (comp&#39;s runs share "
         "levels of lambda; facet-aware model, df 2.4, p = 0.46)"
     ) in headline
-    assert "only for these meta-parameter values" not in headline
     assert "paper&#39;s model, conditional on these trained runs (ML GLRT)" in headline
     assert "p = 2.5e-40; this test rejects identical systems in 41-54 %" in headline
-    assert (
-        "d = difference / the SD of a run&#39;s mean score, sqrt(run + residual variance / "
-        "segments per run) = Δ / 10.00 points"
-    ) in headline
-    for text in ("45.00", "40.00", "+5.00", "46.00", "50.00", "\u22124.00", "+0.50", "\u22120.40"):
-        assert f">{text}<" in headline or f">{text} " in headline, text
-    assert 'href="tables/contrasts.csv"' in headline
+    assert "<strong>2.5e-40" not in headline and "p-sig" not in headline  # no bold p beside it
+    assert "d = improvement / the SD of a run&#39;s mean score" in headline
+    assert "Δ = " not in headline and "baseline − competitor" not in headline
+    for text in ("+5.00", "\u22124.00 [\u22127.14, \u22120.86]", "\u22120.40", "+0.50"):
+        assert f">{text}<" in headline, text
     assert "Toy &lt;experiment&gt;" in html  # names are escaped
 
 
-def test_a_headline_fit_that_did_not_converge_gives_no_verdict() -> None:
-    tables = comparison_tables()
-    test = tables["tests"][tables["tests"]["analysis"] == "all_runs_per_system"].iloc[0]
-    tables["diagnostics"] = pd.DataFrame(
-        [
-            {
-                "metric": "ter",
-                "analysis": "all_runs_per_system",
-                "subset": SUBSET,
-                "property": "",
-                "model": test["model"],
-                "reml": True,
-                "status": "fitted",
-                "reason": "",
-                "converged": False,
-                "singular": False,
-                "n_obs": 200,
-                "n_segments": 100,
-                "n_runs": 24,
-                "facets_lt5": "",
-                "loglik": 1.0,
-                "messages": "optimizer may not have converged",
-            }
-        ]
+def test_a_model_that_did_not_converge_gives_no_verdict() -> None:
+    tables = with_record(comparison_tables(), verdict="not converged", survival="")
+    headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
+    assert ">not converged<" in headline and "did not converge" in headline
+    assert "bl better" not in headline and "surviv" not in headline
+
+
+def test_the_verdict_is_the_records_not_the_paper_glrt() -> None:
+    # paper's GLRT: p = 2.5e-40 (baseline better); the record: not significant
+    tables = with_record(
+        comparison_tables(),
+        verdict="no difference shown",
+        p_adjusted="0.21",
+        log10_p_adjusted=-0.678,
+        survival="not shown to survive",
+        lower=-0.09,
+        upper=0.01,
     )
     headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
-    assert "not converged" in headline and "did not converge" in headline
-    assert "does not survive" not in headline and "bl is better" not in headline
+    assert ">no difference shown<" in headline and "bl better" not in headline
+    assert "No difference shown between comp and bl" in headline
+    assert "over retraining no difference is shown" in headline
 
 
-def test_verdict_follows_the_run_aware_test_not_the_paper_glrt() -> None:
-    # paper's GLRT: p = 2.5e-40 (baseline better); run-aware: p = 0.21 -> no directional claim
-    tables = comparison_tables(headline=("0.21", -0.678))
+def test_a_single_output_is_named_in_the_badge_and_the_sentence() -> None:
+    tables = with_record(
+        comparison_tables(),
+        runs_reference=1,
+        comparison="vs single output",
+        estimand="comp's mean over retraining vs bl's single output",
+        improvement=0.04,
+        lower=0.0086,
+        upper=0.0714,
+        statistic=2.67,
+        verdict="better",
+        survival="",
+        facet_aware_p="",
+        log10_facet_aware_p=float("nan"),
+        facet_aware_df=float("nan"),
+    )
     headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
-    assert "not shown to survive" in headline and "bl is better" not in headline
-    assert "no significant difference when retrained with this recipe" in headline
-
-
-def test_a_borrowed_run_variance_is_said_next_to_the_verdict() -> None:
-    tables = comparison_tables()
-    note = "bl has a single run: this comparison borrows the other system&#39;s run variance"
-    tables["tests"].loc[0, "note"] = note.replace("&#39;", "'")
-    # a comparison that borrows a run variance has no facet-aware model beside it
-    tests = tables["tests"]
-    tables["tests"] = tests[tests["analysis"] != "all_runs_facet_aware"].reset_index(drop=True)
-    headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
-    assert (
-        "bl is better (run-aware test with a run variance per system, p &lt; 0.05). "
-        f"Caution: {note}"
-    ) in headline
+    assert ">comp better (vs bl&#39;s single output)<" in headline
+    assert "comp better than bl&#39;s single output by 4.00" in headline
+    assert "could not be fitted" not in headline and "not tested" not in headline
 
 
 def test_page_is_offline_and_links_only_to_tables() -> None:
@@ -265,21 +311,16 @@ def test_page_is_offline_and_links_only_to_tables() -> None:
     assert links and all(re.fullmatch(r"tables/[a-z_]+\.csv", link) for link in links)
 
 
-def test_custom_links_alpha_and_date_are_used() -> None:
+def test_custom_links_and_date_are_used() -> None:
     html = render(
         build_context(
-            comparison_tables(),
-            settings(
-                links={"contrasts": "../t/contrasts.csv"},
-                alpha=1e-7,
-                date="2024-05-01",
-            ),
+            with_record(comparison_tables()),
+            settings(links={"decisions": "../t/decisions.csv"}, date="2024-05-01"),
         ),
         TEMPLATES,
     )
-    assert 'href="../t/contrasts.csv"' in html
+    assert 'href="../t/decisions.csv"' in html
     assert "date: 2024-05-01" in html
-    assert "no significant improvement" in headline_of(html)  # 3.1e-06 > alpha
 
 
 def test_an_experiment_without_tables_still_renders() -> None:
@@ -290,12 +331,18 @@ def test_an_experiment_without_tables_still_renders() -> None:
     assert html.count("<section") == len(SECTIONS) == 11  # with "Next experiment"
 
 
-@pytest.mark.parametrize(
-    "better, badge", [("lower", "does not survive"), ("higher", "comp better")]
-)
-def test_direction_decides_who_is_better(better: str, badge: str) -> None:
-    html = render(build_context(comparison_tables(), settings(better={"ter": better})), TEMPLATES)
-    assert badge in headline_of(html)
+@pytest.mark.parametrize("verdict, badge", [("worse", ">bl better<"), ("better", ">comp better<")])
+def test_the_badge_names_the_records_winner(verdict: str, badge: str) -> None:
+    sign = 1 if verdict == "better" else -1
+    tables = with_record(
+        comparison_tables(),
+        verdict=verdict,
+        improvement=sign * 0.04,
+        statistic=sign * 2.67,
+        lower=min(sign * 0.0086, sign * 0.0714),
+        upper=max(sign * 0.0086, sign * 0.0714),
+    )
+    assert badge in headline_of(render(build_context(tables, settings()), TEMPLATES))
 
 
 def figure_tables() -> dict[str, pd.DataFrame]:
@@ -456,18 +503,17 @@ def test_page_is_byte_identical_across_renders_and_processes(tmp_path: Path) -> 
     assert other.stdout == first
 
 
-def test_best_vs_best_selected_by_test_mean_is_not_presupposed() -> None:
+def test_best_vs_best_selected_by_test_mean_is_no_evidence() -> None:
     """No dev scores: best vs best selected on the test set is no evidence of an improvement,
-    so the badge never reads 'not shown to survive' (issue 23, item 7)."""
-    tables = comparison_tables(headline=("0.21", -0.678))
-    tables["glrt"]["note"] = "best run per system by test mean (optimistic); optimistic selection"
+    so no survival is stated (docs/method.md §4b.6)."""
+    tables = with_record(comparison_tables(), survival="")
     headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
-    assert "no significant difference" in headline and "surviv" not in headline
-    assert "selected by their test mean (no dev scores)" in headline
+    assert "surviv" not in headline and "reversed" not in headline
+    assert "selected by their test score (no dev scores)" in headline
 
 
 def test_the_bootstrap_lrt_is_shown_beside_the_verdict() -> None:
-    tables = comparison_tables()
+    tables = with_record(comparison_tables())
     row = (
         tables["tests"]
         .iloc[[0]]
@@ -484,14 +530,16 @@ def test_the_bootstrap_lrt_is_shown_beside_the_verdict() -> None:
 
 
 def test_ten_against_two_runs_names_no_winner_and_says_how_many_runs_would() -> None:
-    tables = comparison_tables()
-    tables["run_summary"] = pd.DataFrame(
-        [
-            {"metric": "ter", "system": "bl", "n_runs": "10"},
-            {"metric": "ter", "system": "comp", "n_runs": "2"},
-        ]
+    note = "not judged: with 10 runs of bl and 2 of comp, ...; 4 runs of comp would hold it"
+    tables = with_record(
+        comparison_tables(),
+        verdict="not judged (runs)",
+        runs_reference=10,
+        runs_system=2,
+        note=note,
+        survival="",
     )
-    headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
-    assert "not judged: too few runs" in headline
-    assert "with 10 runs of bl and 2 of comp" in headline
-    assert "4 runs of comp would hold it" in headline
+    html = render(build_context(tables, settings()), TEMPLATES)
+    headline = headline_of(html)
+    assert "not judged: too few runs" in headline and "bl better" not in headline
+    assert "not judged (too few runs)" in headline

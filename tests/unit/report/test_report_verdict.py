@@ -1,162 +1,143 @@
-"""The headline verdict: direction-aware advantage; the badge follows the per-system run-aware
-test only and states its estimand; generalising to other levels is a separate line; best vs best
-is read only when dev-selected; the facet-aware and paper's results are shown beside it."""
+"""The headline card's wording from a decision record: the badge is the record's verdict with
+its estimand; best vs best is the seeds' reproduction, read as surviving only when
+dev-selected; generalising to other levels is a separate line, never a downgrade; the paper's
+GLRT and the bootstrap are labelled beside it (docs/method.md §4b.6, §4c.11)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
-import pytest
+import pandas as pd
 
+from infrepro.decisions import (
+    NOT_JUDGED,
+    NOT_SHOWN,
+    NOT_SHOWN_TO_SURVIVE,
+    OUTPUTS,
+    REVERSED,
+    SURVIVES,
+    VS_OUTPUT,
+    PairDecision,
+    comparison_of,
+    estimand_text,
+)
+from infrepro.registry import CONDITIONAL, interaction_only, run_aware
+from infrepro.report.decisions import sentence, verdict_text
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.sections.headline import input_note
 from infrepro.report.verdict import (
+    OPTIMISTIC_BEST,
     PAPER_GLRT_LEVEL,
-    UNTRUSTED_BEST,
-    Outcome,
+    badge,
     bootstrap_note,
-    classify,
     generalisation,
     paper_note,
-    sentence,
-    who_is_better,
+    survival_line,
 )
-
-SIG = math.log10(1e-6)
-NS = math.log10(0.3)
-RUN_AWARE = "run-aware, t, KR df 18.9"
-BORROWED = (
-    "bl has a single run: this comparison borrows the other system's run variance "
-    "(one run variance shared)"
-)
+from infrepro.vocabulary import NOT_CONVERGED
 
 
-def lower(difference: float, log10_p: float = SIG, **extra) -> Outcome:
-    """An outcome on a lower-is-better metric such as TER (difference = baseline - competitor)."""
-    return Outcome(difference, f"{10**log10_p:.4g}", log10_p, "lower", **extra)
-
-
-def higher(difference: float, log10_p: float = SIG, **extra) -> Outcome:
-    return Outcome(difference, f"{10**log10_p:.4g}", log10_p, "higher", **extra)
-
-
-def test_advantage_follows_the_metrics_direction() -> None:
-    # TER: baseline 0.45, competitor 0.42 -> baseline - competitor = +0.03, competitor better
-    assert lower(0.03).advantage == pytest.approx(0.03)
-    # ROUGE: baseline 0.45, competitor 0.42 -> +0.03, baseline better
-    assert higher(0.03).advantage == pytest.approx(-0.03)
-    assert who_is_better(lower(0.0317), "bl", "comp") == "comp better by 3.17 points"
-    assert who_is_better(higher(0.0317), "bl", "comp") == "bl better by 3.17 points"
-
-
-def test_improvement_that_holds_in_the_run_aware_test_survives() -> None:
-    verdict = classify(higher(-0.02), higher(-0.01, math.log10(0.01)), 0.05, "comp", "bl")
-    assert (verdict.badge, verdict.tone, verdict.direction) == ("survives retraining", "good", 1)
-    assert "comp is better" in verdict.conclusion and "run-aware" in verdict.conclusion
-    assert "retrained with this recipe, at these meta-parameter settings" in verdict.conclusion
-
-
-def test_significant_in_the_wrong_direction_does_not_survive() -> None:
-    # best vs best: comp better; run-aware: bl better, significant
-    verdict = classify(lower(0.03), lower(-0.04, math.log10(0.022)), 0.05, "comp", "bl")
-    assert (verdict.badge, verdict.tone) == ("does not survive", "bad")
-    assert "bl is better" in verdict.conclusion
-    # ROUGE: a positive baseline - competitor difference is the baseline's advantage
-    verdict = classify(higher(-0.03), higher(0.034, math.log10(0.023)), 0.05, "comp", "bl")
-    assert verdict.badge == "does not survive" and "bl is better" in verdict.conclusion
-
-
-def test_no_directional_claim_without_a_significant_run_aware_test() -> None:
-    # The paper's GLRT would say "bl better" at p = 1e-49; the run-aware test decides.
-    verdict = classify(lower(0.03), lower(-0.04, NS), 0.05, "comp", "bl")
-    assert (verdict.badge, verdict.tone) == ("not shown to survive", "warn")
-    assert "no significant difference when retrained with this recipe" in verdict.conclusion
-    assert "is better" not in verdict.conclusion and verdict.direction == 0
-    # an improvement the run-aware test supports only at p = 0.06 is not claimed either
-    verdict = classify(lower(0.03), lower(0.03, math.log10(0.06)), 0.05, "comp", "bl")
-    assert verdict.badge == "not shown to survive"
-
-
-def test_without_a_best_vs_best_improvement_the_run_aware_test_still_speaks() -> None:
-    assert classify(higher(0.02), higher(0.01), 0.05, "comp", "bl").badge == "bl better"
-    assert classify(higher(-0.02, NS), higher(-0.01), 0.05, "comp", "bl").badge == "comp better"
-    none = classify(higher(0.02), higher(0.01, NS), 0.05, "comp", "bl")
-    assert (none.badge, none.tone) == ("no significant difference", "neutral")
-    assert classify(None, higher(0.01, NS), 0.05).badge == "no significant difference"
-
-
-def test_no_run_aware_test_no_verdict() -> None:
-    verdict = classify(lower(0.03), None, 0.05)
-    assert (verdict.badge, verdict.tone) == ("not tested", "neutral")
-    assert classify(None, None, 0.05).badge == "not tested"
-
-
-def test_alpha_is_respected() -> None:
-    at_004 = math.log10(0.04)
-    assert classify(lower(0.02), lower(0.02, at_004), 0.05).badge == "survives retraining"
-    assert classify(lower(0.02), lower(0.02, at_004), 0.01).badge == "not shown to survive"
-
-
-def test_a_borrowed_run_variance_is_said_next_to_the_claim() -> None:
-    headline = lower(0.02, note=BORROWED, model=RUN_AWARE)
-    assert headline.borrows and not lower(0.02, note="run variance per system").borrows
-    verdict = classify(lower(0.03), headline, 0.05, "comp", "bl")
-    assert verdict.badge == "survives retraining"
-    assert verdict.conclusion.endswith(f"Caution: {BORROWED}.")
-    weak = classify(lower(0.03), lower(0.02, NS, note=BORROWED), 0.05, "comp", "bl")
-    assert BORROWED in weak.conclusion
-
-
-def test_sentence_names_each_model() -> None:
-    text = sentence(
-        lower(0.0317, model="paper's model, ML GLRT"),
-        lower(-0.0384, math.log10(0.02228), model=RUN_AWARE),
-        "bl",
-        "comp",
+def record(**changes) -> PairDecision:
+    """comp better than bl by 3.00 points over retraining, p 0.001 (one comparison)."""
+    base = PairDecision(
+        metric="ter",
+        family="baseline",
+        family_size=1,
+        adjust="max-t",
+        reference="bl",
+        system="comp",
+        runs_reference=5,
+        runs_system=5,
+        comparison="systems",
+        estimand=estimand_text("systems", "bl", "comp"),
+        improvement=0.03,
+        se=0.008,
+        df=8.0,
+        df_method="Kenward-Roger",
+        test="t",
+        statistic=3.75,
+        critical=2.31,
+        lower=0.0115,
+        upper=0.0485,
+        interval="simultaneous 95 %",
+        p_value="0.005",
+        log10_p=-2.3,
+        p_adjusted="0.005",
+        log10_p_adjusted=-2.3,
+        verdict="better",
+        generalises=False,
+        facet_aware_p="",
+        log10_facet_aware_p=math.nan,
+        facet_aware_df=math.nan,
+        survival=SURVIVES,
+        best_vs_best=0.02,
+        min_effect=math.nan,
+        power=math.nan,
+        model="ter ~ system + ...",
+        note="",
     )
-    assert text.startswith(
-        "Best vs best (paper's model, ML GLRT): comp better by 3.17 points, p = 1e-06"
-    )
-    assert f"all runs ({RUN_AWARE}): bl better by 3.84 points, p = 0.02228." in text
+    return dataclasses.replace(base, **changes)
+
+
+def test_the_badge_is_the_verdict_with_its_winner_and_tone() -> None:
+    better = badge(record(), "said")
+    assert (better.badge, better.tone, better.direction) == ("comp better", "good", 1)
+    worse = badge(record(verdict="worse", improvement=-0.03), "said")
+    assert (worse.badge, worse.tone, worse.direction) == ("bl better", "bad", -1)
+    assert badge(record(verdict=NOT_SHOWN), "").badge == NOT_SHOWN
+    assert badge(record(verdict=NOT_CONVERGED), "").tone == "warn"
+    assert badge(record(verdict=NOT_JUDGED), "").badge == "not judged: too few runs"
+    assert badge(record(), "the record's sentence").conclusion == "the record's sentence"
+
+
+def test_the_badge_names_a_single_output() -> None:
+    single = record(runs_reference=1, comparison=VS_OUTPUT)
+    assert badge(single, "").badge == "comp better (vs bl's single output)"
+    reversed_ = record(runs_reference=1, comparison=VS_OUTPUT, verdict="worse", improvement=-0.03)
+    assert badge(reversed_, "").badge == "bl's single output better"
+    outputs = record(runs_reference=1, runs_system=1, comparison=OUTPUTS)
+    assert badge(outputs, "").badge == "comp's output better"
+    assert verdict_text(outputs) == "outputs better"
+    assert comparison_of(1, 1) == OUTPUTS and comparison_of(3, 1) == VS_OUTPUT
+
+
+def test_best_vs_best_survives_only_when_dev_selected() -> None:
+    assert "the same order survives retraining" in survival_line(record(), "TER")
+    assert "order is reversed" in survival_line(record(survival=REVERSED), "TER")
+    shown = survival_line(record(survival=NOT_SHOWN_TO_SURVIVE), "TER")
+    assert "no difference is shown" in shown
+    untrusted = survival_line(record(survival=""), "TER")  # test-selected: no evidence
+    assert OPTIMISTIC_BEST in untrusted and "surviv" not in untrusted
+    assert survival_line(record(runs_reference=1, runs_system=1, survival=""), "TER") == ""
 
 
 def test_generalising_is_a_separate_line_never_a_downgrade() -> None:
-    headline = lower(-0.0384, math.log10(0.02228), model=RUN_AWARE)
-    facet = lower(-0.0384, math.log10(0.46), model="facet-aware, t, KR df 1.6", df=1.6)
+    few = record(facet_aware_p="0.46", log10_facet_aware_p=math.log10(0.46), facet_aware_df=1.6)
     shared = "comp's runs share levels of lambda (2 levels)"
-    text = generalisation(headline, facet, 0.05, "bl", "comp", shared)
+    text = generalisation(few, shared)
     assert text.startswith(
         f"Generalising to other levels of the shared facets: not judged ({shared}; "
         "facet-aware model, df 1.6, p = 0.46)"
     )
     assert "says nothing about the facets' effect" in text
-    # enough df and still not significant: not shown (no "not judged")
-    enough = generalisation(headline, lower(-0.0384, math.log10(0.3), df=12.0), 0.05)
+    enough = generalisation(dataclasses.replace(few, facet_aware_p="0.3", facet_aware_df=12.0))
     assert ": not shown (facet-aware model, df 12, p = 0.3)." in enough
-    both = generalisation(headline, lower(-0.0384, math.log10(0.01), df=8.0), 0.05, "bl", "comp")
-    assert "bl better beyond the settings that were run" in both
-    assert generalisation(headline, None, 0.05) == ""
+    both = generalisation(dataclasses.replace(few, facet_aware_p="0.01", generalises=True))
+    assert "comp better beyond the settings that were run" in both
+    assert generalisation(record()) == ""
+    assert badge(few, "").badge == "comp better"  # the facet-aware reading never changes it
 
 
-def test_the_facet_aware_model_never_changes_the_badge() -> None:
-    """Shared facet levels: the badge states its estimand (these settings) and stands."""
-    up = lower(0.04, math.log10(0.01), model=RUN_AWARE)
-    verdict = classify(lower(0.03), up, 0.05, "comp", "bl")
-    assert verdict.badge == "survives retraining" and "for these settings" not in verdict.badge
-    assert "at these meta-parameter settings" in verdict.conclusion
-    assert "facet" not in verdict.conclusion.lower()
-
-
-def test_untrusted_best_vs_best_never_presupposes_an_improvement() -> None:
-    """Best runs selected by test mean: no 'survives' / 'not shown to survive'."""
-    for head, badge in (
-        (lower(0.02, NS), "no significant difference"),
-        (lower(0.02), "comp better"),
-        (lower(-0.02), "bl better"),
-    ):
-        verdict = classify(lower(0.03), head, 0.05, "comp", "bl", best_trusted=False)
-        assert verdict.badge == badge
-        assert "surviv" not in verdict.conclusion and UNTRUSTED_BEST in verdict.conclusion
-    trusted = classify(lower(0.03), lower(0.02, NS), 0.05, "comp", "bl")
-    assert trusted.badge == "not shown to survive"
+def test_sentences_name_the_estimand_the_interval_and_the_family() -> None:
+    text = sentence(record(family_size=3, p_adjusted="0.012"), "TER")
+    assert text.startswith("comp better than bl by 3.00 [1.15, 4.85] TER points (simultaneous")
+    assert "over retraining" in text and "p = 0.012 (max-t over 3 comparisons" in text
+    worse = sentence(record(verdict="worse", improvement=-0.03, lower=-0.0485, upper=-0.0115), "T")
+    assert "comp worse than bl by 3.00 [1.15, 4.85] T points" in worse  # the size's interval
+    none = sentence(record(verdict=NOT_SHOWN, lower=-0.001, upper=0.06), "TER")
+    assert none.startswith("No difference shown between comp and bl: improvement +3.00")
+    assert "Holm over 1" not in sentence(record(), "TER")  # one comparison: nothing adjusted
 
 
 def test_the_bootstrap_lrt_is_shown_with_its_failed_refits() -> None:
@@ -171,37 +152,17 @@ def test_the_bootstrap_lrt_is_shown_with_its_failed_refits() -> None:
 
 
 def test_paper_glrt_is_labelled_with_its_measured_level() -> None:
-    text = paper_note(lower(-0.0384, -48.6, model="paper's model, ML GLRT"), "bl", "comp")
+    text = paper_note(-0.0384, "2.5e-49", "paper's model, ML GLRT", "lower", ("bl", "comp"))
     assert text.startswith("All runs, paper's model, conditional on these trained runs (ML GLRT)")
-    assert "bl better by 3.84 points" in text
+    assert "bl ahead by 3.84 points" in text
     assert PAPER_GLRT_LEVEL in text and "41-54 %" in PAPER_GLRT_LEVEL
-    assert paper_note(None, "bl", "comp") == ""
-
-
-def test_a_significant_test_on_too_few_runs_names_no_winner() -> None:
-    verdict = classify(lower(0.03), lower(0.02), 0.05, "comp", "bl", runs=(10, 2))
-    assert verdict.badge == "not judged: too few runs" and verdict.direction == 0
-    assert "rejects up to 12 % of true nulls" in verdict.conclusion
-    assert "4 runs of comp would hold it" in verdict.conclusion
-    quiet = classify(lower(0.03), lower(0.02, NS), 0.05, "comp", "bl", runs=(10, 2))
-    assert quiet.badge == "not shown to survive"  # no claim, nothing to withhold
-
-
-def test_run_counts_that_hold_the_level_keep_the_claim() -> None:
-    for runs in [(10, 4), (3, 3), (2, 2), (5, 3), (1, 10)]:
-        verdict = classify(lower(0.03), lower(0.02), 0.05, "comp", "bl", runs=runs)
-        assert verdict.badge == "survives retraining", runs
+    up = paper_note(-0.0384, "2.5e-49", "paper's model, ML GLRT", "higher", ("bl", "comp"))
+    assert "comp ahead by 3.84 points" in up  # level1 − level2 < 0 on ROUGE: comp higher
 
 
 def test_a_significant_interaction_on_too_few_runs_is_not_judged() -> None:
     """The card's input line names no property effect when the run counts cannot hold the
     level (10 vs 2 runs), and says how many runs would; 10 vs 4 keeps the claim."""
-    import pandas as pd
-
-    from infrepro.registry import CONDITIONAL, interaction_only, run_aware
-    from infrepro.report.inputs import ReportSettings
-    from infrepro.report.sections.headline import input_note
-
     tests = pd.DataFrame(
         [
             {
@@ -217,15 +178,9 @@ def test_a_significant_interaction_on_too_few_runs_is_not_judged() -> None:
         ]
     )
     settings = ReportSettings("toy", "bl", ["bl", "comp"], ["ter"], {"ter": "lower"})
+    tables = {"tests": tests, "contrasts": pd.DataFrame()}
     for runs, judged in (((10, 2), False), ((10, 4), True)):
-        summary = pd.DataFrame(
-            [
-                {"metric": "ter", "system": "bl", "n_runs": str(runs[0])},
-                {"metric": "ter", "system": "comp", "n_runs": str(runs[1])},
-            ]
-        )
-        tables = {"tests": tests, "run_summary": summary, "contrasts": pd.DataFrame()}
-        text = input_note(tables, settings, "ter", "comp", {})
+        text = input_note(tables, settings, record(runs_reference=runs[0], runs_system=runs[1]), {})
         assert ("depends most on" in text) == judged, text
         assert ("not judged" in text) != judged, text
         if not judged:

@@ -1,5 +1,5 @@
-"""Quick versions of ``benchmarks/calibration.py claims`` (issue 23): what the report's wording
-claims in simulated experiments, through ``infrepro.validation.claims``."""
+"""Quick versions of ``benchmarks/calibration.py claims``: what the report's wording claims in
+simulated experiments, through the decision records (``infrepro.validation.claims``)."""
 
 from __future__ import annotations
 
@@ -12,23 +12,27 @@ from infrepro.validation.claims import claims_of
 from infrepro.validation.simulate import simulate
 
 
-def _result(estimate: float, p: float, df: float = 8.0) -> dict[str, object]:
-    return {"log10_p": math.log10(p), "estimate": estimate, "df": df, "method": "Kenward-Roger"}
+def _decision(verdict: str, facet_p: float = math.nan, df: float = math.nan, general=False):
+    return {
+        "decision": {
+            "verdict": verdict,
+            "generalises": general,
+            "facet_log10_p": math.log10(facet_p) if facet_p == facet_p else math.nan,
+            "facet_df": df,
+        }
+    }
 
 
-def test_claims_follow_the_sign_convention_and_the_badge_alone() -> None:
-    # estimate = A - B < 0 on a higher-is-better score: B better
-    six = (6, 6)
-    up = claims_of({"headline": _result(-0.02, 0.01), "facet_aware": _result(-0.02, 0.4, 1.6)}, six)
+def test_claims_are_the_records_verdict() -> None:
+    up = claims_of(_decision("better", 0.4, 1.6))
     assert (up.badge, up.general, up.not_judged) == (1, 0, True)
     assert up.names(1) and not up.names(-1)
-    down = claims_of({"headline": _result(0.02, 0.01), "facet_aware": _result(0.02, 0.01)}, six)
+    down = claims_of(_decision("worse", 0.01, 8.0, general=True))
     assert (down.badge, down.general, down.not_judged) == (-1, -1, False)
-    none = claims_of({"headline": _result(0.02, 0.3), "facet_aware": _result(0.02, 0.3, 12.0)}, six)
+    none = claims_of(_decision("no difference shown", 0.3, 12.0))
     assert (none.badge, none.general, none.not_judged) == (0, 0, False)
-    assert not claims_of({"headline": None}, six).fitted
-    # 10 vs 2 runs cannot hold the level: the same significant test names no winner
-    assert claims_of({"headline": _result(-0.02, 0.01)}, (10, 2)).badge == 0
+    assert not claims_of({"decision": None}).fitted
+    assert claims_of(_decision("not judged (runs)")).badge == 0
 
 
 def _claims_cell(shift: int, n: int) -> tuple[int, int, int]:
@@ -40,7 +44,7 @@ def _claims_cell(shift: int, n: int) -> tuple[int, int, int]:
                 options=calibration.NO_RESAMPLING
             )
             out = calibration.comparison_experiment(data, scenario.tests)
-            claims = claims_of(out, calibration.design_runs(scenario.design))
+            claims = claims_of(out)
             badge += claims.badge > 0
             not_judged += claims.not_judged
             welch += calibration.result_rejects(out["welch"]) and out["welch"]["estimate"] < 0

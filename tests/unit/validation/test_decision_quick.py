@@ -12,12 +12,13 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.summary import fit_decision_model
+from infrepro.analyses.summary import Decision, Settings, decide
+from infrepro.decisions import FAMILY_ALL
 from infrepro.validation.calibration import ALPHA, clopper_pearson
 from infrepro.validation.decision import (
     decision_designs,
     rank_coverage,
-    read_model,
+    read_decision,
     true_ranks,
     truth_of,
 )
@@ -25,16 +26,16 @@ from infrepro.validation.decision import (
 DESIGNS = decision_designs()
 
 
-def _batch(key: str, n: int) -> list[tuple[dict[str, object], object]]:
-    """(outcomes, fit of M) of experiments 0 .. n - 1 of a design."""
+def _batch(key: str, n: int) -> list[tuple[dict[str, object], Decision]]:
+    """(outcomes, decision) of experiments 0 .. n - 1 of a design."""
     design = DESIGNS[key]
     out = []
     with threadpool_limits(limits=1):
         for i in range(n):
             data = design.experiment(i)
-            model = fit_decision_model(data, FitLog(data.metric))
-            assert model is not None
-            out.append((read_model(model, data, truth_of(design), design.seed + i), model))
+            result = decide(data, FitLog(data.metric), Settings(seed=design.seed + i))
+            assert result.records
+            out.append((read_decision(result, data, truth_of(design)), result))
     return out
 
 
@@ -53,7 +54,10 @@ def test_identical_systems_no_false_claims_or_splits(key: str, n: int) -> None:
     for column in ("better_baseline", "better_all_pairs", "split"):
         hits = sum(bool(o[column]) for o, _ in batch)
         assert clopper_pearson(hits, n)[0] <= ALPHA, (column, hits, n)
-    raw = sum(any(p.log10_p < math.log10(ALPHA) for p in m.pairs) for _, m in batch)
+    raw = sum(
+        any(r.log10_p < math.log10(ALPHA) for r in d.records if r.family == FAMILY_ALL)
+        for _, d in batch
+    )
     assert raw / n > 2 * ALPHA, raw  # unadjusted, k(k - 1)/2 tests: the check can fail
 
 
