@@ -762,7 +762,7 @@ def _rejects_with_df(result: dict[str, object], df: float) -> bool:
 
 def claims_power_lines(experiments: list[dict[str, object]], seed: int) -> list[str]:
     """Probability of a directional claim against Welch's t, per improvement."""
-    from infrepro.validation.calibration import claims_scenarios, design_runs, run_mean_sd
+    from infrepro.validation.calibration import claims_scenarios, run_mean_sd
     from infrepro.validation.claims import claims_of
 
     by_key = _by_scenario(experiments)
