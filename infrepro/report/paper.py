@@ -94,7 +94,7 @@ def _improvement(record: PairDecision | None) -> tuple[str, str]:
     ), f"[{points(record.lower)}, {points(record.upper)}]"
 
 
-def _verdict(record: PairDecision | None) -> str:
+def verdict_cell(record: PairDecision | None) -> str:
     """The verdict word; a double dagger when it is about single outputs, a section sign when
     it generalises."""
     if record is None:
@@ -130,7 +130,7 @@ def paper_rows(table: pd.DataFrame, records: list[PairDecision], better: str) ->
                 best_run=points(row["best_run_score"]),
                 improvement=_improvement(record),
                 p="" if record is None else record.p_adjusted,
-                verdict=_verdict(record),
+                verdict=verdict_cell(record),
                 group=group,
                 ranks=_rank_range(int(row["rank_lower"]), int(row["rank_upper"])),
                 best=frozenset(c for c in best if row[SCORES[c]] == best[c]),
@@ -152,7 +152,7 @@ def caption(
     first = records[0] if records else None
     family = f"{family_text(first)}, " if first is not None and first.family_size > 1 else ""
     kind = f"{first.interval} intervals" if first is not None else "intervals"
-    marks = {m for r in records for m in _verdict(r) if m in MARK_TEXT}
+    marks = {m for r in records for m in verdict_cell(r) if m in MARK_TEXT}
     outputs = any(not is_missing(v) for v in table["output_group"])
     text = (
         f"{label} in points ({better} is better), systems ranked by the model mean. "

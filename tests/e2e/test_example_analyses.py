@@ -145,14 +145,14 @@ def test_planning_and_budget(example_run: Path) -> None:
     """Issue 21: power at the current design (6 baseline vs 18 competitor runs), runs needed, and
     the budget curves' crossing named in the report (or that there is none)."""
     plan = table(example_run, "planning")
-    ter = plan[(plan["metric"] == "ter") & (plan["effect_source"] == "observed")]
+    ter = plan[(plan["metric"] == "ter") & (plan["effect_source"] == "observed (post hoc)")]
     current = ter[ter["design"] == "current"].iloc[0]
     assert (current["runs_baseline"], current["runs_competitor"]) == (6, 18)
     assert 0 < current["power"] < 1 and 0 < current["mc_se"] < 0.02
     curve = ter[ter["design"] == "equal"]
     assert list(curve["runs_baseline"]) == list(range(2, 31))
-    assert set(plan["effect_source"]) == {"observed", "min_effect"}  # config: 2 points
-    assert (plan[plan["effect_source"] == "min_effect"]["effect_points"].abs() == 2.0).all()
+    assert set(plan["effect_source"]) == {"observed (post hoc)", "min_effect"}  # config: 2 points
+    assert (plan[plan["effect_source"] == "min_effect"]["improvement_points"] == 2.0).all()
     budget = pd.read_csv(
         example_run / "results" / "tables" / "budget.csv", dtype={"crossing_budget": str}
     )

@@ -290,8 +290,8 @@ def test_headline_table_is_present(page: Browser, example_run: Path) -> None:
         "t => [t.tBodies[0].rows.length, t.getBoundingClientRect().height])"
     )
     assert len(rows) == len(metrics)
-    # best vs best, run-aware (verdict), facet-aware (other levels), paper's all-runs GLRT
-    assert all(count == 4 and height > 0 for count, height in rows)
+    # the decision (verdict), best vs best (the seeds' reproduction), the paper's all-runs GLRT
+    assert all(count == 3 and height > 0 for count, height in rows)
     badges = page.evaluate(
         "Array.from(document.querySelectorAll('#headline .badge')).map(b => b.textContent)"
     )
@@ -347,50 +347,45 @@ def test_every_section_is_filled_and_links_its_tables(report: Path) -> None:
 
 
 def test_headline_numbers_come_from_the_tables(report: Path, example_run: Path) -> None:
+    """Each card's decision row is its record's (decisions.csv); best vs best and the paper's
+    GLRT come from contrasts.csv as improvements (positive = the competitor better)."""
     tables = example_run / "results" / "tables"
     contrasts = pd.read_csv(tables / "contrasts.csv", dtype={"p_holm": str})
-    tests = pd.read_csv(tables / "tests.csv", dtype={"p_holm": str})
+    decisions = pd.read_csv(tables / "decisions.csv", dtype={"p_adjusted": str})
     headline = section(html_of(report), "headline")
-    comparisons = ("best_vs_best", "all_runs_per_system", "all_runs_facet_aware", "all_runs")
-    rows = contrasts[contrasts["analysis"].isin(comparisons)]
-    assert len(rows) == 4 * contrasts["metric"].nunique()
+    better = {"ter": "lower", "rouge1": "higher", "rougeL": "higher"}
+    rows = contrasts[contrasts["analysis"].isin(("best_vs_best", "all_runs"))]
+    assert len(rows) == 2 * contrasts["metric"].nunique()
     for row in rows.itertuples():
-        difference = f"{100 * row.estimate:+.2f}".replace("-", "\u2212")
-        assert f">{difference}<" in headline, (row.metric, row.analysis)
+        improvement = row.estimate if better[row.metric] == "lower" else -row.estimate
+        text = f"{100 * improvement:+.2f}".replace("-", "\u2212")
+        assert f">{text}<" in headline, (row.metric, row.analysis)
         assert f">{row.p_holm}<" in headline
-    for row in tests[tests["analysis"] == "all_runs_per_system"].itertuples():
-        assert f"p = {row.p_holm}." in headline  # the verdict's test, in the sentence
-        assert f"KR df {row.dendf:.3g}" in headline
+    for row in decisions[decisions["family"] == "baseline"].itertuples():
+        assert f"p = {row.p_adjusted}" in headline  # the record's p, in its sentence
+        assert f"Kenward-Roger df {row.df:.3g}" in headline
     reliability = pd.read_csv(tables / "reliability.csv")
     for row in reliability[reliability["vca"] == "run-aware"].itertuples():
         text = f"{row.system} {row.phi:.2f} ({row.label}; mean score SD across retraining"
         assert text in headline
 
 
-def test_headline_verdict_follows_the_run_aware_test(report: Path, example_run: Path) -> None:
+def test_headline_verdict_is_the_decision_record(report: Path, example_run: Path) -> None:
     """The example: best vs best favours the competitor; over all runs the baseline is better
-    in the run-aware test (TER p = 0.022, df 18.9), and the paper's GLRT is shown, labelled."""
-    tests = pd.read_csv(example_run / "results/tables/tests.csv", dtype={"p_holm": str})
+    (TER p = 0.022, df 18.9) and the order is reversed; the paper's GLRT is shown, labelled."""
+    decisions = pd.read_csv(example_run / "results/tables/decisions.csv", dtype={"p_adjusted": str})
     headline = section(html_of(report), "headline")
-    ter = tests[(tests["metric"] == "ter") & (tests["analysis"] == "all_runs_per_system")].iloc[0]
-    assert 0.01 < float(ter["p_holm"]) < 0.04 and ter["estimate"] < 0  # baseline's TER lower
+    ter = decisions[(decisions["metric"] == "ter") & (decisions["family"] == "baseline")].iloc[0]
+    assert 0.01 < float(ter["p_adjusted"]) < 0.04 and ter["improvement"] < 0  # TER worse
     cards = headline.split('<article class="card')[1:]
-    assert len(cards) == tests["metric"].nunique()
-    ter_card = next(c for c in cards if 'id="headline-ter"' in c)
-    assert "does not survive" in ter_card
-    assert (
-        f"all runs (run-aware, t, KR df 18.9): baseline better by 3.84 points, "
-        f"p = {ter['p_holm']}." in ter_card
-    )
-    # the badge states its estimand; the facet-aware model (lambda levels as draws, df 2.4) is
-    # a separate line on other levels that cannot tell, not a downgrade
-    assert (
-        "The improvement does not survive: retrained with this recipe, at these meta-parameter "
-        "settings, baseline is better"
-    ) in ter_card
+    assert len(cards) == decisions["metric"].nunique()
+    ter_card = next(c for c in cards if 'data-decision="ter|baseline|baseline|competitor"' in c)
+    assert ">baseline better<" in ter_card
+    assert "competitor worse than baseline by 3.84" in ter_card
+    assert "over retraining at these meta-parameter settings" in ter_card
+    assert "over retraining the order is reversed" in ter_card
     assert "Generalising to other levels of the shared facets: not judged (" in ter_card
     assert "levels); facet-aware model, df 2.4, p = " in ter_card
-    assert "only for these meta-parameter values" not in ter_card
     assert "paper&#39;s model, conditional on these trained runs (ML GLRT)" in ter_card
     assert "rejects identical systems in 41-54 % of simulated A-vs-A experiments" in ter_card
 

@@ -123,15 +123,28 @@ def test_groups_diagram_follows_the_table_with_every_system_labelled(page: Brows
     assert found is not None
     texts, after, before, caption = found
     assert texts >= SYSTEMS and after and before, found
-    assert f"Holm over all {SYSTEMS * (SYSTEMS - 1) // 2} pairs" in caption
+    assert f"over all {SYSTEMS * (SYSTEMS - 1) // 2} pairs" in caption
 
 
 def test_per_pair_cards_are_collapsed_and_runs_counted(report: Path) -> None:
+    """With 29 competitors the headline and the Next-experiment cards show the 5 ranked first
+    and collapse the rest, one click away (docs/method.md §4c.11)."""
     html = report.read_text(encoding="utf-8")
-    headline = html.split('<section id="headline">', 1)[1].split("</section>", 1)[0]
-    assert '<details class="more pairs">' in headline.split('<article class="card', 1)[0]
+    for name in ("headline", "next"):
+        part = html.split(f'<section id="{name}">', 1)[1].split("</section>", 1)[0]
+        shown, _, collapsed = part.partition('<details class="more">')
+        assert shown.count('<article class="card') == 5, name
+        assert collapsed.count('<article class="card') == SYSTEMS - 6, name
     header = html.split('<header class="top"', 1)[1].split("</header>", 1)[0]
     assert "30 systems" in header and "1 run" in header and "1 runs" not in html
+
+
+def test_next_experiment_fits_two_screens(page: Browser) -> None:
+    height = page.evaluate(
+        "(() => { document.querySelectorAll('details').forEach(d => { d.open = false; });"
+        " return document.querySelector('#next').getBoundingClientRect().height; })()"
+    )
+    assert 0 < height <= 2 * SCREEN, height
 
 
 def test_per_system_figures_only_for_the_top_systems(report: Path) -> None:
