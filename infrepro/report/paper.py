@@ -8,14 +8,15 @@ outputs, §4c.4); the caption names the model, the df method, the family and α.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
 
-from infrepro.vocabulary import SYSTEM
+from infrepro.vocabulary import SYSTEM, file_stem
 
+from .escape import latex_comment, latex_header, markdown_cell, markdown_text
+from .escape import latex_text as latex_escape
 from .formatting import is_missing, points
 
 RUN_AWARE = "run-aware"  # summary.RUN_AWARE (the report does not import the analyses)
@@ -137,35 +138,6 @@ def caption(table: pd.DataFrame, metric: str, better: str, alpha: float) -> str:
     )
 
 
-_LATEX_SPECIAL = {
-    "\\": r"$\backslash$",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"$\sim$",
-    "^": r"\^{}",
-    "|": r"$|$",
-    "<": r"$<$",
-    ">": r"$>$",
-}
-_LATEX_TEXT = {"±": r"$\pm$", "–": "--", "\u2212": "$-$", "α": r"$\alpha$", DAGGER: r"\dag{}"}
-_LATEX_TEXT[DOUBLE_DAGGER] = r"\ddag{}"
-_LATEX_TEXT[SECTION] = r"\S{}"
-_LATEX_TEXT[" \\%"] = "~\\%"  # "95 %" never breaks
-
-
-def latex_escape(text: str) -> str:
-    """Plain text as LaTeX (ASCII out: special characters escaped, ±, −, –, α, daggers)."""
-    out = re.sub(r"[\\&%$#_{}~^|<>]", lambda m: _LATEX_SPECIAL[m.group()], text)
-    for char, command in _LATEX_TEXT.items():
-        out = out.replace(char, command)
-    return out
-
-
 @dataclass(frozen=True)
 class Markup:
     """How a format escapes text and makes it bold."""
@@ -190,13 +162,14 @@ def _cells(row: PaperRow, markup: Markup) -> tuple[list[str], list[str]]:
 
 
 LATEX = Markup(latex_escape, lambda c: r"\textbf{" + c + "}")
-MARKDOWN = Markup(lambda c: c.replace("|", "\\|"), lambda c: f"**{c}**")
+MARKDOWN = Markup(markdown_cell, lambda c: f"**{c}**")
 
 
 def latex_table(table: pd.DataFrame, *, metric: str, better: str, alpha: float) -> str:
-    """A booktabs ``table*`` environment of one metric's decision table (needs \\usepackage
-    {booktabs}); one line per system and its intervals on the line below; the best value of
-    each score column bold, daggers as in the caption."""
+    """A booktabs ``table*`` environment of one metric's decision table, after comment lines
+    naming the engine and preamble it needs (escape.latex_header); one line per system and its
+    intervals on the line below; the best value of each score column bold, daggers as in the
+    caption; labelled ``tab:<the metric's file stem>`` (unique, as the file names are)."""
     rows = paper_rows(table, better, alpha)
     titles = [r"\shortstack[l]{" + r"\\{}".join(map(latex_escape, h)) + "}" for h in header(table)]
     lines = [
@@ -213,27 +186,26 @@ def latex_table(table: pd.DataFrame, *, metric: str, better: str, alpha: float) 
         cells, below = _cells(row, LATEX)
         lines.append(" & ".join(cells) + r" \\")
         lines.append(" & ".join(below) + r" \\[2pt]")
-    label = re.sub(r"[^A-Za-z0-9]+", "-", metric).strip("-").lower()
     lines += [
         r"\bottomrule",
         r"\end{tabular}",
         r"\caption{" + latex_escape(caption(table, metric, better, alpha)) + "}",
-        r"\label{tab:" + (label or "metric") + "}",
+        r"\label{tab:" + file_stem(metric) + "}",
         r"\end{table*}",
     ]
-    return "\n".join(lines) + "\n"
+    return latex_header("\n".join(lines)) + "\n".join(lines) + "\n"
 
 
 def markdown_table(table: pd.DataFrame, *, metric: str, better: str, alpha: float) -> str:
     """The same table as GitHub Markdown, the caption below it."""
     rows = paper_rows(table, better, alpha)
-    titles = [" ".join(h) for h in header(table)]
+    titles = [markdown_cell(" ".join(h)) for h in header(table)]
     lines = ["| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
     for row in rows:
         cells, below = _cells(row, MARKDOWN)
         merged = [f"{c} {b}".strip() for c, b in zip(cells, below, strict=True)]
         lines.append("| " + " | ".join(merged) + " |")
-    return "\n".join(lines) + "\n\n" + caption(table, metric, better, alpha) + "\n"
+    return "\n".join(lines) + "\n\n" + markdown_text(caption(table, metric, better, alpha)) + "\n"
 
 
 def paper_files(summary: pd.DataFrame, metric: str, better: str, alpha: float) -> tuple[str, str]:
@@ -242,7 +214,7 @@ def paper_files(summary: pd.DataFrame, metric: str, better: str, alpha: float) -
     rows = summary[summary["metric"] == metric] if not summary.empty else summary
     if rows.empty:
         text = f"No decision table for {metric}: see results/tables/diagnostics.csv."
-        return f"% {text}\n", f"{text}\n"
+        return f"% {latex_comment(text)}\n", f"{markdown_text(text)}\n"
     rows = rows.sort_values("rank", kind="stable").reset_index(drop=True)
     return (
         latex_table(rows, metric=metric, better=better, alpha=alpha),
