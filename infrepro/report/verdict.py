@@ -90,7 +90,8 @@ def _direction(outcome: Outcome | None, alpha: float) -> int:
 ESTIMAND = "retrained with this recipe, at these meta-parameter settings"
 UNTRUSTED_BEST = (
     "Best vs best is not used: its runs were selected by their test mean (no dev scores), so it "
-    "shows an improvement in most simulated experiments without one (56-90 %, issue 23)."
+    "shows an improvement in most simulated experiments without one (56-90 %, "
+    "docs/method.md §4b.6)."
 )
 NO_CONCLUSION = (
     "The run-aware comparison's fit did not converge (see the diagnostics), so no conclusion is "
