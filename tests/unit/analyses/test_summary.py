@@ -270,7 +270,7 @@ def test_report_section_from_the_csv(tmp_path: Path) -> None:
     assert "p (Holm over 3, vs baseline)" in [c.label for c in section.table.headers]
     assert len(section.forest) == 1 and "<svg" in section.forest[0].svg
     assert len(section.sentences) == 3
-    assert section.latex.startswith("\\begin{table*}")
+    assert section.latex.startswith("% Engine: pdflatex") and "\\begin{table*}" in section.latex
 
 
 def test_best_run_orders_confirmed_by_the_model() -> None:
