@@ -115,7 +115,9 @@ def legend_below(fig: Figure, handles: list, labels: list[str], ncols: int, **kw
     a label that starts with ``_`` (a system named ``_v1_``) is shown: matplotlib leaves such
     labels out only when it collects them from the axes (``get_legend_handles_labels``)."""
     title = kwargs.pop("title", None)
-    firsts = dict(zip(map(str, labels), handles, strict=True))
+    firsts: dict[str, object] = {}
+    for label, handle in zip(map(str, labels), handles, strict=True):
+        firsts.setdefault(label, handle)
     handles, labels = list(firsts.values()), list(firsts)
     if handles:
         fig.legend(

@@ -6,10 +6,12 @@ glyph set (no missing character) and the names in the PDF's text; labels are uni
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 import unicodedata
 from html.parser import HTMLParser
 from pathlib import Path
@@ -224,13 +226,18 @@ def compile_stated(tex: str, tmp_path: Path) -> tuple[str, str]:
         ]
     )
     (tmp_path / "table.tex").write_text(document, encoding="utf-8")
-    run = subprocess.run(
-        [_tool(engine, packages[engine]), "-interaction=nonstopmode", "-halt-on-error", "table"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,  # lualatex's first run builds its font database
-    )
+    command = [_tool(engine, packages[engine]), "-interaction=nonstopmode", "-halt-on-error"]
+    # one compile at a time across pytest-xdist workers: lualatex's first runs build its font
+    # name database and font caches, which two runs at once could both write
+    with open(Path(tempfile.gettempdir()) / "infrepro-latex-tests.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        run = subprocess.run(
+            [*command, "table"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,  # the first run's font database: a minute or two on a fresh machine
+        )
     log = (tmp_path / "table.log").read_text(errors="replace")
     assert run.returncode == 0, log[-3000:]
     assert "Missing character" not in log, log[-3000:]
