@@ -58,6 +58,27 @@ ALPHABET = (
     "q" * 199 + "z",
 )
 
+# Names that are fine as data but trip the places that show them: paste-ready Markdown and LaTeX
+# (line breaks, pipes, backslashes, HTML, entities, edge spaces, other scripts) and figure
+# legends (matplotlib drops labels that start with "_"); tests/unit/report/test_label_outputs.py
+DISPLAY_NAMES = (
+    "line\nbreak",
+    "\\|",
+    "a\\|b",
+    "back\\slash",
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "&amp;",
+    " edge spaces ",
+    "نموذج عربي",
+    "日本語システム",
+    "हिन्दी",
+    "emoji 😀",
+    "_v1_",
+    "_v0_",
+    "_",
+)
+
 SEGMENT_COLUMN, RUN_COLUMN = "seg", "rep"
 BASE_SYSTEMS = ("sysA", "sysB", "sysC")
 
@@ -185,6 +206,24 @@ def draw_renaming(experiment: Experiment | RawExperiment, seed: int) -> Renaming
     renaming.back = {new: old for old, new in systems.items()}
     for mapping in levels.values():
         renaming.back |= {new: old for old, new in mapping.items()}
+    return renaming
+
+
+def display_renaming(experiment: Experiment, seed: int) -> Renaming:
+    """The experiment's systems renamed to DISPLAY_NAMES (at least one starting with ``_``),
+    its other labels kept; order-preserving, so the same sorts sort the same way."""
+    rng = np.random.default_rng(20_000 + seed)
+    underscored = [n for n in DISPLAY_NAMES if n.startswith("_")]
+    others = [n for n in DISPLAY_NAMES if not n.startswith("_")]
+    k = len(experiment.systems)
+    pool = [str(rng.choice(underscored)), *map(str, rng.choice(others, size=k - 1, replace=False))]
+    systems = _ordered(experiment.systems, pool)
+    renaming = Renaming(
+        systems,
+        {c: c for c in experiment.renameable},
+        {f: {v: v for v in values} for f, values in experiment.levels.items()},
+    )
+    renaming.back = {new: old for old, new in systems.items()}
     return renaming
 
 

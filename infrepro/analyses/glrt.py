@@ -55,7 +55,8 @@ def run_glrt(
     try:
         test = lrt(fits[1], fits[0])
     except LmmError as err:
-        log.skip(analysis, subset, prop, f"GLRT {h1} vs {h0} failed: {err}")
+        reason = f"both models were fitted, but the GLRT {h1} vs {h0} failed: {err}"
+        log.skip(analysis, subset, prop, reason)
         return None
     log10_p = chi2_log10_sf(test.lr_stat, test.df)
     row = {

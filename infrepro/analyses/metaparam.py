@@ -68,6 +68,29 @@ def tested_facets(data: MetricData, system: str) -> list[str]:
     return [f for f in named if f in varied] if named else varied
 
 
+def untested_facets(data: MetricData, system: str) -> str:
+    """Why facets are not tested for ``system`` ("" when none is left out): it has no facet
+    that varies among its runs, or the facets ``analyses.metaparam_facets`` names do not."""
+    varied = data.facets_of(system)
+    named = list(data.options["metaparam_facets"])
+    if not varied:
+        return f"{system} has no facet with two or more levels among its runs to test"
+    missing = [f for f in named if f not in varied]
+    if not missing:
+        return ""
+    tested = [f for f in named if f in varied]
+    return (
+        f"{system}: {_listed(missing)} (named in analyses.metaparam_facets) "
+        f"{'has' if len(missing) == 1 else 'have'} fewer than two levels among its runs, so "
+        f"{'it is' if len(missing) == 1 else 'they are'} not tested; "
+        + (f"tested: {_listed(tested)}" if tested else f"its varying facets: {_listed(varied)}")
+    )
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
+
+
 def facet_variants(
     data: MetricData, system: str, facet: str
 ) -> Iterator[tuple[str, pd.DataFrame, str]]:
@@ -87,9 +110,9 @@ def metaparameter_interactions(
     tables.scale = effect_scale(data, log)
     for system in data.systems:
         facets = tested_facets(data, system)
-        if not facets:
-            reason = f"{system} has no facet with two or more levels to test"
-            log.skip(METAPARAM, system, "", reason)
+        untested = untested_facets(data, system)
+        if untested:
+            log.skip(METAPARAM, system, "", untested)
         for facet in facets:
             for variant, variant_rows, reference in facet_variants(data, system, facet):
                 cell = Cell(facet, variant, METAPARAM, system, reference)

@@ -32,17 +32,29 @@ def contest(
         with np.errstate(all="ignore"):
             test = result.contest(L, ddf_method(result))
     except (LmmError, np.linalg.LinAlgError, ValueError) as err:
-        log.skip(analysis, subset, prop, f"small-sample test on {result.formula} failed: {err}")
-        return None
-    if not math.isfinite(test.dendf) or test.dendf <= 0 or not math.isfinite(test.log10_p):
         log.skip(
-            analysis,
-            subset,
-            prop,
-            f"small-sample test on {result.formula} gave no usable df ({test.dendf:.4g})",
+            analysis, subset, prop, f"{fitted_but(result)} its small-sample test failed: {err}"
         )
         return None
+    if not math.isfinite(test.dendf) or test.dendf <= 0 or not math.isfinite(test.log10_p):
+        log.skip(analysis, subset, prop, f"{fitted_but(result)} {no_df(test.dendf, result)}")
+        return None
     return test
+
+
+def fitted_but(result: LmmResult) -> str:
+    """``the model <formula> was fitted (singular: ...), but``: the start of the diagnostics
+    reason of a test that failed on a model that was fitted (its own row says so)."""
+    singular = " (singular: a variance is estimated at 0)" if result.singular else ""
+    return f"the model {result.formula} was fitted{singular}, but"
+
+
+def no_df(dendf: float, result: LmmResult) -> str:
+    """The end of that reason when the small-sample df are no positive number."""
+    return (
+        f"its {ddf_method(result)} df for this test are {dendf:.4g}, not a positive number: "
+        "the test is not reported"
+    )
 
 
 def method_label(test: ContrastTest) -> str:

@@ -60,7 +60,7 @@ from .data import MetricData, best_runs, run_means
 from .fitlog import FitLog
 from .letters import compact_letters
 from .pvalues import format_p, holm_log10
-from .smalltests import ddf_method, t_quantile
+from .smalltests import ddf_method, fitted_but, no_df, t_quantile
 
 RANK_DRAWS = 2000
 NO_VERDICT = "the decision model did not converge: no verdict is read from it (§4.6.1)"
@@ -172,10 +172,10 @@ def _estimate(
         with np.errstate(all="ignore"):
             test = fitted.contest(row[None, :], method)
     except (LmmError, np.linalg.LinAlgError, ValueError) as err:
-        log.skip(SUMMARY, subset, "", f"small-sample df on {fitted.formula} failed: {err}")
+        log.skip(SUMMARY, subset, "", f"{fitted_but(fitted)} its small-sample df failed: {err}")
         return None
     if not (math.isfinite(test.dendf) and test.dendf > 0 and test.se > 0):
-        log.skip(SUMMARY, subset, "", f"small-sample df on {fitted.formula}: {test.dendf:.4g}")
+        log.skip(SUMMARY, subset, "", f"{fitted_but(fitted)} {no_df(test.dendf, fitted)}")
         return None
     return Estimate(test.estimate, test.se, test.dendf)
 

@@ -11,12 +11,14 @@ from matplotlib.lines import Line2D
 
 from infrepro.vocabulary import SYSTEM
 
-from .names import label_width, short_names
+from .names import label_width, short_names, text_width
 from .palette import level_styles, system_style
 from .svg import figure, legend_below, legend_columns, legend_rows, to_svg
 
 JITTER = 0.17
 MOST_UPRIGHT = 8  # more systems than this: one horizontal row per system
+UPRIGHT_AXIS = 3.4 - 0.6 - 0.15  # inches of the upright figure's x axis (width less margins)
+UPRIGHT_SLOT_SHARE = 0.9  # of a system's slot its tick label may take (a gap between labels)
 LEGEND_COLUMNS = 3
 
 
@@ -45,17 +47,23 @@ def run_distribution(
     colour_by = colour_by or {}
     rng = np.random.default_rng(20230501)
     handles: list[Line2D] = []
-    entries = 1 + sum(len(levels) for _, levels in colour_by.values())
-    flat = len(systems) > MOST_UPRIGHT
-    names = [f"{facet} = {level}" for facet, levels in colour_by.values() for level in levels]
+    names = list(
+        dict.fromkeys(
+            f"{facet} = {level}" for facet, levels in colour_by.values() for level in levels
+        )
+    )
+    entries = 1 + len(names)
+    labels = short_names(systems)
+    widest = max((text_width(label) for label in labels), default=0.0)
+    # upright only while every tick label fits its system's slot (else they would overlap)
+    flat = len(systems) > MOST_UPRIGHT or widest > UPRIGHT_SLOT_SHARE * UPRIGHT_AXIS / len(systems)
     columns = legend_columns([*names, "best run"], 4.8 if flat else 3.4, LEGEND_COLUMNS)
     rows = legend_rows(entries, columns)
-    labels = short_names(systems)
     size = (
         figure(
             4.8,
             0.75 + 0.22 * len(systems) + 0.17 * rows,
-            left=label_width(labels),
+            left=max(label_width(labels), 0.3 + widest),
             bottom=0.45 + 0.17 * rows,
             top=0.28,
         )

@@ -36,6 +36,7 @@ def numeric_interaction(
     text: PlotText,
 ) -> str:
     """Predicted lines (``group, x, estimate, lower, upper``) and binned means (same columns)."""
+    entries: dict[str, object] = {}
     with _figure(list(styles), text.legend_title) as fig:
         ax = fig.add_subplot()
         for group, style in styles.items():
@@ -50,7 +51,8 @@ def numeric_interaction(
                     alpha=0.13,
                     linewidth=0,
                 )
-                ax.plot(line["x"], line["estimate"], label=str(group), **style)
+                drawn = ax.plot(line["x"], line["estimate"], label=str(group), **style)
+                entries.setdefault(str(group), drawn[0])
             dots = points[points["group"] == group].sort_values("x")
             if not dots.empty:
                 ax.errorbar(
@@ -66,7 +68,7 @@ def numeric_interaction(
                     markeredgewidth=0.4,
                     zorder=3,
                 )
-        _finish(fig, ax, text, list(styles))
+        _finish(fig, ax, text, list(styles), entries)
         return to_svg(fig, text.key, text.title)
 
 
@@ -79,6 +81,7 @@ def categorical_interaction(
     """Cell means (``group, bin, estimate, lower, upper``) per level of a categorical property."""
     position = {level: i for i, level in enumerate(levels)}
     dodge = np.linspace(-0.12, 0.12, len(styles)) if len(styles) > 1 else np.zeros(1)
+    entries: dict[str, object] = {}
     with _figure(list(styles), text.legend_title) as fig:
         ax = fig.add_subplot()
         for shift, (group, style) in zip(dodge, styles.items(), strict=True):
@@ -88,7 +91,7 @@ def categorical_interaction(
             cells = cells.sort_values("pos")
             if cells.empty:
                 continue
-            ax.errorbar(
+            entries[str(group)] = ax.errorbar(
                 cells["pos"],
                 cells["estimate"],
                 yerr=[cells["estimate"] - cells["lower"], cells["upper"] - cells["estimate"]],
@@ -101,7 +104,7 @@ def categorical_interaction(
             )
         ax.set_xticks(range(len(levels)), list(levels))
         ax.grid(axis="x", visible=False)
-        _finish(fig, ax, text, list(styles))
+        _finish(fig, ax, text, list(styles), entries)
         return to_svg(fig, text.key, text.title)
 
 
@@ -111,15 +114,14 @@ def _figure(groups: Sequence[str], legend_title: str):
     return figure(WIDTH, 2.45 + 0.17 * rows, left=0.6, bottom=0.5 + 0.17 * rows)
 
 
-def _finish(fig, ax, text: PlotText, groups: Sequence[str]) -> None:
+def _finish(fig, ax, text: PlotText, groups: Sequence[str], entries: Mapping[str, object]) -> None:
     ax.set_xlabel(text.xlabel)
     ax.set_ylabel(text.ylabel)
     ax.set_title(text.title)
-    handles, labels = ax.get_legend_handles_labels()
     legend_below(
         fig,
-        handles,
-        labels,
+        list(entries.values()),
+        list(entries),
         legend_columns(groups, WIDTH, LEGEND_COLUMNS),
         title=text.legend_title or None,
         title_fontsize=7,

@@ -4,6 +4,10 @@ pushes the axes off the figure nor overlaps its neighbours; tables keep the full
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
+
+from matplotlib.font_manager import FontProperties
+from matplotlib.textpath import TextToPath
 
 LIMIT = 32  # characters of a tick or legend label
 TAIL = 10  # characters kept from the end: names often differ there (…-v2, …-seed3)
@@ -28,6 +32,18 @@ def short_names(names: Sequence[str], limit: int = LIMIT) -> list[str]:
             short = f"{short[: limit - 3]}#{seen[short]}"
         out.append(short)
     return out
+
+
+@lru_cache(maxsize=4096)
+def text_width(text: str, size: float = 7.0) -> float:
+    """The width (inches) of ``text`` set in the figures' DejaVu Sans at ``size`` points, as
+    matplotlib lays it out (no drawing)."""
+    font = FontProperties(family="DejaVu Sans", size=size)
+    width, _, _ = _LAYOUT.get_text_width_height_descent(text, font, ismath=False)
+    return width / 72.0
+
+
+_LAYOUT = TextToPath()
 
 
 def label_width(labels: Sequence[str], per_char: float = 0.055, base: float = 0.25) -> float:

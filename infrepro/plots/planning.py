@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from infrepro.vocabulary import BUDGET_COLUMN, SYSTEM
 
@@ -20,6 +21,7 @@ def power_curve(curves: pd.DataFrame, *, title: str, key: str) -> str:
     the 80 % and 90 % targets."""
     sources = list(dict.fromkeys(curves["effect_source"]))
     rows = legend_rows(len(sources), 2)
+    entries: dict[str, object] = {}
     with figure(3.5, 2.45 + 0.17 * rows, left=0.55, right=0.2, bottom=0.5 + 0.17 * rows) as fig:
         ax = fig.add_subplot()
         for target in TARGETS:
@@ -38,6 +40,7 @@ def power_curve(curves: pd.DataFrame, *, title: str, key: str) -> str:
                 zorder=3,
                 linestyle="-" if i == 0 else (0, (2, 1)),
             )[0]
+            entries.setdefault(label, line)
             ax.fill_between(
                 curve["runs_baseline"],
                 (curve["power"] - 2 * curve["mc_se"]).clip(lower=0),
@@ -47,11 +50,11 @@ def power_curve(curves: pd.DataFrame, *, title: str, key: str) -> str:
                 linewidth=0,
             )
         ax.set_ylim(0, 1)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # whole runs
         ax.set_xlabel("runs per system")
         ax.set_ylabel("power of the pair's test")
         ax.set_title(title)
-        handles, labels = ax.get_legend_handles_labels()
-        legend_below(fig, handles, labels, min(len(sources), 2))
+        legend_below(fig, list(entries.values()), list(entries), min(len(sources), 2))
         return to_svg(fig, key, title)
 
 
@@ -69,6 +72,7 @@ def budget_curves(
     crossing budget."""
     columns = legend_columns(list(styles), 3.5, 4)
     rows = legend_rows(len(styles), columns)
+    entries: dict[str, object] = {}
     with figure(3.5, 2.45 + 0.17 * rows, left=0.6, right=0.2, bottom=0.5 + 0.17 * rows) as fig:
         ax = fig.add_subplot()
         for system, style in styles.items():
@@ -84,6 +88,7 @@ def budget_curves(
                 zorder=3,
                 **style,
             )[0]
+            entries[str(system)] = line
             ax.fill_between(
                 curve[BUDGET_COLUMN],
                 curve["percentile_low"],
@@ -94,7 +99,8 @@ def budget_curves(
             )
         if crossing is not None:
             ax.axvline(crossing, color="#333333", linewidth=0.8, linestyle=(0, (4, 2)))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # whole runs
         ax.set_xlabel("budget B (runs trained)")
         ax.set_ylabel(ylabel)
         ax.set_title(title)
-        return lines_legend_svg(fig, ax, columns, key, title)
+        return lines_legend_svg(fig, entries, columns, key, title)

@@ -106,11 +106,12 @@ def dstudy_curve(
                 color="#777777",
             )
         ax.axhline(PHI_TARGET, color="#333333", linewidth=0.9, linestyle=(0, (4, 2)), zorder=1)
+        entries: dict[str, object] = {}
         for system, style in styles.items():
             curve = curves[curves[SYSTEM] == system].sort_values("n_per_facet")
             if curve.empty:
                 continue
-            ax.plot(
+            entries[str(system)] = ax.plot(
                 curve["n_per_facet"],
                 curve["phi"],
                 marker="o",
@@ -118,10 +119,10 @@ def dstudy_curve(
                 label=str(system),
                 zorder=3,
                 **style,
-            )
+            )[0]
         ax.set_ylim(low, 1.0)
         ax.set_xlabel("runs averaged per facet level (n)")
         ax.set_ylabel("reliability φ")
         ax.set_title(title)
         ax.grid(False)
-        return lines_legend_svg(fig, ax, columns, key, title)
+        return lines_legend_svg(fig, entries, columns, key, title)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from html import escape
 
 import matplotlib
@@ -109,9 +109,16 @@ def legend_columns(labels: Iterable[str], width: float, most: int) -> int:
 
 
 def legend_below(fig: Figure, handles: list, labels: list[str], ncols: int, **kwargs) -> None:
-    """A frameless legend centred under the axes, in the figure's bottom margin; long labels
-    and a long ``title`` (a facet's name) shortened (:func:`~infrepro.plots.names.short_names`)."""
+    """A frameless legend centred under the axes, in the figure's bottom margin; each label
+    once (its first handle); long labels and a long ``title`` (a facet's name) shortened
+    (:func:`~infrepro.plots.names.short_names`). Handles and labels are passed explicitly, so
+    a label that starts with ``_`` (a system named ``_v1_``) is shown: matplotlib leaves such
+    labels out only when it collects them from the axes (``get_legend_handles_labels``)."""
     title = kwargs.pop("title", None)
+    firsts: dict[str, object] = {}
+    for label, handle in zip(map(str, labels), handles, strict=True):
+        firsts.setdefault(label, handle)
+    handles, labels = list(firsts.values()), list(firsts)
     if handles:
         fig.legend(
             handles,
@@ -124,10 +131,12 @@ def legend_below(fig: Figure, handles: list, labels: list[str], ncols: int, **kw
         )
 
 
-def lines_legend_svg(fig: Figure, ax, columns: int, key: str, title: str) -> str:
-    """The axes' line legend under the figure in ``columns`` columns, then the figure as SVG."""
-    handles, labels = ax.get_legend_handles_labels()
-    legend_below(fig, handles, labels, columns, handlelength=2.6)
+def lines_legend_svg(
+    fig: Figure, entries: Mapping[str, object], columns: int, key: str, title: str
+) -> str:
+    """A line legend of ``entries`` (label -> line) under the figure in ``columns`` columns,
+    then the figure as SVG."""
+    legend_below(fig, list(entries.values()), list(entries), columns, handlelength=2.6)
     return to_svg(fig, key, title)
 
 

@@ -9,7 +9,6 @@ names the model, the df method, the family, the interval and α.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,6 +18,8 @@ from infrepro.decisions import FAMILY_BASELINE, MAX_T, OUTPUTS, VS_OUTPUT, PairD
 from infrepro.vocabulary import SYSTEM, file_stem
 
 from .decisions import family_text
+from .escape import latex_comment, latex_header, markdown_cell, markdown_text
+from .escape import latex_text as latex_escape
 from .formatting import is_missing, points
 from .labels import metric_label
 
@@ -171,35 +172,6 @@ def caption(
     return text + "".join(f" {m} {MARK_TEXT[m]}." for m in MARK_TEXT if m in marks)
 
 
-_LATEX_SPECIAL = {
-    "\\": r"$\backslash$",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"$\sim$",
-    "^": r"\^{}",
-    "|": r"$|$",
-    "<": r"$<$",
-    ">": r"$>$",
-}
-_LATEX_TEXT = {"±": r"$\pm$", "–": "--", "\u2212": "$-$", "α": r"$\alpha$", DAGGER: r"\dag{}"}
-_LATEX_TEXT[DOUBLE_DAGGER] = r"\ddag{}"
-_LATEX_TEXT[SECTION] = r"\S{}"
-_LATEX_TEXT[" \\%"] = "~\\%"  # "95 %" never breaks
-
-
-def latex_escape(text: str) -> str:
-    """Plain text as LaTeX (ASCII out: special characters escaped, ±, −, –, α, daggers)."""
-    out = re.sub(r"[\\&%$#_{}~^|<>]", lambda m: _LATEX_SPECIAL[m.group()], text)
-    for char, command in _LATEX_TEXT.items():
-        out = out.replace(char, command)
-    return out
-
-
 @dataclass(frozen=True)
 class Markup:
     """How a format escapes text and makes it bold."""
@@ -224,7 +196,7 @@ def _cells(row: PaperRow, markup: Markup) -> tuple[list[str], list[str]]:
 
 
 LATEX = Markup(latex_escape, lambda c: r"\textbf{" + c + "}")
-MARKDOWN = Markup(lambda c: c.replace("|", "\\|"), lambda c: f"**{c}**")
+MARKDOWN = Markup(markdown_cell, lambda c: f"**{c}**")
 
 
 def latex_table(
@@ -236,9 +208,10 @@ def latex_table(
     better: str,
     alpha: float,
 ) -> str:
-    """A booktabs ``table*`` environment of one metric's decision table (needs \\usepackage
-    {booktabs}); one line per system and its intervals on the line below; the best value of
-    each score column bold."""
+    """A booktabs ``table*`` environment of one metric's decision table, after comment lines
+    naming the engine and preamble it needs (escape.latex_header); one line per system and its
+    intervals on the line below; the best value of each score column bold; labelled
+    ``tab:<the metric's file stem>`` (unique, as the file names are)."""
     rows = paper_rows(table, records, better)
     titles = [
         r"\shortstack[l]{" + r"\\{}".join(map(latex_escape, h)) + "}" for h in header(records)
@@ -264,7 +237,7 @@ def latex_table(
         r"\label{tab:" + stem + "}",
         r"\end{table*}",
     ]
-    return "\n".join(lines) + "\n"
+    return latex_header("\n".join(lines)) + "\n".join(lines) + "\n"
 
 
 def markdown_table(
@@ -272,13 +245,18 @@ def markdown_table(
 ) -> str:
     """The same table as GitHub Markdown, the caption below it."""
     rows = paper_rows(table, records, better)
-    titles = [" ".join(h) for h in header(records)]
+    titles = [markdown_cell(" ".join(h)) for h in header(records)]
     lines = ["| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
     for row in rows:
         cells, below = _cells(row, MARKDOWN)
         merged = [f"{c} {b}".strip() for c, b in zip(cells, below, strict=True)]
         lines.append("| " + " | ".join(merged) + " |")
-    return "\n".join(lines) + "\n\n" + caption(table, records, label, better, alpha) + "\n"
+    return (
+        "\n".join(lines)
+        + "\n\n"
+        + markdown_text(caption(table, records, label, better, alpha))
+        + "\n"
+    )
 
 
 def paper_files(
@@ -289,7 +267,7 @@ def paper_files(
     rows = summary[summary["metric"] == metric] if not summary.empty else summary
     if rows.empty:
         text = f"No decision table for {metric}: see results/tables/diagnostics.csv."
-        return f"% {text}\n", f"{text}\n"
+        return f"% {latex_comment(text)}\n", f"{markdown_text(text)}\n"
     rows = rows.sort_values("rank", kind="stable").reset_index(drop=True)
     label = metric_label(metric)
     return (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -161,3 +162,28 @@ def test_planning_and_budget(example_run: Path) -> None:
     assert crossing.str.fullmatch(r"none|\d+").all()
     html = (example_run / "results" / "report.html").read_text()
     assert "changes sides at B =" in html or "not a budget effect" in html
+
+
+def test_the_report_and_paper_files_name_no_issue(example_run: Path) -> None:
+    """What the reader sees (the report's text, its figures' labels, the paste-ready files)
+    points to docs/method.md, never to the project's issues ("issue 23")."""
+    from html.parser import HTMLParser
+
+    class Text(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.parts: list[str] = []
+
+        def handle_data(self, data: str) -> None:
+            self.parts.append(data)
+
+        def handle_starttag(self, tag: str, attrs: list) -> None:
+            self.parts += [v for k, v in attrs if k in ("aria-label", "title") and v]
+
+    page = Text()
+    page.feed((example_run / "results" / "report.html").read_text(encoding="utf-8"))
+    texts = [" ".join(page.parts)]
+    texts += [p.read_text(encoding="utf-8") for p in (example_run / "results" / "paper").iterdir()]
+    assert len(texts) > 1 and "docs/method.md" in texts[0]
+    for text in texts:
+        assert re.findall(r"\bissues?\s*#?\s*\d+", text, flags=re.IGNORECASE) == []

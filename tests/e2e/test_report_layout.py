@@ -241,5 +241,5 @@ def test_the_copy_button_puts_the_latex_on_the_clipboard(page: Browser) -> None:
     copied = page.evaluate(
         "new Promise(done => setTimeout(() => navigator.clipboard.readText().then(done), 300))"
     )
-    assert latex.startswith("\\begin{table") and copied == latex
+    assert latex.startswith("% Engine:") and "\\begin{table" in latex and copied == latex
     assert page.evaluate("document.querySelector('button[data-copy]').textContent") == "Copied"

@@ -16,13 +16,15 @@ from infrepro.runcounts import holds_level, runs_to_hold
 
 from ..decisions import book, family_text
 from ..figure import Figure, make_figure
-from ..formatting import fixed, integer
+from ..formatting import POINTS, fixed, integer
 from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import metric_label
 from ..query import select
 from .headline import TOP, ranked_competitors
 from .properties import MOST_LINES, plotted_systems
+
+BUDGET_SCORES = ("expected_best", "percentile_low", "percentile_high")  # budget.csv's scores
 
 
 @dataclass
@@ -210,7 +212,9 @@ def _budget_figures(
             crossing = _budget_line(curves, settings.competitors[0])[1]
         dev = pool == "dev_score"
         title = "Dev score: best of B runs" if dev else f"{metric_label(metric)}: best of B runs"
-        label = "expected best dev score" if dev else "expected best mean test score"
+        label = "expected best dev score" if dev else "expected best mean test score, points"
+        if not dev:  # test scores in points as everywhere else; dev scores as the sheet gives them
+            curves = curves.assign(**{c: curves[c] * POINTS for c in BUDGET_SCORES})
         key = f"budget-{'dev' if dev else metric}"
         svg = budget_curves(curves, styles, crossing=crossing, title=title, ylabel=label, key=key)
         caption = (

@@ -347,7 +347,7 @@ def test_report_section_from_the_csv(tmp_path: Path) -> None:
     assert "p (Holm over 3 comparisons with the baseline)" in labels
     assert len(section.forest) == 1 and "<svg" in section.forest[0].svg
     assert len(section.sentences) == 3
-    assert section.latex.startswith("\\begin{table*}")
+    assert section.latex.startswith("% Engine: pdflatex") and "\\begin{table*}" in section.latex
     c = against(result)["C"]
     row = next(r for r in section.table.rows if r[1].text == "C")
     assert [cell.text for cell in row[6:9]] == [
