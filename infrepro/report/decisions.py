@@ -109,9 +109,8 @@ def verdict_text(record: PairDecision) -> str:
         return word
     if record.comparison == OUTPUTS:
         return f"outputs {word}"
-    if record.comparison == VS_OUTPUT:
-        single = record.reference if record.runs_reference < 2 else record.system
-        return f"{word} (vs {single}'s single output)"
+    if record.comparison == VS_OUTPUT:  # the row or the record names the single-run system
+        return f"{word} (vs single output)" if record.runs_reference < 2 else f"output {word}"
     return f"{word}, generalises" if record.generalises else word
 
 

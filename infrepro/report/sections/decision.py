@@ -84,7 +84,7 @@ def table_of(
     family = f"p ({family_text(first)})" if first and first.family_size > 1 else "p"
     outputs = any(not is_missing(row["output_group"]) for row, _ in paired)
     headers = [
-        Column("rank", "rank"),
+        Column("rank", "rank (95 %)", title="the rank by model mean and its interval (per system)"),
         Column(SYSTEM, SYSTEM, numeric=False),
         Column("runs", "runs"),
         Column("mean_sd", "mean ± SD over runs", title="the runs' mean scores"),
@@ -101,16 +101,12 @@ def table_of(
                 "output_group", "output group", numeric=False, title="single-run systems' outputs"
             )
         )
-    headers += [
-        Column("ranks", "rank interval (per system)"),
-        Column("best_rank", "best-run rank", title="rank by the best run's score"),
-    ]
     body = []
     for row, record in paired:
         sd = "" if is_missing(row["run_sd"]) else f" ± {points(row['run_sd'])}"
         cells = [
-            Cell(integer(row["rank"]), float(row["rank"])),
-            Cell(short_name(str(row[SYSTEM]), 60), title=str(row[SYSTEM])),
+            Cell(f"{integer(row['rank'])} ({_rank_range(row)})", float(row["rank"])),
+            Cell(short_name(str(row[SYSTEM]), 60), css="name", title=str(row[SYSTEM])),
             Cell(integer(row["runs"]), float(row["runs"])),
             Cell(points(row["run_mean"]) + sd, float(row["run_mean"])),
             _mean_cell(row),
@@ -127,26 +123,23 @@ def table_of(
             ]
         if outputs:
             cells.append(Cell(str(row["output_group"])))
-        cells += [
-            Cell(_rank_range(row), float(row["rank_lower"])),
-            Cell(integer(row["best_run_rank"]), float(row["best_run_rank"])),
-        ]
         body.append(cells)
     return rows_table(headers, body, csv=settings.link(SUMMARY))
 
 
 def _notes(paired: list[tuple[pd.Series, PairDecision | None]]) -> list[str]:
-    """The per-system notes and the records' notes; a note every system shares is said once."""
-    notes: list[tuple[str, str]] = []
+    """The per-system notes and the records' notes, each said once: "Every system: ..." when
+    all share it, else the systems that have it, then the note."""
+    by_note: dict[str, list[str]] = {}
     for row, record in paired:
         text = "; ".join(
             n for n in (str(row["note"]), record.note if record else "") if not is_missing(n)
         )
         if text:
-            notes.append((str(row[SYSTEM]), text))
-    if len(paired) > 1 and len(notes) == len(paired) and len({n for _, n in notes}) == 1:
-        return [f"Every system: {notes[0][1]}"]
-    return [f"{system}: {note}" for system, note in notes]
+            by_note.setdefault(text, []).append(short_name(str(row[SYSTEM]), 40))
+    if len(paired) > 1 and len(by_note) == 1 and len(next(iter(by_note.values()))) == len(paired):
+        return [f"Every system: {next(iter(by_note))}"]
+    return [f"{', '.join(systems)}: {note}" for note, systems in by_note.items()]
 
 
 def _forest(
