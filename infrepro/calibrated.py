@@ -33,6 +33,7 @@ from scipy import optimize, special, stats
 
 DEFAULT_BAND = 2.0  # run-mean SDs within a factor of 2 of each other: ρ in [1/4, 4]
 DEFAULT_BETA = 0.001  # Berger-Boos: the run-variance ratio's interval has level 1 − β
+DEFAULT_MAX_PRIOR_DF = 4.0  # moderation borrows at most 4 df from the other systems (§4b.12)
 
 _LOG2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -54,13 +55,15 @@ class Power:
 
 @dataclass(frozen=True)
 class Moderated:
-    """limma's ``squeezeVar`` (no covariate, not robust): the prior's df d0 and scale s0², the
-    posterior variances (f s² + d0 s0²)/(f + d0) and their df min(f + d0, Σ f) (eBayes' cap)."""
+    """Moderated variances: the prior df d0 used and scale s0², the posterior variances
+    (f s² + d0 s0²)/(f + d0) and their df min(f + d0, Σ f) (eBayes' cap); ``d0_fitted`` is
+    limma's estimate before any cap (``squeeze_var``: d0 itself)."""
 
     d0: float
     s0_squared: float
     var_post: np.ndarray
     df_post: np.ndarray
+    d0_fitted: float
 
 
 @dataclass(frozen=True)
@@ -461,27 +464,54 @@ def _fit_f_dist(x: np.ndarray, df: np.ndarray) -> tuple[float, float]:
     return float(x.mean()), math.inf
 
 
+def _posterior(v: np.ndarray, f: np.ndarray, s0: float, d0: float, fitted: float) -> Moderated:
+    """limma's ``.squeezeVar`` for a prior (d0, s0²), with eBayes' df cap."""
+    post = np.full_like(v, s0) if math.isinf(d0) else (f * v + d0 * s0) / (f + d0)
+    return Moderated(d0, s0, post, np.minimum(f + d0, f.sum()), fitted)
+
+
+def _prepared(
+    var: np.ndarray | list[float], df: np.ndarray | list[float] | float
+) -> tuple[np.ndarray, np.ndarray]:
+    v = np.asarray(var, dtype=float).copy()
+    f = np.broadcast_to(np.asarray(df, dtype=float), v.shape).copy()
+    if v.size == 0:
+        raise ValueError("no variances to moderate")
+    return v, f
+
+
 def squeeze_var(var: np.ndarray | list[float], df: np.ndarray | list[float] | float) -> Moderated:
     """Empirical-Bayes moderated variances, a port of limma's ``squeezeVar`` (no covariate,
     ``robust = FALSE``; Smyth 2004): s_k² ~ s0² F(f_k, d0) fitted by moments of log s_k²,
     posterior ṽ_k = (f_k s_k² + d0 s0²)/(f_k + d0) (s0² when d0 = ∞) with df
     min(f_k + d0, Σ f) (limma's ``eBayes`` cap)."""
-    v = np.asarray(var, dtype=float).copy()
-    f = np.broadcast_to(np.asarray(df, dtype=float), v.shape).copy()
-    if v.size == 0:
-        raise ValueError("no variances to moderate")
+    v, f = _prepared(var, df)
     if v.size == 1:
-        return Moderated(0.0, float(v[0]), v, f)
+        return Moderated(0.0, float(v[0]), v, f, 0.0)
     v[f == 0.0] = 0.0
     s0, d0 = _fit_f_dist(v, f)
     if math.isnan(d0):
         raise ValueError("could not estimate the prior df")
-    if math.isinf(d0):
-        post = np.full_like(v, s0)
-    else:
-        post = (f * v + d0 * s0) / (f + d0)
-    df_post = np.minimum(f + d0, f.sum())
-    return Moderated(d0=d0, s0_squared=s0, var_post=post, df_post=df_post)
+    return _posterior(v, f, s0, d0, d0)
+
+
+def moderated_variances(
+    var: np.ndarray | list[float],
+    df: np.ndarray | list[float] | float,
+    max_prior_df: float = DEFAULT_MAX_PRIOR_DF,
+) -> Moderated:
+    """The run-mean variances the moderated Welch test uses (docs/method.md §4b.12): limma's
+    fit (``squeeze_var``), with the prior df capped, d0 = min(d0_fitted, max_prior_df), and
+    limma's s0². With a few df per system d0_fitted is ∞ in about half of the experiments even
+    when the systems' variances differ (prior df 4), and a large d0 replaces each system's
+    variance by the common one."""
+    v, f = _prepared(var, df)
+    fitted = squeeze_var(v, f)
+    if v.size == 1:
+        return fitted
+    v[f == 0.0] = 0.0
+    d0 = min(fitted.d0, float(max_prior_df))
+    return _posterior(v, f, fitted.s0_squared, d0, fitted.d0)
 
 
 def moderated_welch(
