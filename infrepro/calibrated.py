@@ -19,6 +19,12 @@ finite far into the tail). A side with f = ∞ has U = 1 and the integral is ove
 side's chi-square. p is convex in θ (2 Φ̄(c √w) is convex in w, and W is affine in θ), so its
 supremum over a band of ρ is at one of the band's two ends, and over all ρ it is Hsu's p
 (t with min(f_A, f_B) df, the limits θ → 0, 1).
+
+Moderated variances: limma's ``squeezeVar`` (``squeeze_var``) shrinks each system's s_k²
+towards a common s0² with d0 prior df; ``moderated_variances`` caps d0 (limma's moment estimate
+is ∞ in about half of the experiments with 1-2 df per system even when the variances differ),
+and ``moderated_welch`` refers the statistic on the posterior variances to the band's p with
+the posterior df.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from infrepro.calibrated import (
     berger_boos_log10_p,
     critical_t,
     log10_tail,
+    moderated_variances,
     moderated_welch,
     power,
     ratio_interval,
@@ -360,6 +361,25 @@ def test_squeeze_var_limits() -> None:
     assert one.d0 == 0.0 and one.var_post[0] == 5.0
     with pytest.raises(ValueError):
         squeeze_var([], 1.0)
+
+
+def test_moderated_variances_cap_the_prior_df() -> None:
+    var, df = np.array([0.002, 2.0, 0.05, 30.0, 0.01, 3.0]), np.array([1.0, 2.0, 1.0, 2.0, 1.0, 2.0])
+    fitted = squeeze_var(var, df)
+    assert fitted.d0_fitted == fitted.d0
+    capped = moderated_variances(var, df, max_prior_df=fitted.d0 / 2)
+    assert capped.d0 == fitted.d0 / 2 and capped.d0_fitted == fitted.d0
+    assert capped.s0_squared == fitted.s0_squared
+    d0 = capped.d0
+    np.testing.assert_allclose(capped.var_post, (df * var + d0 * fitted.s0_squared) / (df + d0))
+    np.testing.assert_allclose(capped.df_post, np.minimum(df + d0, df.sum()))
+    # under the cap limma's fit is used as it is
+    same = moderated_variances(var, df, max_prior_df=fitted.d0 * 2)
+    np.testing.assert_array_equal(same.var_post, fitted.var_post)
+    # d0 = ∞ (identical variances): the cap keeps each system's own variance in the posterior
+    even = moderated_variances([1.0, 1.2, 0.9, 1.1, 1.0, 0.95], 3.0)
+    assert even.d0_fitted == math.inf and even.d0 == 4.0
+    assert np.all(even.df_post == 7.0)
 
 
 def test_moderated_welch_is_the_band_test_with_posterior_df() -> None:
