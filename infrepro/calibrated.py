@@ -452,6 +452,8 @@ def _fit_f_dist(x: np.ndarray, df: np.ndarray) -> tuple[float, float]:
     """limma's ``fitFDist`` without a covariate: the scale s0² and df d0 of the scaled F
     distribution of the variances, by moments of log variances (Smyth 2004, eq. 5-6)."""
     ok = np.isfinite(df) & (df > 1e-15) & np.isfinite(x) & (x > -1e-15)
+    if ok.sum() == 0:
+        return math.nan, math.nan
     if ok.sum() == 1:
         return float(x[ok][0]), 0.0
     x, df = np.maximum(x[ok], 0.0), df[ok]

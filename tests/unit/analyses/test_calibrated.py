@@ -361,10 +361,13 @@ def test_squeeze_var_limits() -> None:
     assert one.d0 == 0.0 and one.var_post[0] == 5.0
     with pytest.raises(ValueError):
         squeeze_var([], 1.0)
+    with pytest.raises(ValueError):
+        squeeze_var([1.0, 2.0], 0.0)  # no df: limma stops too
 
 
 def test_moderated_variances_cap_the_prior_df() -> None:
-    var, df = np.array([0.002, 2.0, 0.05, 30.0, 0.01, 3.0]), np.array([1.0, 2.0, 1.0, 2.0, 1.0, 2.0])
+    var = np.array([0.002, 2.0, 0.05, 30.0, 0.01, 3.0])
+    df = np.array([1.0, 2.0, 1.0, 2.0, 1.0, 2.0])
     fitted = squeeze_var(var, df)
     assert fitted.d0_fitted == fitted.d0
     capped = moderated_variances(var, df, max_prior_df=fitted.d0 / 2)
