@@ -22,8 +22,7 @@ from infrepro.vocabulary import NOT_CONVERGED, TABLE_SPECS
 BETTER = "better"
 WORSE = "worse"
 NOT_SHOWN = "no difference shown"
-NOT_JUDGED = "not judged (runs)"  # §4b.6 run counts: significant, but the runs cannot hold α
-VERDICTS = (BETTER, WORSE, NOT_SHOWN, NOT_JUDGED, NOT_CONVERGED)
+VERDICTS = (BETTER, WORSE, NOT_SHOWN, NOT_CONVERGED)
 DIRECTIONAL = (BETTER, WORSE)
 
 # best vs best against the verdict, with dev-selected best runs (§4b.6)
@@ -108,6 +107,7 @@ class PairDecision:
     lower: float
     upper: float
     interval: str
+    level: float
     p_value: str
     log10_p: float
     p_adjusted: str
@@ -117,6 +117,11 @@ class PairDecision:
     facet_aware_p: str
     log10_facet_aware_p: float
     facet_aware_df: float
+    run_sd_ratio: float
+    run_sd_ratio_lower: float
+    run_sd_ratio_upper: float
+    band: float
+    prior_df: float
     survival: str
     best_vs_best: float
     min_effect: float

@@ -151,6 +151,7 @@ ANALYSES: dict[str, AnalysisSpec] = {
             (
                 "comparisons",
                 "adjust",
+                "run_variance",
                 "dev_score_better",
                 "bootstrap",
                 "facets",
@@ -163,9 +164,10 @@ ANALYSES: dict[str, AnalysisSpec] = {
             PLANNING,
             "infrepro.analyses.planning:planning_analysis",
             ("planning", *LOG_TABLES),
-            ("planning",),
+            ("planning", "run_variance"),
             Cost(300, 510, 5, 9),  # one headline fit per pair, then simulation (as comparison)
-            report_reads=("alpha",),  # the power of the test at the verdict's level
+            # the decision's test of each pair, at its level (α is read through it)
+            needs=(Need(SUMMARY, "decisions", "decisions"),),
         ),
         AnalysisSpec(
             BUDGET,

@@ -217,10 +217,11 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
         "decisions",
         "metric family family_size:int adjust reference system runs_reference:int "
         "runs_system:int comparison estimand improvement:float se:float df:float df_method "
-        "test statistic:float critical:float lower:float upper:float interval p_value "
-        "log10_p:float p_adjusted log10_p_adjusted:float verdict generalises:bool "
-        "facet_aware_p log10_facet_aware_p:float facet_aware_df:float survival best_vs_best:float "
-        "min_effect:float power:float model note",
+        "test statistic:float critical:float lower:float upper:float interval level:float "
+        "p_value log10_p:float p_adjusted log10_p_adjusted:float verdict generalises:bool "
+        "facet_aware_p log10_facet_aware_p:float facet_aware_df:float run_sd_ratio:float "
+        "run_sd_ratio_lower:float run_sd_ratio_upper:float band:float prior_df:float survival "
+        "best_vs_best:float min_effect:float power:float model note",
     ),
 )
 # ... and the tables the report reads besides them: the property bins and the provenance

@@ -25,15 +25,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from infrepro.calibrated import DEFAULT_BAND, critical_t, power
+from infrepro.decisions import FAMILY_BASELINE
 from infrepro.registry import PLANNING
-from infrepro.runcounts import holds_level
-from infrepro.schema import with_defaults
+from infrepro.schema import defaults
 from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, headline_formula
 
 from .data import MetricData
 from .fitlog import FitLog
+from .pairtests import RunVariance
 from .smalltests import contest
 
 TARGETS = (0.8, 0.9)
@@ -67,26 +68,33 @@ class StrataDraws:
     run_a: np.ndarray
     run_b: np.ndarray
     normal: np.ndarray
+    prior_df: float = 0.0
 
     @property
     def df_res(self) -> int:
         return (self.n_a + self.n_b - 1) * (self.segments - 1)
 
 
-def draw_strata(n_a: int, n_b: int, segments: int, draws: int, seed: int) -> StrataDraws:
+def draw_strata(
+    n_a: int, n_b: int, segments: int, draws: int, seed: int, prior_df: float = 0.0
+) -> StrataDraws:
     """M draws of chi2(nu)/nu for the residual, segment and run strata and of N(0, 1) for the
-    contrast; seeded per design by (seed, n_a, n_b), so every design has its own stream."""
+    contrast; seeded per design by (seed, n_a, n_b), so every design has its own stream. With
+    moderated run variances (``prior_df`` d0 > 0) a run stratum's estimate has n_k − 1 + d0 df
+    (the prior taken as centred on the true variance: the moderation at its best)."""
     rng = np.random.default_rng([seed, n_a, n_b])
     df_res = (n_a + n_b - 1) * (segments - 1)
+    f_a, f_b = n_a - 1 + prior_df, n_b - 1 + prior_df
     return StrataDraws(
         n_a=n_a,
         n_b=n_b,
         segments=segments,
         res=rng.chisquare(df_res, draws) / df_res,
         seg=rng.chisquare(segments - 1, draws) / (segments - 1),
-        run_a=rng.chisquare(n_a - 1, draws) / (n_a - 1),
-        run_b=rng.chisquare(n_b - 1, draws) / (n_b - 1),
+        run_a=rng.chisquare(f_a, draws) / f_a,
+        run_b=rng.chisquare(f_b, draws) / f_b,
         normal=rng.standard_normal(draws),
+        prior_df=prior_df,
     )
 
 
@@ -109,35 +117,59 @@ def _pooled(ms: list[np.ndarray], df: list[float]) -> list[np.ndarray]:
     return [np.where(p, level, m) for p, m in zip(pooled, ms, strict=True)]
 
 
-def headline_p(comp: Components, delta: float, draws: StrataDraws) -> tuple[np.ndarray, np.ndarray]:
-    """The headline test's two-sided p and its t for every draw (t > 0: estimate above 0).
+@dataclass(frozen=True)
+class StrataEstimates:
+    """Per draw: the pair's Welch statistic t (t > 0: estimate above 0) and the estimated
+    variances of the two systems' mean scores, lambda_hat_k / (S n_k)."""
 
-    V_hat = sum_k lambda_hat_k / (S n_k); t = D / sqrt(V_hat);
-    nu = V_hat^2 / sum_k (lambda_hat_k / (S n_k))^2 / (n_k - 1) (at a boundary fit, lambda_hat_k
-    is the pooled residual but its df stay n_k - 1: the expected information at the estimate,
-    as Kenward-Roger computes it)."""
+    t: np.ndarray
+    v_a: np.ndarray
+    v_b: np.ndarray
+
+
+def strata_estimates(comp: Components, delta: float, draws: StrataDraws) -> StrataEstimates:
+    """V_hat = v_a + v_b with v_k = lambda_hat_k / (S n_k), t = D / sqrt(V_hat), the
+    lambda_hat the REML estimates (a stratum below the residual's mean square pooled with
+    it, §4d.1)."""
     s, n_a, n_b = comp.segments, draws.n_a, draws.n_b
     lam_a, lam_b = comp.lam(comp.run_a), comp.lam(comp.run_b)
     lam_seg = (n_a + n_b) * comp.segment + comp.residual
     ms = [comp.residual * draws.res, lam_seg * draws.seg, lam_a * draws.run_a, lam_b * draws.run_b]
-    df = [float(draws.df_res), float(s - 1), float(n_a - 1), float(n_b - 1)]
+    df = [float(draws.df_res), float(s - 1), n_a - 1 + draws.prior_df, n_b - 1 + draws.prior_df]
     est = _pooled(ms, df)
     v_a, v_b = est[2] / (s * n_a), est[3] / (s * n_b)
-    v_hat = v_a + v_b
-    nu = v_hat**2 / (v_a**2 / df[2] + v_b**2 / df[3])
     d = delta + math.sqrt(lam_a / (s * n_a) + lam_b / (s * n_b)) * draws.normal
-    t = d / np.sqrt(v_hat)
-    return 2.0 * stats.t.sf(np.abs(t), nu), t
+    return StrataEstimates(d / np.sqrt(v_a + v_b), v_a, v_b)
 
 
-def analytic_power(comp: Components, delta: float, n_a: int, n_b: int, alpha: float) -> float:
-    """Directional power of Welch's t on run means with the true lambdas (noncentral t):
-    nu* = Welch's df, ncp = delta / sqrt(V); P(T > t_crit) in delta's direction."""
+def headline_t(comp: Components, delta: float, draws: StrataDraws) -> np.ndarray:
+    """The pair's Welch statistic for every draw."""
+    return strata_estimates(comp, delta, draws).t
+
+
+@dataclass(frozen=True)
+class PlannedTest:
+    """The test planning simulates: the decision's test of the pair (docs/method.md §4b.11,
+    §4b.12) at its marginal level (α, or the family's max-t level p*), calibrated over the
+    band of run-mean SD ratios, with the moderation's prior df (0: none)."""
+
+    level: float
+    band: float = DEFAULT_BAND
+    prior_df: float = 0.0
+
+    def critical(self, n_a: int, n_b: int) -> float:
+        """The |t| the test rejects beyond at design (n_a, n_b)."""
+        f = (n_a - 1 + self.prior_df, n_b - 1 + self.prior_df)
+        return critical_t(self.level, n_a, n_b, self.band, *f)
+
+
+def analytic_power(comp: Components, delta: float, n_a: int, n_b: int, test: PlannedTest) -> float:
+    """Directional power of the calibrated test on run means with the true lambdas, by
+    quadrature (``calibrated.power``; the boundary pooling of REML left out)."""
     s = comp.segments
-    a, b = comp.lam(comp.run_a) / (s * n_a), comp.lam(comp.run_b) / (s * n_b)
-    nu = (a + b) ** 2 / (a**2 / (n_a - 1) + b**2 / (n_b - 1))
-    crit = float(stats.t.isf(alpha / 2, nu))
-    return float(stats.nct.sf(crit, nu, abs(delta) / math.sqrt(a + b)))
+    v_a, v_b = comp.lam(comp.run_a) / s, comp.lam(comp.run_b) / s
+    f = (n_a - 1 + test.prior_df, n_b - 1 + test.prior_df)
+    return power(abs(delta), v_a, v_b, n_a, n_b, test.level, test.band, *f).directional
 
 
 @dataclass(frozen=True)
@@ -153,16 +185,16 @@ class Power:
 
 
 def simulated_power(
-    comp: Components, delta: float, n_a: int, n_b: int, alpha: float, draws: int, seed: int
+    comp: Components, delta: float, n_a: int, n_b: int, test: PlannedTest, draws: int, seed: int
 ) -> Power:
-    """Share of draws whose headline test is significant at alpha in delta's direction."""
-    strata = draw_strata(n_a, n_b, comp.segments, draws, seed)
-    p, t = headline_p(comp, delta, strata)
+    """Share of draws whose test is significant in delta's direction."""
+    strata = draw_strata(n_a, n_b, comp.segments, draws, seed, test.prior_df)
+    t = headline_t(comp, delta, strata)
     direction = 1.0 if delta >= 0 else -1.0
-    hits = (p < alpha) & (direction * t > 0)
+    hits = (np.abs(t) > test.critical(n_a, n_b)) & (direction * t > 0)
     power = float(hits.mean())
     se = math.sqrt(power * (1.0 - power) / draws)
-    return Power(n_a, n_b, power, se, analytic_power(comp, delta, n_a, n_b, alpha), draws)
+    return Power(n_a, n_b, power, se, analytic_power(comp, delta, n_a, n_b, test), draws)
 
 
 @dataclass(frozen=True)
@@ -181,19 +213,13 @@ def _cheapest(
     comp: Components, delta: float, target: float, max_runs: int, run: PowerRun
 ) -> Power | None:
     """Smallest n_A + n_B in [2, max_runs]^2 whose simulated power reaches ``target`` (ties to
-    the higher power), among the allocations whose run counts hold the level (§4b.6, run
-    counts: an unbalanced design such as 10 vs 2 would claim nothing). The analytic power
-    guides the search: per total, only the allocations within 0.1 of the best analytic power
-    at that total are simulated."""
+    the higher power). The analytic power guides the search: per total, only the allocations
+    within 0.1 of the best analytic power at that total are simulated."""
     for total in range(4, 2 * max_runs + 1):
-        pairs = [
-            (a, total - a)
-            for a in range(2, max_runs + 1)
-            if 2 <= total - a <= max_runs and holds_level(a, total - a, run.alpha)
-        ]
+        pairs = [(a, total - a) for a in range(2, max_runs + 1) if 2 <= total - a <= max_runs]
         if not pairs:
             continue
-        guide = [analytic_power(comp, delta, a, b, run.alpha) for a, b in pairs]
+        guide = [analytic_power(comp, delta, a, b, run.test) for a, b in pairs]
         if max(guide) < target - 0.1:
             continue
         best = max(guide)
@@ -210,14 +236,14 @@ def _cheapest(
 
 @dataclass(frozen=True)
 class PowerRun:
-    """Simulation settings: level, draws per design and seed."""
+    """Simulation settings: the test, draws per design and seed."""
 
-    alpha: float
+    test: PlannedTest
     draws: int
     seed: int
 
     def __call__(self, comp: Components, delta: float, n_a: int, n_b: int) -> Power:
-        return simulated_power(comp, delta, n_a, n_b, self.alpha, self.draws, self.seed)
+        return simulated_power(comp, delta, n_a, n_b, self.test, self.draws, self.seed)
 
 
 def plan(
@@ -325,16 +351,41 @@ def _rows(
     return rows
 
 
+def planned_test(
+    decisions: pd.DataFrame | None,
+    baseline: str,
+    competitor: str,
+    options: RunVariance,
+    alpha: float,
+) -> PlannedTest:
+    """The pair's decision's test (its record in ``decisions.csv``): its marginal level, band
+    and prior df; without a record, the calibrated test at ``alpha`` with the options' band."""
+    rows = pd.DataFrame() if decisions is None else decisions
+    if not rows.empty:
+        rows = rows[(rows["reference"] == baseline) & (rows[SYSTEM] == competitor)]
+        rows = rows.sort_values("family", key=lambda f: f != FAMILY_BASELINE, kind="stable")
+    if rows.empty:
+        return PlannedTest(alpha, options.band, 0.0)
+    record = rows.iloc[0]
+    band = float(record["band"]) if math.isfinite(float(record["band"])) else options.band
+    prior = float(record["prior_df"]) if math.isfinite(float(record["prior_df"])) else 0.0
+    return PlannedTest(float(record["level"]), band, prior)
+
+
 def planning_analysis(
-    data: MetricData, log: FitLog, alpha: float | None = None
+    data: MetricData,
+    log: FitLog,
+    decisions: pd.DataFrame | None = None,
+    alpha: float | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """``planning.csv``: power of the headline test for 2 ... max_runs runs per system, the
-    current design, runs needed and cheapest allocations, for the observed contrast and for
-    ``planning.min_effect`` (points), per pair baseline vs competitor (docs/method.md §4d.1)."""
+    """``planning.csv``: power of each pair's decision test (``decisions``: the summary
+    analysis' records, for its level, band and moderation) for 2 ... max_runs runs per system,
+    the current design, runs needed and cheapest allocations, for ``planning.min_effect``
+    (points) and the observed contrast (post hoc), per pair baseline vs competitor
+    (docs/method.md §4d.1)."""
     options = data.options[PLANNING]
-    if alpha is None:  # the verdict's level: report.alpha (passed by the workflow's rule)
-        alpha = float(data.options.get("alpha", with_defaults("report", None)["alpha"]))
-    run = PowerRun(alpha, int(options["draws"]), int(options["seed"]))
+    runs = RunVariance.of(data.options["run_variance"])
+    level = float(defaults("report")["alpha"]) if alpha is None else alpha
     rows: list[dict[str, object]] = []
     for members in itertools.combinations(data.systems, 2):
         if members[0] != data.baseline:
@@ -343,6 +394,8 @@ def planning_analysis(
         if found is None:
             continue
         comp, observed, current = found
+        test = planned_test(decisions, *members, runs, level)
+        run = PowerRun(test, int(options["draws"]), int(options["seed"]))
         # effects as baseline - competitor (the simulation's contrast) and as the improvement
         # (positive = the competitor better); the smallest effect of interest first
         effects = []
@@ -350,7 +403,8 @@ def planning_analysis(
             size = abs(float(options["min_effect"])) / 100.0  # power is symmetric in the sign
             effects.append(("min_effect", size, size))
         effects.append(("observed (post hoc)", observed, -data.sign() * observed))
-        base = {"metric": data.metric, "subset": f"{members[0]} vs {members[1]}", "alpha": alpha}
+        subset = f"{members[0]} vs {members[1]}"
+        base = {"metric": data.metric, "subset": subset, "alpha": test.level}
         for source, effect, improvement in effects:
             result = plan(comp, effect, current, run, TARGETS, int(options["max_runs"]))
             rows += _rows(comp, result, improvement, source, base)

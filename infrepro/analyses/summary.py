@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -28,7 +28,6 @@ from infrepro.decisions import (
     FAMILY_BASELINE,
     HOLM,
     MAX_T,
-    NOT_JUDGED,
     NOT_SHOWN,
     NOT_SHOWN_TO_SURVIVE,
     ONE_RUN,
@@ -44,7 +43,6 @@ from infrepro.decisions import (
 )
 from infrepro.lmm import KENWARD_ROGER, LmmError, LmmResult
 from infrepro.registry import PLANNING, SUMMARY
-from infrepro.runcounts import holds_level, too_few_runs
 from infrepro.schema import defaults
 from infrepro.vocabulary import (
     NOT_CONVERGED,
@@ -59,6 +57,17 @@ from .comparison import shared_facets
 from .data import MetricData, best_runs, run_means
 from .fitlog import FitLog
 from .letters import compact_letters
+from .pairtests import (
+    BAND,
+    T_TEST,
+    PairTest,
+    Ratio,
+    RunVariance,
+    calibrated_test,
+    ratio_of,
+    t_test,
+    variances,
+)
 from .pvalues import format_p, holm_log10
 from .smalltests import ddf_method, fitted_but, no_df, t_quantile
 
@@ -83,16 +92,21 @@ class Estimate:
 
 @dataclass(frozen=True)
 class Contrast:
-    """One pair's contrast in M: Δ = μ_system − μ_reference (stored scale), its test's
-    marginal p and the row of L."""
+    """One pair's contrast in M: Δ = μ_system − μ_reference (stored scale), the row of L and
+    its marginal test (a t test with the contrast's df; for two multi-run systems, the
+    calibrated one of ``pairtests``)."""
 
     reference: str
     system: str
     comparison: str
     delta: Estimate
-    log10_p: float
     row: np.ndarray = field(repr=False)
-    test: str = "t"
+    test: PairTest = field(repr=False)
+
+    @property
+    def log10_p(self) -> float:
+        """The marginal two-sided p of its test (log10)."""
+        return self.test.log10_p
 
 
 @dataclass
@@ -159,7 +173,9 @@ def decision_model(
         if delta is None:
             return None
         kind = comparison_of(runs[a], runs[b])
-        model.pairs.append(Contrast(a, b, kind, delta, t_log10_p(delta), L[j] - L[i]))
+        test = t_test(delta.estimate, delta.se, delta.df, model.method)
+        test = replace(test, log10_p=t_log10_p(delta))
+        model.pairs.append(Contrast(a, b, kind, delta, L[j] - L[i], test))
     return model
 
 
@@ -217,43 +233,66 @@ def t_log10_p(estimate: Estimate) -> float:
 # -- the family's procedure (§4c.5, §4c.10) -------------------------------------------------------
 @dataclass(frozen=True)
 class Adjusted:
-    """A contrast adjusted over its family: log10 adjusted p and the critical value that makes
-    its interval, estimate ± critical · se."""
+    """A contrast adjusted over its family: log10 adjusted p, the critical value that makes its
+    interval (estimate ± critical · se) and the marginal level it is significant below (the
+    level its power is computed at)."""
 
     log10_p: float
     critical: float
+    level: float
 
 
 def adjust_family(
     contrasts: list[Contrast],
-    cov: np.ndarray,
+    cov: np.ndarray | None,
     adjust: str,
     alpha: float,
     log10_p: list[float] | None = None,
 ) -> list[Adjusted]:
     """Adjusted p and critical values of a family's contrasts (``cov``: their covariance from
-    M). ``holm``: Holm's step-down on the marginal p, critical t_{1−α/2, ν} (unadjusted
-    intervals). ``max-t``: the single-step max-t of §4c.10 with the contrasts' correlation; the
-    marginal p may be given (``log10_p``: the facet-aware reading), else each contrast's own."""
-    marginal = [c.log10_p for c in contrasts] if log10_p is None else list(log10_p)
+    M). ``holm``: Holm's step-down on the marginal p, each test's critical value at α
+    (unadjusted intervals). ``max-t``: the single-step max-t of §4c.10 with the contrasts'
+    correlation, each test's critical value at its marginal level p*_j, so that its interval
+    excludes 0 exactly when its adjusted p is below α. The marginal p may be given
+    (``log10_p``: the facet-aware reading), else each test's own."""
     if not contrasts:
         return []
     if adjust == HOLM:
-        adjusted = holm_log10(marginal)
+        marginal = [c.log10_p for c in contrasts] if log10_p is None else list(log10_p)
+        first = alpha / len(contrasts)  # Holm's first step: the level its power is at
         return [
-            Adjusted(float(p), float(stats.t.ppf(1.0 - alpha / 2.0, c.delta.df)))
-            for p, c in zip(adjusted, contrasts, strict=True)
+            Adjusted(float(p), c.test.critical(alpha), first)
+            for p, c in zip(holm_log10(marginal), contrasts, strict=True)
         ]
-    from .simultaneous import max_t
+    from .simultaneous import emmeans_df, max_t
 
+    assert cov is not None
     sd = np.sqrt(np.diag(cov))
     corr = cov / np.outer(sd, sd)
     t = np.array([c.delta.estimate / c.delta.se for c in contrasts])
     df = np.array([c.delta.df for c in contrasts])
-    result = max_t(t, df, corr, alpha, log10_p_marginal=np.asarray(marginal))
+    plain = log10_p is None and all(c.test.kind == T_TEST for c in contrasts)
+    if plain:  # every contrast a t test: emmeans' adjust = "mvt" exactly
+        result = max_t(t, df, corr, alpha)
+    else:  # t tests at emmeans' df, so that their t*_j = |t_j| (§4c.10)
+        nu = emmeans_df(df) if len(contrasts) > 1 else df
+        own = [
+            t_log10_p(Estimate(c.delta.estimate, c.delta.se, float(v)))
+            if c.test.kind == T_TEST
+            else c.log10_p
+            for c, v in zip(contrasts, nu, strict=True)
+        ]
+        marginal = own if log10_p is None else list(log10_p)
+        result = max_t(None, df, corr, alpha, log10_p_marginal=np.asarray(marginal))
     return [
-        Adjusted(float(p), float(q))
-        for p, q in zip(result.log10_p_adjusted, result.critical, strict=True)
+        Adjusted(
+            float(p),
+            float(q) if c.test.kind == T_TEST else c.test.critical(float(level)),
+            float(level),
+        )
+        for p, q, level, c in zip(
+            result.log10_p_adjusted, result.critical, result.level, contrasts, strict=True
+        )
     ]
 
 
@@ -267,6 +306,9 @@ class Settings:
     adjust: str = field(default_factory=lambda: str(defaults("analyses")["adjust"]))
     alpha: float = field(default_factory=lambda: float(defaults("report")["alpha"]))
     min_effect: float = math.nan
+    runs: RunVariance = field(
+        default_factory=lambda: RunVariance.of(defaults("analyses")["run_variance"])
+    )
     draws: int = RANK_DRAWS
     seed: int = 0
 
@@ -283,6 +325,7 @@ def settings_of(options: Mapping[str, object]) -> Settings:
         adjust=str(options["adjust"]),
         alpha=float(options["alpha"]),  # type: ignore[arg-type]
         min_effect=math.nan if min_effect is None else float(min_effect),  # type: ignore[arg-type]
+        runs=RunVariance.of(options["run_variance"]),  # type: ignore[arg-type]
         seed=int(options["bootstrap"]["seed"]),  # type: ignore[index]
     )
 
@@ -298,6 +341,8 @@ class Context:
     converged: bool
     best: dict[str, float]  # best run's mean score per system
     dev_selected: bool  # best runs selected by dev score (not by test score)
+    ratios: dict[tuple[str, str], Ratio] = field(default_factory=dict)
+    prior_df: float = math.nan  # the moderation's prior df (NaN: not moderated)
 
 
 def family_contrasts(model: DecisionModel, family: str) -> list[Contrast]:
@@ -353,20 +398,16 @@ def _record(
     s, alpha = ctx.sign, ctx.settings.alpha
     runs_ref, runs_sys = model.runs[c.reference], model.runs[c.system]
     improvement = s * c.delta.estimate
-    half = adjusted.critical * c.delta.se
-    lower, upper = sorted((s * (c.delta.estimate - half), s * (c.delta.estimate + half)))
+    half = adjusted.critical * c.test.se
+    lower, upper = improvement - half, improvement + half
     significant = adjusted.log10_p < math.log10(alpha)
-    notes: list[str] = []  # the estimand says which side is a single output
+    ratio = ctx.ratios.get((c.reference, c.system))
+    notes = _ratio_notes(ratio, c.test, ctx.settings.runs)
     if not ctx.converged:
         verdict = NOT_CONVERGED
         notes.append(NO_VERDICT)
     elif not significant:
         verdict = NOT_SHOWN
-    elif c.comparison == SYSTEMS and not holds_level(runs_ref, runs_sys, alpha):
-        verdict = NOT_JUDGED
-        notes.append(
-            "not judged: " + too_few_runs(c.reference, runs_ref, c.system, runs_sys, alpha)
-        )
     else:
         verdict = BETTER if improvement > 0 else WORSE
     generalises = bool(
@@ -376,6 +417,7 @@ def _record(
         and s * facet[0] * improvement > 0
     )
     best_vs_best = s * (ctx.best[c.system] - ctx.best[c.reference])
+    effect = ctx.settings.min_effect / 100.0
     return PairDecision(
         metric=ctx.metric,
         family=family,
@@ -388,15 +430,16 @@ def _record(
         comparison=c.comparison,
         estimand=estimand_text(c.comparison, c.reference, c.system),
         improvement=improvement,
-        se=c.delta.se,
+        se=c.test.se,
         df=c.delta.df,
         df_method=model.method,
-        test=c.test,
-        statistic=improvement / c.delta.se,
+        test=c.test.name,
+        statistic=improvement / c.test.se,
         critical=adjusted.critical,
         lower=lower,
         upper=upper,
         interval=interval_kind(ctx.settings.adjust),
+        level=adjusted.level,
         p_value=format_p(c.log10_p),
         log10_p=c.log10_p,
         p_adjusted=format_p(adjusted.log10_p),
@@ -406,13 +449,35 @@ def _record(
         facet_aware_p=format_p(facet[1]) if facet else "",
         log10_facet_aware_p=facet[1] if facet else math.nan,
         facet_aware_df=facet[2] if facet else math.nan,
+        run_sd_ratio=ratio.ratio if ratio else math.nan,
+        run_sd_ratio_lower=ratio.lower if ratio else math.nan,
+        run_sd_ratio_upper=ratio.upper if ratio else math.nan,
+        band=ctx.settings.runs.band if c.comparison == SYSTEMS else math.nan,
+        prior_df=ctx.prior_df if c.comparison == SYSTEMS else math.nan,
         survival=_survival(verdict, improvement, best_vs_best, ctx, runs_ref, runs_sys),
         best_vs_best=best_vs_best,
         min_effect=ctx.settings.min_effect,
-        power=_power(c.delta, adjusted.critical, ctx.settings.min_effect),
+        power=c.test.power(effect, adjusted.level),
         model=model.formula,
         note="; ".join(notes),
     )
+
+
+def _ratio_notes(ratio: Ratio | None, test: PairTest, runs: RunVariance) -> list[str]:
+    """What the record says of a run-SD ratio outside the band: the test it took (Berger-Boos),
+    or, short of that, that the band is in doubt and how to test at any ratio."""
+    if ratio is not None and ratio.outside:
+        return [
+            f"the run-mean SD ratio's {1 - runs.beta:.1%} interval lies outside the band "
+            f"(≤ {runs.band:g}): Berger-Boos' test, valid at any ratio"
+        ]
+    if ratio is not None and ratio.beyond(runs.band) and test.kind == BAND:
+        return [
+            f"the run-mean SD ratio {ratio.ratio:.3g} (95 % CI {ratio.lower:.3g}-"
+            f"{ratio.upper:.3g}) lies outside the band the test assumes (≤ {runs.band:g}); "
+            "analyses.run_variance.berger_boos: true gives a test valid at any ratio"
+        ]
+    return []
 
 
 def _survival(
@@ -427,14 +492,36 @@ def _survival(
     return SURVIVES if improvement * best_vs_best > 0 else REVERSED
 
 
-def _power(delta: Estimate, critical: float, min_effect: float) -> float:
-    """P(a directional verdict in the right direction) when the true improvement is the
-    smallest effect of interest (points): noncentral t with the contrast's df and
-    noncentrality δ / SE, beyond the family's critical value (§4c.11)."""
-    if not math.isfinite(min_effect):
-        return math.nan
-    ncp = (min_effect / 100.0) / delta.se
-    return float(stats.nct.sf(critical, delta.df, ncp))
+# -- the calibrated tests of two multi-run systems (§4b.11, §4b.12) ---------------------------
+def calibrate(
+    model: DecisionModel, data: MetricData, options: RunVariance
+) -> tuple[dict[tuple[str, str], Ratio], float]:
+    """Give every ``systems`` contrast of M its calibrated test (moderated where at least
+    three systems have two or more runs); the run-mean SD ratio of each such pair and the
+    prior df of the moderation (NaN when there is none)."""
+    if not any(c.comparison == SYSTEMS for c in model.pairs):
+        return {}, math.nan
+    var = variances(model.fit, data, model.runs, options)
+    ratios: dict[tuple[str, str], Ratio] = {}
+    pairs = []
+    for c in model.pairs:
+        if c.comparison == SYSTEMS:
+            ratio = ratio_of(c.reference, c.system, model.runs, var, options)
+            ratios[(c.reference, c.system)] = ratio
+            test = calibrated_test(
+                c.delta.estimate,
+                c.delta.se,
+                c.reference,
+                c.system,
+                model.runs,
+                var,
+                options,
+                ratio.outside,
+            )
+            c = replace(c, test=test)
+        pairs.append(c)
+    model.pairs = pairs
+    return ratios, var.prior_df
 
 
 # -- facet-aware reading ---------------------------------------------------------------------------
@@ -468,9 +555,8 @@ def facet_aware_pairs(data: MetricData, log: FitLog, model: DecisionModel) -> di
         L = fitted.contrast_matrix({f"{SYSTEM}{pair.system}": 1.0})
         estimate = _estimate(log, fitted, ddf_method(fitted), L[0], subset)
         if estimate is not None:
-            out[pair.system] = Contrast(
-                base, pair.system, SYSTEMS, estimate, t_log10_p(estimate), L[0]
-            )
+            test = t_test(estimate.estimate, estimate.se, estimate.df, ddf_method(fitted))
+            out[pair.system] = Contrast(base, pair.system, SYSTEMS, estimate, L[0], test)
     return out
 
 
@@ -599,6 +685,7 @@ def decide(data: MetricData, log: FitLog, settings: Settings) -> Decision:
     sign = data.sign()
     runs = _run_columns(data)
     picked = best_runs(data)
+    ratios, prior_df = calibrate(model, data, settings.runs)
     ctx = Context(
         metric=log.metric,
         sign=sign,
@@ -606,6 +693,8 @@ def decide(data: MetricData, log: FitLog, settings: Settings) -> Decision:
         converged=bool(model.fit.converged),
         best={s: float(runs[s]["best_run_score"]) for s in model.systems},  # type: ignore[arg-type]
         dev_selected=not bool(picked["optimistic"].any()),
+        ratios=ratios,
+        prior_df=prior_df,
     )
     facet = facet_aware_pairs(data, log, model)
     all_pairs = records(model, FAMILY_ALL, ctx, facet)

@@ -19,7 +19,6 @@ from infrepro.decisions import (
     BETTER,
     FAMILY_ALL,
     FAMILY_BASELINE,
-    NOT_JUDGED,
     NOT_SHOWN,
     OUTPUTS,
     SYSTEMS,
@@ -128,9 +127,9 @@ def p_text(record: PairDecision) -> str:
 
 
 def test_text(record: PairDecision) -> str:
-    """``t(18.9) = 2.49, run-aware model M (REML, Kenward-Roger df)``."""
-    df = f"{record.df:.0f}" if record.df >= 100 else f"{record.df:.1f}"
-    return f"t({df}) = {significant(record.statistic)}, model M (REML, {record.df_method} df)"
+    """``t = 2.49, t with Kenward-Roger df 18.9, model M (REML)``: the statistic and the test
+    that gives its p, as the record names it."""
+    return f"t = {significant(record.statistic)}, {record.test}, model M (REML)"
 
 
 def interval_name(record: PairDecision) -> str:
@@ -177,11 +176,6 @@ def sentence(record: PairDecision, label: str) -> str:
         )
     if record.verdict == NOT_CONVERGED:
         return f"{subject} against {other}: not judged (the model did not converge)."
-    if record.verdict == NOT_JUDGED:
-        return (
-            f"{subject} against {other}: not judged (too few runs), improvement "
-            f"{interval(record)} {label} points ({ci}); {how}."
-        )
     assert record.verdict == NOT_SHOWN
     return (
         f"No difference shown between {subject} and {other}: improvement {interval(record)} "

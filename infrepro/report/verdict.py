@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from infrepro.decisions import (
     BETTER,
-    NOT_JUDGED,
     NOT_SHOWN,
     OUTPUTS,
     REVERSED,
@@ -54,8 +53,6 @@ def badge(record: PairDecision, conclusion: str) -> Verdict:
     difference shown, not judged or not converged; ``conclusion``: the record's sentence."""
     if record.verdict == NOT_CONVERGED:
         return Verdict(NOT_CONVERGED, "warn", conclusion)
-    if record.verdict == NOT_JUDGED:
-        return Verdict("not judged: too few runs", "warn", conclusion)
     if record.verdict == NOT_SHOWN:
         return Verdict(NOT_SHOWN, "neutral", conclusion)
     direction = 1 if record.verdict == BETTER else -1

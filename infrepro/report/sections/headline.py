@@ -350,7 +350,7 @@ def card(
         bootstrap_note(bootstrap_row(tables, record.metric, subset)),
         _paper_line(tables, settings, record),
     ]
-    notes = [input_note(tables, settings, record, bins)]
+    notes = [record.note, input_note(tables, settings, record, bins)]
     return Card(
         metric=record.metric,
         competitor=record.system,

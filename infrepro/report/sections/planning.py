@@ -12,7 +12,6 @@ from infrepro.decisions import PairDecision
 from infrepro.plots import system_style
 from infrepro.plots.planning import budget_curves, power_curve
 from infrepro.registry import BUDGET, PLANNING
-from infrepro.runcounts import holds_level, runs_to_hold
 
 from ..decisions import book, family_text
 from ..figure import Figure, make_figure
@@ -64,8 +63,8 @@ def _record_line(record: PairDecision) -> str:
     enough = "enough" if record.power >= 0.8 else "not enough"
     return (
         f"At the smallest effect of interest (an improvement of {fixed(record.min_effect, 2)} "
-        f"points), the current {runs} runs give the decision's test ({record.df_method} t in "
-        f"model M, {family_text(record)}) a power of {fixed(record.power, 2)} to show it: "
+        f"points), the current {runs} runs give the decision's test ({record.test} in model M, "
+        f"{family_text(record)}) a power of {fixed(record.power, 2)} to show it: "
         f"{enough} for 80 %."
     )
 
@@ -87,18 +86,8 @@ def _needed_lines(rows: pd.DataFrame) -> list[str]:
         lines.append(
             f"{target:.0%} power: {integer(need['runs_baseline'])} runs per system "
             f"(power {fixed(need['power'], 2)}); cheapest: {_runs(cheap)} runs (baseline + "
-            f"competitor, power {fixed(cheap['power'], 2)}); simulated for the pair's own test "
-            f"at α = {pick['alpha'].iloc[0]:g}."
-        )
-    current = pick[pick["design"] == "current"].iloc[0]
-    alpha = float(current["alpha"])
-    n_a, n_b = current["runs_baseline"], current["runs_competitor"]
-    if not (math.isnan(n_a) or math.isnan(n_b)) and not holds_level(int(n_a), int(n_b), alpha):
-        need = runs_to_hold(int(n_a), int(n_b), alpha)
-        lines.append(
-            f"The current {_runs(current)} runs cannot hold the test's level (docs/method.md "
-            f"§4b.6, run counts), so they name no winner whatever the power; {need} runs of the "
-            "system with fewer would."
+            f"competitor, power {fixed(cheap['power'], 2)}); simulated for the decision's test "
+            f"at its level {pick['alpha'].iloc[0]:.3g}."
         )
     return lines
 
@@ -127,7 +116,8 @@ def _budget_line(budget: pd.DataFrame, competitor: str) -> tuple[str, int | None
 
 ASSUMPTIONS = (
     "Assumptions: the fitted variance components are taken as true (their own uncertainty is "
-    "not propagated), runs are exchangeable retrainings, every run is scored on the same test "
+    "not propagated; a moderated test's prior is taken as centred on them), runs are "
+    "exchangeable retrainings, every run is scored on the same test "
     "segments; the budget intervals are bootstrap intervals at a maximum, which the thesis "
     "(§3.3.2) warns are inconsistent, and the runs stand for the meta-parameter space only if "
     "they were drawn from it at random."

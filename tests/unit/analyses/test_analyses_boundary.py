@@ -13,7 +13,7 @@ from infrepro.analyses import MetricData, run_analysis
 from infrepro.analyses.fitlog import FitLog
 from infrepro.analyses.metaparam import facet_importance
 from infrepro.registry import COMPARISON, EFFECT_SCALE, PLANNING, SUMMARY, VARIANCE
-from infrepro.vocabulary import NOT_CONVERGED, SYSTEM, VCA_RUN_AWARE
+from infrepro.vocabulary import NOT_CONVERGED, SYSTEM, VCA_RUN_AWARE, columns
 
 
 def experiment(n_segments: int = 30) -> MetricData:
@@ -100,7 +100,8 @@ def test_importance_ranks_no_facet_of_a_system_whose_vca_did_not_converge() -> N
 
 def test_planning_makes_no_plan_from_a_non_converged_headline_fit(not_converging) -> None:
     not_converging(PLANNING)
-    tables = run_analysis(PLANNING, experiment())
+    none = pd.DataFrame(columns=columns("decisions"))  # no records: the test at α
+    tables = run_analysis(PLANNING, experiment(), {"decisions": none})
     assert tables["planning"].empty
     skipped = tables["diagnostics"][tables["diagnostics"]["status"] == "skipped"]
     assert skipped["reason"].str.contains("did not converge").any()

@@ -29,16 +29,9 @@ def _rows(current: tuple[int, int]) -> pd.DataFrame:
     return pd.concat([frame, observed], ignore_index=True)
 
 
-def test_current_design_with_too_few_runs_claims_nothing_whatever_its_power() -> None:
-    lines = _needed_lines(_rows((10, 2)))
-    assert any("cannot hold" in line and "no winner" in line for line in lines)
-    assert any("4 runs of the system with fewer would" in line for line in lines)
-
-
 def test_runs_needed_come_from_the_smallest_effect_of_interest() -> None:
     lines = _needed_lines(_rows((10, 4)))
     assert lines[0].startswith("80% power: 4 runs per system (power 0.81)")
-    assert not any("cannot hold" in line for line in lines)
     assert not any("3.1" in line for line in lines)  # the observed (post hoc) rows are not read
 
 
@@ -79,6 +72,12 @@ def _record(**changes) -> PairDecision:
                 best_vs_best=0.0,
                 min_effect=2.0,
                 power=0.23,
+                level=0.05,
+                run_sd_ratio=float("nan"),
+                run_sd_ratio_lower=float("nan"),
+                run_sd_ratio_upper=float("nan"),
+                band=2.0,
+                prior_df=float("nan"),
                 model="",
                 note="",
             ),

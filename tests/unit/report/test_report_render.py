@@ -214,6 +214,12 @@ def record(**changes) -> PairDecision:
         best_vs_best=0.05,
         min_effect=2.0,
         power=0.31,
+        level=0.05,
+        run_sd_ratio=float("nan"),
+        run_sd_ratio_lower=float("nan"),
+        run_sd_ratio_upper=float("nan"),
+        band=2.0,
+        prior_df=float("nan"),
         model='ter ~ system + (1|segment_id) + (0 + dummy(system, "bl")|run_id)',
         note="",
     )
@@ -529,17 +535,18 @@ def test_the_bootstrap_lrt_is_shown_beside_the_verdict() -> None:
     assert "3 refits failed" in headline and "p = 0.0309" in headline
 
 
-def test_ten_against_two_runs_names_no_winner_and_says_how_many_runs_would() -> None:
-    note = "not judged: with 10 runs of bl and 2 of comp, ...; 4 runs of comp would hold it"
+def test_the_card_states_the_test_and_the_run_sd_ratio_beside_the_verdict() -> None:
+    """A calibrated test (§4b.11): the sentence names it; a run-SD ratio whose interval lies
+    outside the band is said in the card's notes."""
+    note = "the run-mean SD ratio 7.06 (95 % CI 2.8-13.1) lies outside the band the test assumes"
     tables = with_record(
         comparison_tables(),
-        verdict="not judged (runs)",
-        runs_reference=10,
-        runs_system=2,
+        test="Welch t, calibrated over run-mean SD ratio ≤ 2",
+        run_sd_ratio=7.06,
+        run_sd_ratio_lower=2.8,
+        run_sd_ratio_upper=13.1,
         note=note,
-        survival="",
     )
-    html = render(build_context(tables, settings()), TEMPLATES)
-    headline = headline_of(html)
-    assert "not judged: too few runs" in headline and "bl better" not in headline
-    assert "not judged (too few runs)" in headline
+    headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
+    assert "Welch t, calibrated over run-mean SD ratio ≤ 2" in headline
+    assert note in headline

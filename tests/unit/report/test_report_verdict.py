@@ -11,7 +11,6 @@ import math
 import pandas as pd
 
 from infrepro.decisions import (
-    NOT_JUDGED,
     NOT_SHOWN,
     NOT_SHOWN_TO_SURVIVE,
     OUTPUTS,
@@ -74,6 +73,12 @@ def record(**changes) -> PairDecision:
         best_vs_best=0.02,
         min_effect=math.nan,
         power=math.nan,
+        level=0.05,
+        run_sd_ratio=float("nan"),
+        run_sd_ratio_lower=float("nan"),
+        run_sd_ratio_upper=float("nan"),
+        band=2.0,
+        prior_df=float("nan"),
         model="ter ~ system + ...",
         note="",
     )
@@ -87,7 +92,6 @@ def test_the_badge_is_the_verdict_with_its_winner_and_tone() -> None:
     assert (worse.badge, worse.tone, worse.direction) == ("bl better", "bad", -1)
     assert badge(record(verdict=NOT_SHOWN), "").badge == NOT_SHOWN
     assert badge(record(verdict=NOT_CONVERGED), "").tone == "warn"
-    assert badge(record(verdict=NOT_JUDGED), "").badge == "not judged: too few runs"
     assert badge(record(), "the record's sentence").conclusion == "the record's sentence"
 
 

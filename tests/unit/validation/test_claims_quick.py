@@ -32,7 +32,7 @@ def test_claims_are_the_records_verdict() -> None:
     none = claims_of(_decision("no difference shown", 0.3, 12.0))
     assert (none.badge, none.general, none.not_judged) == (0, 0, False)
     assert not claims_of({"decision": None}).fitted
-    assert claims_of(_decision("not judged (runs)")).badge == 0
+    assert claims_of(_decision("not converged")).badge == 0
 
 
 def _claims_cell(shift: int, n: int) -> tuple[int, int, int]:
