@@ -631,10 +631,10 @@ def best_run_orders(
     return out
 
 
-def _run_columns(data: MetricData) -> dict[str, dict[str, object]]:
-    """runs, mean and SD of the run means, the best run, its score and how it was selected."""
+def _run_columns(data: MetricData, picked: pd.DataFrame) -> dict[str, dict[str, object]]:
+    """runs, mean and SD of the run means, the best run (``picked``: ``best_runs``), its
+    score and how it was selected."""
     means = run_means(data)
-    picked = best_runs(data)
     best = dict(picked[[SYSTEM, RUN]].itertuples(index=False))
     how = dict(picked[[SYSTEM, "selected_by"]].itertuples(index=False))
     out: dict[str, dict[str, object]] = {}
@@ -683,8 +683,8 @@ def decide(data: MetricData, log: FitLog, settings: Settings) -> Decision:
     if model is None or len(model.systems) < 2:
         return empty
     sign = data.sign()
-    runs = _run_columns(data)
     picked = best_runs(data)
+    runs = _run_columns(data, picked)
     ratios, prior_df = calibrate(model, data, settings.runs)
     ctx = Context(
         metric=log.metric,
