@@ -30,7 +30,7 @@ def main(smk) -> None:
         links=links,
         rerun=smk.params.rerun,
     )
-    write_text(smk.output.html, render_report(paths, settings, smk.params.templates))
+    write_text(smk.output.html, render_report(paths, settings))
 
 
 if __name__ == "__main__":

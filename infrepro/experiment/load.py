@@ -14,7 +14,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from infrepro.catalog import BETTER as DEFAULT_BETTER
-from infrepro.catalog import KNOWN_METRICS
+from infrepro.catalog import KNOWN_METRICS, RAW, Scale
 from infrepro.io.errors import InputError, plural
 from infrepro.io.hypotheses import read_hypotheses
 from infrepro.io.options import check_analysis_options, check_property_options, check_report_options
@@ -222,8 +222,9 @@ def _check_options(
     check_report_options(config["report"])
 
 
-def _scale(config: Mapping[str, Any], metrics: list[str]) -> dict[str, str]:
-    """``scale`` names only metrics of a scores file (raw mode scores fractions itself)."""
+def _scale(config: Mapping[str, Any], metrics: list[str]) -> dict[str, Scale]:
+    """``scale`` names only metrics of a scores file (raw mode scores fractions itself); a raw
+    scale's bounds are increasing."""
     given = dict(config.get("scale") or {})
     for metric in given:
         if metric not in metrics:
@@ -235,7 +236,15 @@ def _scale(config: Mapping[str, Any], metrics: list[str]) -> dict[str, str]:
             raise InputError(
                 None, f"scale.{metric} is set, but '{metric}' is not {where}; remove it"
             )
-    return given
+    scales = {metric: Scale.from_config(value) for metric, value in given.items()}
+    for metric, scale in scales.items():
+        if scale.name == RAW and not scale.low < scale.high:  # type: ignore[operator]
+            raise InputError(
+                None,
+                f"scale.{metric}.raw is [{scale.low:g}, {scale.high:g}]; give the lowest and "
+                "the highest score the scale allows, lowest first",
+            )
+    return scales
 
 
 def _better(config: Mapping[str, Any], metrics: list[str]) -> dict[str, str]:

@@ -7,11 +7,11 @@ from infrepro.vocabulary import file_stem
 rule paper_tables:
     input:
         summary=f"{RESULTS}/tables/{SUMMARY}.csv",
-        script=rule_script("paper_tables.py"),
     output:
         tex=[f"{RESULTS}/paper/{file_stem(m)}.tex" for m in EXPERIMENT.metrics],
         md=[f"{RESULTS}/paper/{file_stem(m)}.md" for m in EXPERIMENT.metrics],
     params:
+        script=rule_script("paper_tables.py"),
         metrics=verbatim(EXPERIMENT.metrics),
         better=EXPERIMENT.better,
         alpha=config["report"]["alpha"],
