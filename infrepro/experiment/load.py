@@ -17,11 +17,12 @@ from infrepro.catalog import BETTER as DEFAULT_BETTER
 from infrepro.catalog import KNOWN_METRICS, RAW, Scale
 from infrepro.io.errors import InputError, plural
 from infrepro.io.hypotheses import read_hypotheses
+from infrepro.io.names import lookalike_problem, name_key, spelling
 from infrepro.io.options import check_analysis_options, check_property_options, check_report_options
 from infrepro.io.properties import property_values
 from infrepro.io.runs import facet_columns, read_runs_sheet
 from infrepro.io.scores import ScoresColumns, incomplete_runs, read_scores_table
-from infrepro.io.testset import read_testset
+from infrepro.io.testset import read_testset, reference_columns
 from infrepro.io.text import require_file
 from infrepro.vocabulary import (
     BIN_SUFFIX,
@@ -30,6 +31,7 @@ from infrepro.vocabulary import (
     RESIDUAL,
     RUN,
     SEGMENT,
+    SOURCE,
     SYSTEM,
     file_stem,
 )
@@ -92,10 +94,16 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
     properties = list(config["properties"])
     for prop in properties:
         if prop not in BUILTIN_PROPERTIES and prop not in testset.columns:
+            own = [
+                c
+                for c in testset.columns
+                if c not in (SEGMENT, SOURCE, *reference_columns(testset.columns))
+            ]
             raise InputError(
                 None,
-                f"unknown property '{prop}': neither built in ({', '.join(BUILTIN_PROPERTIES)}) "
-                f"nor a column of the test set {testset_path}",
+                f"properties names '{prop}', which is neither built in "
+                f"({', '.join(BUILTIN_PROPERTIES)}) nor a column of the test set {testset_path} "
+                f"(its own columns: {', '.join(map(str, own)) or '(none)'})",
             )
     _check_user_properties(config, testset, properties, testset_path)
     facets = facet_columns(runs)
@@ -287,8 +295,17 @@ def _check_names(
     other, from the reserved columns and from the ``<property>_bin`` columns binning adds."""
     roles = [("facet", facets), ("metric", metrics), ("property", properties)]
     seen: dict[str, str] = {}
+    looks: dict[str, tuple[str, str]] = {}  # name_key -> (role, spelling): lookalikes refused
     for role, names in roles:
         for name in names:
+            other_role, other = looks.setdefault(name_key(name), (role, name))
+            if other != name:
+                raise InputError(
+                    path,
+                    lookalike_problem(
+                        f"{role} {spelling(name)}", f"{other_role} {spelling(other)}"
+                    ),
+                )
             if name in RESERVED:
                 raise InputError(
                     path,

@@ -27,7 +27,14 @@ from infrepro.vocabulary import DEV_SCORE, HYPOTHESES, RESERVED, RUN, SYSTEM
 
 from .errors import InputError, plural
 from .paths import portable_path
-from .tables import LINE_COLUMN, check_nonempty, check_unique, read_table, require_columns
+from .tables import (
+    LINE_COLUMN,
+    check_lookalike_values,
+    check_nonempty,
+    check_unique,
+    read_table,
+    require_columns,
+)
 from .text import not_a_file
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=@-]*")  # fullmatch: "$" would allow a final \n
@@ -71,8 +78,10 @@ def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFra
     if DEV_SCORE in frame.columns:
         frame[DEV_SCORE] = _numeric_column(frame, sheet, DEV_SCORE)
         _check_dev_scores_complete(frame, sheet)
+    check_lookalike_values(frame, sheet, SYSTEM, SYSTEM)
     for facet in facet_columns(frame):
         frame[facet] = [_facet_value(v) for v in frame[facet]]
+        check_lookalike_values(frame, sheet, facet, f"level of facet '{facet}'")
     # ordered by run id: the order of the sheet's rows is not information (tables stay the same)
     frame = frame.sort_values(RUN, kind="stable")
     return frame.drop(columns=[LINE_COLUMN]).reset_index(drop=True)

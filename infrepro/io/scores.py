@@ -16,6 +16,7 @@ from infrepro.catalog import FRACTION, POINTS, RAW, Scale
 from infrepro.vocabulary import DEV_SCORE, RUN, SEGMENT, SYSTEM
 
 from .errors import InputError
+from .names import check_lookalikes
 from .properties import property_values
 from .text import require_file
 
@@ -56,6 +57,13 @@ class ScoresColumns:
             dev_score=mapping.get("dev_score"),
         )
 
+    def named(self) -> list[tuple[str, str]]:
+        """(option, column) for every column the mapping names, in the mapping's order."""
+        pairs = [("segment", self.segment), (SYSTEM, self.system)]
+        pairs += [("run", c) for c in self.run] + [("metrics", c) for c in self.metrics]
+        pairs += [("facets", c) for c in self.facets] + [("properties", c) for c in self.properties]
+        return pairs + ([("dev_score", self.dev_score)] if self.dev_score else [])
+
     def all(self) -> list[str]:
         """Every column the mapping names, each once."""
         names = [self.segment, self.system, *self.run, *self.metrics, *self.facets]
@@ -86,6 +94,7 @@ def read_raw_scores(path: str | Path) -> pd.DataFrame:
         raise InputError(file, f"cannot parse: {_one_line(err)}") from None
     except (OSError, EOFError, zlib.error, pa.ArrowException) as err:
         raise InputError(file, f"cannot read {_format_of(name)}: {_one_line(err)}") from None
+    check_lookalikes([str(c) for c in frame.columns], file, "column", lines=[1] * frame.shape[1])
     if frame.empty:
         raise InputError(
             file,
@@ -121,14 +130,15 @@ def read_scores_table(
     and stored as the tables hold them: fractions as given, points and raw scores / 100.
     """
     raw = read_raw_scores(path)
-    for column in columns.all():
+    for option, column in columns.named():
         if column not in raw.columns:
             raise InputError(
                 path,
-                f"the columns mapping names '{column}', which the file lacks "
-                f"(found: {', '.join(map(str, raw.columns))})",
+                f"columns.{option} names '{column}', which the file lacks "
+                f"(columns: {', '.join(map(str, raw.columns))})",
                 column=column,
             )
+    _check_lookalike_names(raw, path, columns)
     out = pd.DataFrame(
         {
             RUN: _join(raw, columns.run),
@@ -256,6 +266,19 @@ def _scale_error(
         line=int(np.flatnonzero(mask)[0]) + 2,
         column=metric,
     )
+
+
+def _check_lookalike_names(raw: pd.DataFrame, path: str | Path, columns: ScoresColumns) -> None:
+    """Systems, segments, run-column values and facet levels that only look alike
+    (infrepro.io.names) are refused, naming both spellings and their lines; each column's
+    distinct values are compared, in order of first appearance."""
+    roles = {columns.system: SYSTEM, columns.segment: "segment"}
+    roles |= {f: "level" for f in columns.facets}
+    roles |= {c: "value" for c in columns.run if c not in roles}
+    for column, what in roles.items():
+        first = _text(raw[column]).drop_duplicates()
+        lines = [int(i) + 2 for i in first.index]  # line 1 is the header
+        check_lookalikes(list(first), path, what, lines=lines, column=column)
 
 
 def _join(raw: pd.DataFrame, run_columns: tuple[str, ...]) -> pd.Series:
