@@ -27,7 +27,7 @@ BETTER: dict[str, str] = {
 # holds the stored value and the report, which shows stored values x 100, shows the scores as
 # given (docs/reference.md, `scale`).
 FRACTION, POINTS, RAW = "fraction", "points", "raw"
-STORED_PER_GIVEN = {FRACTION: 1.0, POINTS: 0.01, RAW: 0.01}
+GIVEN_PER_STORED = {FRACTION: 1.0, POINTS: 100.0, RAW: 100.0}
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,9 @@ class Scale:
         return cls(str(value))
 
     @property
-    def stored_per_given(self) -> float:
-        """The factor from a score as given to the score the tables hold."""
-        return STORED_PER_GIVEN[self.name]
+    def given_per_stored(self) -> float:
+        """A score as given is the score the tables hold times this (stored = given / it)."""
+        return GIVEN_PER_STORED[self.name]
 
     @property
     def unit(self) -> str:

@@ -32,7 +32,7 @@ def portable_path(path: str | Path, root: str | Path | None = None) -> str:
     """
     base = os.path.abspath(root if root is not None else os.curdir)
     lexical = os.path.abspath(path)
-    if os.path.exists(path) and not os.path.samefile(lexical, path):
+    if os.path.exists(path) and not (os.path.exists(lexical) and os.path.samefile(lexical, path)):
         lexical = str(Path(path).resolve())  # a '..' after a symlink: only the OS knows
     inside = _inside(lexical, base)
     if inside is None and os.path.exists(lexical):

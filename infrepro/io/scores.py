@@ -158,7 +158,7 @@ def read_scores_table(
         declared = declared if isinstance(declared, Scale) else Scale.from_config(declared)
         values = _numeric(raw[metric], path, metric)
         check_scale(values, declared, path, metric)
-        out[metric] = values * declared.stored_per_given
+        out[metric] = values / declared.given_per_stored
     if columns.dev_score:
         out[DEV_SCORE] = _numeric(raw[columns.dev_score], path, columns.dev_score)
     _check_design(out, path, columns)
