@@ -29,6 +29,7 @@ def main(smk) -> None:
         alpha=float(smk.params.alpha),
         links=links,
         rerun=smk.params.rerun,
+        units=dict(smk.params.units),
     )
     write_text(smk.output.html, render_report(paths, settings))
 

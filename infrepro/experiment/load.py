@@ -7,7 +7,7 @@ line or column, and leaves no result behind.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -53,6 +53,13 @@ class Experiment:
     systems: list[str]
     runs: pd.DataFrame
     inputs: list[str] = field(default_factory=list)
+    scales: dict[str, Scale] = field(default_factory=dict)  # scores mode's declared scales
+
+    @property
+    def units(self) -> dict[str, str]:
+        """The report's unit of each metric: ``points``, or none for a raw scale (shown as
+        given); it travels with ``better`` to the report."""
+        return {m: self.scales.get(m, Scale()).unit for m in self.metrics}
 
     @property
     def run_ids(self) -> list[str]:
@@ -162,7 +169,8 @@ def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
         source,
     )
     names = (metrics, properties, list(columns.facets))
-    return _experiment(config, "scores", names, systems, runs, [str(config["scores"])])
+    experiment = _experiment(config, "scores", names, systems, runs, [str(config["scores"])])
+    return replace(experiment, scales=scale)
 
 
 def _experiment(

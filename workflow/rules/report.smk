@@ -68,6 +68,7 @@ rule report:
         systems=verbatim(EXPERIMENT.systems),
         metrics=verbatim(EXPERIMENT.metrics),
         better=EXPERIMENT.better,
+        units=verbatim(EXPERIMENT.units),
         properties=verbatim(EXPERIMENT.properties),
         facets=verbatim(EXPERIMENT.facets),
         config=config,

@@ -187,3 +187,36 @@ def test_raw_scale_bounds_must_increase(tmp_path: Path) -> None:
     config |= {"incomplete_runs": "reject", "scale": {"mscore": {"raw": [5, 1]}}}
     with pytest.raises(InputError, match=r"scale.mscore.raw is \[5, 1\]; give the lowest"):
         load_experiment(config)
+
+
+def test_a_raw_scale_is_stored_like_points_and_shown_as_given_without_points(
+    tmp_path: Path,
+) -> None:
+    """1-5 ratings on `{raw: [1, 5]}`: the tables hold rating / 100, the report's numbers show
+    the rating itself and its unit is no longer "points"."""
+    from infrepro.experiment import import_scores
+    from infrepro.io import ScoresColumns
+    from infrepro.report import ReportSettings
+
+    experiment = generate(7)
+    rng = np.random.default_rng(7)
+    ratings = rng.integers(1, 6, len(experiment.scores)).astype(float)
+    experiment.scores["mscore"] = ratings
+    path = tmp_path / "scores.csv"
+    experiment.scores.to_csv(path, index=False)
+    config = with_all_defaults(experiment.config(str(path), ["summary"]))
+    config |= {"incomplete_runs": "reject", "scale": {"mscore": {"raw": [1, 5]}}}
+    loaded = load_experiment(config)
+    assert loaded.units == {"mscore": ""}
+    settings = ReportSettings("x", loaded.baseline, loaded.systems, ["mscore"], loaded.better)
+    assert settings.unit("mscore") == "points"  # without units: the default
+    settings = ReportSettings(
+        "x", loaded.baseline, loaded.systems, ["mscore"], loaded.better, units=loaded.units
+    )
+    assert settings.unit("mscore") == "as given"
+    evaluation, _, _ = import_scores(
+        str(path), ScoresColumns.from_config(config["columns"]), scale=config["scale"]
+    )
+    assert np.allclose(sorted(evaluation["mscore"].to_numpy() * 100), sorted(ratings))
+    assert points(float(evaluation["mscore"].mean())) == points(float(ratings.mean()) / 100)
+    assert float(points(float(evaluation["mscore"].mean()))) == round(float(ratings.mean()), 2)
