@@ -9,7 +9,7 @@ from infrepro.io import InputError
 from infrepro.io.paths import portable_path
 from infrepro.experiment import load_experiment
 from infrepro.registry import SUMMARY
-from infrepro.vocabulary import file_stem
+from infrepro.vocabulary import REPORT_TABLES, file_stem
 from infrepro.workflow import verbatim
 
 RESULTS = "results"
@@ -57,10 +57,10 @@ def final_outputs():
 
 
 def rule_script(name):
-    """scripts/<name> as the `script` parameter of its rule, by name and content: editing the
-    script reruns the rule (the params trigger; the code trigger sees only the one-line `run:`
-    block), and where the workflow lives (its path from the experiment folder) is no part of any
-    job's inputs, so a moved experiment or workflow reruns nothing."""
+    """scripts/<name> as the `script` parameter of its rule, by name and content. Editing the
+    script reruns its jobs through the params trigger (the code trigger sees only the one-line
+    run block), and where the workflow lives (its path from the experiment folder) is no part of
+    any job's inputs, so a moved experiment or workflow reruns nothing."""
     return {name: file_digest(SCRIPTS / name)}
 
 
@@ -98,3 +98,25 @@ def paper_outputs():
         return []
     stems = [file_stem(m) for m in EXPERIMENT.metrics]
     return [f"{RESULTS}/paper/{stem}.{ext}" for stem in stems for ext in ("tex", "md")]
+
+
+def produced_outputs():
+    """Every file the jobs of the target `all` write under results/, sorted: the outputs as the
+    rule files declare them (called after they are included)."""
+    if RAW_MODE:
+        files = [
+            f"{RESULTS}/inputs/testset.parquet",
+            f"{RESULTS}/properties.parquet",
+            *(f"{RESULTS}/scores/{run}.parquet" for run in EXPERIMENT.run_ids),
+        ]
+    else:
+        files = []
+    files += [
+        f"{RESULTS}/inputs/runs.parquet",
+        f"{RESULTS}/evaluation.parquet",
+        *rules.collect_tables.input.parts,
+        *(f"{RESULTS}/tables/{name}.csv" for name in REPORT_TABLES),
+        f"{RESULTS}/report.html",
+        *paper_outputs(),
+    ]
+    return sorted(set(files))

@@ -1,30 +1,9 @@
-# What this configuration produces under results/ (each rule's outputs, listed once here), and the
-# job that removes what an earlier configuration produced and this one does not
-# (infrepro/workflow/outputs.py): results/tables/outputs.csv lists both, and the report shows it.
-from infrepro.vocabulary import OUTPUTS_TABLE, REPORT_TABLES
+# The job that removes what an earlier configuration produced under results/ and this one does not
+# (infrepro/workflow/outputs.py; what this one produces: produced_outputs in common.smk):
+# results/tables/outputs.csv lists both, and the report shows it.
+from infrepro.vocabulary import OUTPUTS_TABLE
 
 OUTPUTS_CSV = f"{RESULTS}/tables/{OUTPUTS_TABLE}.csv"
-
-
-def produced_outputs():
-    """Every file the jobs of `rule all` write under results/, sorted."""
-    if RAW_MODE:
-        files = [
-            f"{RESULTS}/inputs/testset.parquet",
-            f"{RESULTS}/properties.parquet",
-            *(f"{RESULTS}/scores/{run}.parquet" for run in EXPERIMENT.run_ids),
-        ]
-    else:
-        files = []
-    files += [
-        f"{RESULTS}/inputs/runs.parquet",
-        f"{RESULTS}/evaluation.parquet",
-        *rules.collect_tables.input.parts,
-        *(f"{RESULTS}/tables/{name}.csv" for name in REPORT_TABLES),
-        f"{RESULTS}/report.html",
-        *paper_outputs(),
-    ]
-    return sorted(set(files))
 
 
 rule prune_outputs:
