@@ -64,12 +64,6 @@ class ScoresColumns:
         pairs += [("facets", c) for c in self.facets] + [("properties", c) for c in self.properties]
         return pairs + ([("dev_score", self.dev_score)] if self.dev_score else [])
 
-    def all(self) -> list[str]:
-        """Every column the mapping names, each once."""
-        names = [self.segment, self.system, *self.run, *self.metrics, *self.facets]
-        names += [*self.properties, *([self.dev_score] if self.dev_score else [])]
-        return list(dict.fromkeys(names))
-
 
 def read_raw_scores(path: str | Path) -> pd.DataFrame:
     """Read a CSV/TSV/Parquet file (gzip allowed) with every column as text (Parquet: as stored).
