@@ -53,14 +53,15 @@ def test_a_copied_experiment_at_another_depth_plans_no_job(
     subprocess.run(["cp", "-a", str(example_run), str(copy)], check=True)
     assert_nothing_heavy(planned(copy))
     assert planned(copy) == {}
-    # the jobs that name files (provenance, the list of outputs, the report) rerun in the new
-    # place to the same bytes: nothing they write records where the experiment lives
+    # the jobs that name files (provenance, the list of outputs, the report with its rerun
+    # command) rerun in the new place to the same bytes: none records where the experiment lives
     before = results_bytes(copy)
     rerun = run_snakemake(
         copy,
         "--forcerun",
         "report_provenance",
         "prune_outputs",
+        "report",
         configfile=copy / "config" / "config.yaml",
     )
     assert rerun.returncode == 0, rerun.stderr[-3000:]
