@@ -32,8 +32,10 @@ def portable_path(path: str | Path, root: str | Path | None = None) -> str:
     """
     base = os.path.abspath(root if root is not None else os.curdir)
     lexical = os.path.abspath(path)
-    if os.path.exists(path) and not (os.path.exists(lexical) and os.path.samefile(lexical, path)):
-        lexical = str(Path(path).resolve())  # a '..' after a symlink: only the OS knows
+    dotdot = os.pardir in Path(path).parts  # without '..' the lexical form is the same file
+    if dotdot and os.path.exists(path):
+        if not (os.path.exists(lexical) and os.path.samefile(lexical, path)):
+            lexical = str(Path(path).resolve())  # a '..' after a symlink: only the OS knows
     inside = _inside(lexical, base)
     if inside is None and os.path.exists(lexical):
         inside = _inside(str(Path(lexical).resolve()), str(Path(base).resolve()))

@@ -7,6 +7,7 @@ remembers its line number for error messages.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -118,11 +119,11 @@ def check_nonempty(frame: pd.DataFrame, path: str | Path, column: str) -> None:
 def check_lookalike_values(frame: pd.DataFrame, path: str | Path, column: str, what: str) -> None:
     """Refuse two spellings in ``column`` that only look alike (infrepro.io.names), naming both
     lines; empty cells are left out."""
-    present = frame[frame[column].notna()]
+    pairs = [
+        (str(v), int(line))
+        for v, line in zip(frame[column], frame[LINE_COLUMN], strict=True)
+        if v is not None and not (isinstance(v, float) and math.isnan(v))
+    ]
     check_lookalikes(
-        [str(v) for v in present[column]],
-        path,
-        what,
-        lines=[int(line) for line in present[LINE_COLUMN]],
-        column=column,
+        [v for v, _ in pairs], path, what, lines=[line for _, line in pairs], column=column
     )
