@@ -43,6 +43,7 @@ include: "workflow/rules/evaluation.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/outputs.smk"
 
 
 rule all:

@@ -25,6 +25,8 @@ VARIANCE_COLUMN = "variance"  # of variance_components and importance
 COMPARISON_COLUMN = "comparison"  # of summary: what a system is compared by
 BUDGET_COLUMN = "budget"  # of budget: the number of runs drawn
 CLASSICAL_TABLE = "classical"  # the classical tests' table
+OUTPUTS_TABLE = "outputs"  # results/tables/outputs.csv: the files produced and removed
+PRODUCED, REMOVED = "produced", "removed"  # its `status` values
 BIN_SUFFIX = "_bin"  # the binned version of a numeric property: ``length`` -> ``length_bin``
 RESERVED = (RUN, SYSTEM, HYPOTHESES, DEV_SCORE, SEGMENT)
 # The model residual's row in the variance tables' ``component`` column, beside the facets': a
@@ -229,6 +231,9 @@ PROVENANCE_TABLE_SPECS: tuple[TableSpec, ...] = (
     table("property_bins", "computed_on property bin lower:float upper:float"),
     table("inputs", "path sha256 bytes:int"),
     table("software", "package version"),
+    # every file the configuration produces under results/ and every file an earlier one
+    # produced that was removed (infrepro.workflow.outputs): status produced or removed
+    table(OUTPUTS_TABLE, "path status"),
 )
 TABLE_SPECS: dict[str, TableSpec] = {
     spec.name: spec for spec in (*ANALYSIS_TABLE_SPECS, *PROVENANCE_TABLE_SPECS)

@@ -17,8 +17,9 @@ def main(smk) -> None:
         against = [
             r for r in decisions.family_records(metric) if r.reference == smk.params.baseline
         ]
+        unit = smk.params.units.get(metric, "points") or "as given"
         tex_text, md_text = paper_files(
-            summary, against, metric, smk.params.better[metric], smk.params.alpha
+            summary, against, metric, smk.params.better[metric], smk.params.alpha, unit
         )
         write_text(tex, tex_text)
         write_text(md, md_text)

@@ -29,8 +29,9 @@ def main(smk) -> None:
         alpha=float(smk.params.alpha),
         links=links,
         rerun=smk.params.rerun,
+        units=dict(smk.params.units),
     )
-    write_text(smk.output.html, render_report(paths, settings, smk.params.templates))
+    write_text(smk.output.html, render_report(paths, settings))
 
 
 if __name__ == "__main__":

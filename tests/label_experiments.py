@@ -3,6 +3,10 @@ for the metamorphic tests (tests/unit/analyses/test_label_metamorphic.py,
 tests/e2e/test_label_workflow.py). Raw mode writes a test set, a runs sheet and hypotheses files
 and scores them with the real metrics (sacrebleu / rouge-score, ``implementation: reference``).
 
+Lookalike twins (:func:`with_lookalike`, :func:`with_lookalike_raw`) give one system, run,
+segment, facet level or column a second spelling that differs only by surrounding whitespace or
+Unicode normalisation, which must be refused up front.
+
 An experiment has 20 segments, 2-3 systems with 1-4 runs each, 0-2 facets, one numeric and one
 categorical property and one metric. A renaming maps every system, facet, facet level, metric and
 property name to a string drawn from an adversarial alphabet; it preserves the names' order, so
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -640,3 +645,166 @@ def run_raw_in_process(
         metrics=loaded.metrics,
     )
     return run_analyses(loaded, full, inputs, analyses)
+
+
+# -- names that only look alike ------------------------------------------------------------------
+# Surrounding whitespace a spreadsheet export or a copy from a web page leaves: a space, a tab,
+# a no-break space, an ideographic space.
+PADDING = (" ", "\t", "\u00a0", "\u3000", "  ")
+TSV_PADDING = tuple(p for p in PADDING if "\t" not in p)  # a tab would split a TSV field
+COMPOSED = "\u00e9"  # é as one code point; NFD spells it e + U+0301
+
+
+@dataclass
+class Lookalike:
+    """Two spellings of one name in one column of a file: ``second`` first appears on
+    ``second_line``, after ``first`` on ``first_line`` (file lines, the header is line 1)."""
+
+    role: str
+    column: str
+    first: str
+    second: str
+    first_line: int
+    second_line: int
+
+
+def twin_spellings(
+    name: str, rng: np.random.Generator, padding: tuple[str, ...] = PADDING
+) -> tuple[str, str]:
+    """(first, second): the same name twice, the second with surrounding whitespace or in
+    decomposed form (then both end in a composed letter, the second decomposed)."""
+    kind = int(rng.integers(3))
+    pad = str(rng.choice(padding))
+    if kind == 0:
+        return name, name + pad
+    if kind == 1:
+        return name, pad + name
+    composed = name + COMPOSED
+    return composed, unicodedata.normalize("NFD", composed)
+
+
+def _first_line(values: pd.Series, value: str) -> int:
+    return int(np.flatnonzero((values == value).to_numpy())[0]) + 2
+
+
+def with_lookalike(experiment: Experiment, seed: int) -> tuple[Experiment, Lookalike]:
+    """The experiment with one name spelt two ways that look alike: a system, a run (its run
+    column), a segment or a facet level on the later segments of one run, or a second column
+    whose name looks like a facet's, metric's or property's."""
+    rng = np.random.default_rng(20_000 + seed)
+    roles = ["system", "run", "segment", "column"] + (["level"] if experiment.facets else [])
+    role = roles[seed % len(roles)]
+    scores = experiment.scores.copy()
+    systems, facets = list(experiment.systems), list(experiment.facets)
+    levels = {f: list(v) for f, v in experiment.levels.items()}
+    baseline, metric = experiment.baseline, experiment.metric
+    numeric, categorical = experiment.numeric, experiment.categorical
+    run_rows = (scores["system"] == scores["system"].iloc[0]) & (
+        scores[RUN_COLUMN] == scores[RUN_COLUMN].iloc[0]
+    )
+    later = run_rows & (scores[SEGMENT_COLUMN] >= "s10")
+    if role == "column":
+        name = str(rng.choice(experiment.renameable))
+        first, second = twin_spellings(name, rng)
+        if first != name:  # the composed form replaces the name everywhere
+            scores = scores.rename(columns={name: first})
+            facets = [first if f == name else f for f in facets]
+            levels = {first if f == name else f: v for f, v in levels.items()}
+            metric, numeric, categorical = (
+                first if n == name else n for n in (metric, numeric, categorical)
+            )
+        scores[second] = scores[first]
+        twin = Lookalike(role, second, first, second, 1, 1)
+    else:
+        column = {
+            "system": "system",
+            "run": RUN_COLUMN,
+            "segment": SEGMENT_COLUMN,
+            "level": facets[0] if facets else "",
+        }[role]
+        rows = (run_rows & (scores[SEGMENT_COLUMN] == "s05")) if role == "segment" else later
+        name = str(scores.loc[rows, column].iloc[0])
+        first, second = twin_spellings(name, rng)
+        scores[column] = scores[column].where(scores[column] != name, first)
+        scores.loc[rows, column] = second
+        if role == "system":
+            systems = [first if s == name else s for s in systems]
+            baseline = first if baseline == name else baseline
+        if role == "level":
+            levels[column] = [first if v == name else v for v in levels[column]]
+        twin = Lookalike(
+            role,
+            column,
+            first,
+            second,
+            _first_line(scores[column], first),
+            _first_line(scores[column], second),
+        )
+    changed = Experiment(
+        scores, systems, facets, levels, metric, numeric, categorical, baseline, experiment.better
+    )
+    return changed, twin
+
+
+def with_lookalike_raw(experiment: RawExperiment, seed: int) -> tuple[RawExperiment, Lookalike]:
+    """The raw experiment with one name spelt two ways that look alike: a segment id of the test
+    set, a system of the runs sheet, a facet level (decomposed: the runs sheet trims whitespace
+    around levels) or a runs-sheet column whose name looks like a facet's."""
+    rng = np.random.default_rng(30_000 + seed)
+    roles = ["segment", "system"] + (["level", "column"] if experiment.facets else [])
+    role = roles[seed % len(roles)]
+    testset, runs = experiment.testset.copy(), experiment.runs.copy()
+    systems, baseline = list(experiment.systems), experiment.baseline
+    levels = {f: list(v) for f, v in experiment.levels.items()}
+    facets = list(experiment.facets)
+    if role == "segment":
+        first, second = twin_spellings(str(testset[SEGMENT].iloc[4]), rng, TSV_PADDING)
+        testset.loc[4, SEGMENT] = first
+        testset.loc[5, SEGMENT] = second
+        frame, column = testset, SEGMENT
+    elif role == "column":
+        name = facets[0]
+        first, second = twin_spellings(name, rng, TSV_PADDING)
+        if first != name:
+            runs = runs.rename(columns={name: first})
+            facets[0] = first
+            levels = {first if f == name else f: v for f, v in levels.items()}
+        runs[second] = runs[first]
+        frame, column = runs, second
+    else:
+        column = SYSTEM if role == "system" else facets[0]
+        present = runs[column].map(str)
+        name = str(present.iloc[0])
+        first, second = twin_spellings(name, rng, TSV_PADDING)
+        if role == "level":  # whitespace around a level is trimmed: a decomposed twin
+            first, second = name + COMPOSED, unicodedata.normalize("NFD", name + COMPOSED)
+        runs[column] = present.where(present != name, first)
+        # a run of another name, or the last run, takes the second spelling
+        runs.loc[len(runs) - 1, column] = second
+        if role == "system":
+            systems = sorted({*runs[SYSTEM]})
+            baseline = first if baseline == name else baseline
+        else:
+            levels[column] = sorted({*runs[column]})
+        frame = runs
+    lines = (
+        (1, 1)
+        if role == "column"
+        else (
+            _first_line(frame[column], first),
+            _first_line(frame[column], second),
+        )
+    )
+    changed = RawExperiment(
+        testset,
+        runs,
+        experiment.hypotheses,
+        systems,
+        facets,
+        levels,
+        experiment.metric,
+        experiment.numeric,
+        experiment.categorical,
+        baseline,
+    )
+    return changed, Lookalike(role, column, first, second, *lines)

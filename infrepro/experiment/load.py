@@ -7,21 +7,22 @@ line or column, and leaves no result behind.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 
 from infrepro.catalog import BETTER as DEFAULT_BETTER
-from infrepro.catalog import KNOWN_METRICS
+from infrepro.catalog import KNOWN_METRICS, RAW, Scale
 from infrepro.io.errors import InputError, plural
 from infrepro.io.hypotheses import read_hypotheses
+from infrepro.io.names import lookalike_problem, name_key, spelling
 from infrepro.io.options import check_analysis_options, check_property_options, check_report_options
 from infrepro.io.properties import property_values
 from infrepro.io.runs import facet_columns, read_runs_sheet
 from infrepro.io.scores import ScoresColumns, incomplete_runs, read_scores_table
-from infrepro.io.testset import read_testset
+from infrepro.io.testset import read_testset, reference_columns
 from infrepro.io.text import require_file
 from infrepro.vocabulary import (
     BIN_SUFFIX,
@@ -30,6 +31,7 @@ from infrepro.vocabulary import (
     RESIDUAL,
     RUN,
     SEGMENT,
+    SOURCE,
     SYSTEM,
     file_stem,
 )
@@ -51,6 +53,13 @@ class Experiment:
     systems: list[str]
     runs: pd.DataFrame
     inputs: list[str] = field(default_factory=list)
+    scales: dict[str, Scale] = field(default_factory=dict)  # scores mode's declared scales
+
+    @property
+    def units(self) -> dict[str, str]:
+        """The report's unit of each metric: ``points``, or none for a raw scale (shown as
+        given); it travels with ``better`` to the report."""
+        return {m: self.scales.get(m, Scale()).unit for m in self.metrics}
 
     @property
     def run_ids(self) -> list[str]:
@@ -92,10 +101,16 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
     properties = list(config["properties"])
     for prop in properties:
         if prop not in BUILTIN_PROPERTIES and prop not in testset.columns:
+            own = [
+                c
+                for c in testset.columns
+                if c not in (SEGMENT, SOURCE, *reference_columns(testset.columns))
+            ]
             raise InputError(
                 None,
-                f"unknown property '{prop}': neither built in ({', '.join(BUILTIN_PROPERTIES)}) "
-                f"nor a column of the test set {testset_path}",
+                f"properties names '{prop}', which is neither built in "
+                f"({', '.join(BUILTIN_PROPERTIES)}) nor a column of the test set {testset_path} "
+                f"(its own columns: {', '.join(map(str, own)) or '(none)'})",
             )
     _check_user_properties(config, testset, properties, testset_path)
     facets = facet_columns(runs)
@@ -154,7 +169,8 @@ def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
         source,
     )
     names = (metrics, properties, list(columns.facets))
-    return _experiment(config, "scores", names, systems, runs, [str(config["scores"])])
+    experiment = _experiment(config, "scores", names, systems, runs, [str(config["scores"])])
+    return replace(experiment, scales=scale)
 
 
 def _experiment(
@@ -222,8 +238,9 @@ def _check_options(
     check_report_options(config["report"])
 
 
-def _scale(config: Mapping[str, Any], metrics: list[str]) -> dict[str, str]:
-    """``scale`` names only metrics of a scores file (raw mode scores fractions itself)."""
+def _scale(config: Mapping[str, Any], metrics: list[str]) -> dict[str, Scale]:
+    """``scale`` names only metrics of a scores file (raw mode scores fractions itself); a raw
+    scale's bounds are increasing."""
     given = dict(config.get("scale") or {})
     for metric in given:
         if metric not in metrics:
@@ -235,7 +252,15 @@ def _scale(config: Mapping[str, Any], metrics: list[str]) -> dict[str, str]:
             raise InputError(
                 None, f"scale.{metric} is set, but '{metric}' is not {where}; remove it"
             )
-    return given
+    scales = {metric: Scale.from_config(value) for metric, value in given.items()}
+    for metric, scale in scales.items():
+        if scale.name == RAW and not scale.low < scale.high:  # type: ignore[operator]
+            raise InputError(
+                None,
+                f"scale.{metric}.raw is [{scale.low:g}, {scale.high:g}]; give the lowest and "
+                "the highest score the scale allows, lowest first",
+            )
+    return scales
 
 
 def _better(config: Mapping[str, Any], metrics: list[str]) -> dict[str, str]:
@@ -278,8 +303,17 @@ def _check_names(
     other, from the reserved columns and from the ``<property>_bin`` columns binning adds."""
     roles = [("facet", facets), ("metric", metrics), ("property", properties)]
     seen: dict[str, str] = {}
+    looks: dict[str, tuple[str, str]] = {}  # name_key -> (role, spelling): lookalikes refused
     for role, names in roles:
         for name in names:
+            other_role, other = looks.setdefault(name_key(name), (role, name))
+            if other != name:
+                raise InputError(
+                    path,
+                    lookalike_problem(
+                        f"{role} {spelling(name)}", f"{other_role} {spelling(other)}"
+                    ),
+                )
             if name in RESERVED:
                 raise InputError(
                     path,

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from infrepro.schema import defaults
 from infrepro.vocabulary import SEGMENT, SYSTEM
 
 from .errors import InputError, plural
@@ -141,21 +142,15 @@ def check_analysis_options(
                 f"(systems: {_listing(systems)})",
             )
         for name in names:
-            if name not in facets:
-                raise InputError(
-                    None,
-                    f"analyses.facets.{system} names facet '{name}', which the runs do not have "
-                    f"(facets: {_listing(facets)})",
-                )
+            _check_facet_name(f"analyses.facets.{system}", name, facets)
             if runs is not None:
                 _check_facet_levels(runs, system, name)
     for name in options.get("metaparam_facets", []) or []:
-        if name not in facets:
-            raise InputError(
-                None,
-                f"analyses.metaparam_facets names facet '{name}', which the runs do not have "
-                f"(facets: {_listing(facets)})",
-            )
+        _check_facet_name("analyses.metaparam_facets", name, facets)
+    retraining = list(options.get("retraining_facets", []) or [])
+    if retraining != defaults("analyses")["retraining_facets"]:  # the default: seeds if any
+        for name in retraining:
+            _check_facet_name("analyses.retraining_facets", name, facets)
     for term in options.get("vca_interactions", []) or []:
         _check_interaction(str(term), facets)
     if has_dev_score and options.get("dev_score_better") is None:
@@ -164,6 +159,15 @@ def check_analysis_options(
             f"the runs have a dev score ({dev_score_source}), so analyses.dev_score_better is "
             "required: lower or higher (one dev score selects the best run for every metric, "
             "so no metric's direction can stand in for it)",
+        )
+
+
+def _check_facet_name(option: str, name: str, facets: Sequence[str]) -> None:
+    if name not in facets:
+        raise InputError(
+            None,
+            f"{option} names facet '{name}', which the runs do not have "
+            f"(facets: {_listing(facets)})",
         )
 
 

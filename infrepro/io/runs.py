@@ -5,9 +5,10 @@ A TSV or JSONL table; `read_runs_sheet` checks it (the only definition of its fo
 - ``run_id`` (required, unique): letters, digits and ``. _ + = @ -``, starting with a letter or
   digit (it names output files);
 - ``system`` (required, non-empty): the system (model family) the run belongs to;
-- ``hypotheses`` (required, non-empty): path, relative to the sheet's folder, to a UTF-8 text file
-  with one hypothesis per line in test-set order, or a ``.jsonl`` file with ``segment_id`` and
-  ``hypothesis``;
+- ``hypotheses`` (required, non-empty): path, relative to the sheet's folder (or absolute), to a
+  UTF-8 text file with one hypothesis per line in test-set order, or a ``.jsonl`` file with
+  ``segment_id`` and ``hypothesis``; read back relative to the experiment folder (the working
+  directory) when it lies inside it (infrepro.io.paths.portable_path);
 - ``dev_score`` (optional, numeric or empty): development-set score that picks each system's
   "best" run;
 - any other column is a facet (meta-parameter such as seed, lambda, dropout, prompt); an empty
@@ -25,14 +26,24 @@ import pandas as pd
 from infrepro.vocabulary import DEV_SCORE, HYPOTHESES, RESERVED, RUN, SYSTEM
 
 from .errors import InputError, plural
-from .tables import LINE_COLUMN, check_nonempty, check_unique, read_table, require_columns
+from .paths import portable_path
+from .tables import (
+    LINE_COLUMN,
+    check_lookalike_values,
+    check_nonempty,
+    check_unique,
+    read_table,
+    require_columns,
+)
 from .text import not_a_file
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=@-]*")  # fullmatch: "$" would allow a final \n
 
 
 def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFrame:
-    """Read and validate a runs sheet; hypotheses paths become absolute.
+    """Read and validate a runs sheet; hypotheses paths are normalised once, relative to the
+    working directory (the experiment folder) when inside it, else absolute (``portable_path``),
+    so moving or cloning a finished experiment changes no job's inputs.
 
     Columns other than the reserved ones are facets (meta-parameters); an empty facet cell means
     the facet does not apply to that run (e.g. a lambda the baseline does not have).
@@ -54,7 +65,7 @@ def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFra
                 column=RUN,
             )
     frame[HYPOTHESES] = [
-        _absolute(sheet, p, int(line))
+        _located(sheet, p, int(line))
         for p, line in zip(frame[HYPOTHESES], frame[LINE_COLUMN], strict=True)
     ]
     if check_files:
@@ -67,19 +78,22 @@ def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFra
     if DEV_SCORE in frame.columns:
         frame[DEV_SCORE] = _numeric_column(frame, sheet, DEV_SCORE)
         _check_dev_scores_complete(frame, sheet)
+    check_lookalike_values(frame, sheet, SYSTEM, SYSTEM)
     for facet in facet_columns(frame):
         frame[facet] = [_facet_value(v) for v in frame[facet]]
+        check_lookalike_values(frame, sheet, facet, f"level of facet '{facet}'")
     # ordered by run id: the order of the sheet's rows is not information (tables stay the same)
     frame = frame.sort_values(RUN, kind="stable")
     return frame.drop(columns=[LINE_COLUMN]).reset_index(drop=True)
 
 
-def _absolute(sheet: Path, hypotheses: str, line: int) -> str:
-    """The hypotheses path, relative ones resolved against the sheet's folder."""
-    if Path(hypotheses).is_absolute():
-        return hypotheses
+def _located(sheet: Path, hypotheses: str, line: int) -> str:
+    """The hypotheses path (relative ones against the sheet's folder) as the workflow names it:
+    ``portable_path``."""
+    path = Path(hypotheses) if Path(hypotheses).is_absolute() else sheet.parent / hypotheses
     try:
-        return str((sheet.parent / hypotheses).resolve())
+        path.resolve()  # a symlink loop is refused here, naming the sheet's line
+        return portable_path(path)
     except (RuntimeError, OSError) as err:  # a symlink loop (RuntimeError before Python 3.13)
         raise InputError(
             sheet,

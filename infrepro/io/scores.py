@@ -12,15 +12,22 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from infrepro.catalog import FRACTION, POINTS, RAW, Scale
 from infrepro.vocabulary import DEV_SCORE, RUN, SEGMENT, SYSTEM
 
 from .errors import InputError
+from .names import check_lookalikes
 from .properties import property_values
 from .text import require_file
 
-FRACTION, POINTS_SCALE = "fraction", "points"  # the schema's scale values
-# a fraction-scale metric has most scores within [-2, 2] (TER may exceed 1 on some segments)
-FRACTION_MEDIAN_MAX = 2.0
+# A fraction-scale metric's scores lie within [-FRACTION_BOUND, FRACTION_BOUND] but for at most a
+# share FRACTION_OUTSIDE of them (TER exceeds 1, rarely 2, on some segments; COMET and BLEURT may
+# be negative): more outside is a 0-100 scale or a rating; points are refused when no more are.
+FRACTION_BOUND = 2.0
+FRACTION_OUTSIDE = 0.01
+# Every score a whole number within [-RATING_BOUND, RATING_BOUND]: a rating (1-5, 1-7, 0-10).
+RATING_BOUND = 10
+SHOWN_VALUES = 3  # offending values a refusal names
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".zip": "zip"}
 MAX_SCORE_MAGNITUDE = 1e12  # far beyond any metric; squares and sums stay exact enough
 
@@ -50,11 +57,12 @@ class ScoresColumns:
             dev_score=mapping.get("dev_score"),
         )
 
-    def all(self) -> list[str]:
-        """Every column the mapping names, each once."""
-        names = [self.segment, self.system, *self.run, *self.metrics, *self.facets]
-        names += [*self.properties, *([self.dev_score] if self.dev_score else [])]
-        return list(dict.fromkeys(names))
+    def named(self) -> list[tuple[str, str]]:
+        """(option, column) for every column the mapping names, in the mapping's order."""
+        pairs = [("segment", self.segment), (SYSTEM, self.system)]
+        pairs += [("run", c) for c in self.run] + [("metrics", c) for c in self.metrics]
+        pairs += [("facets", c) for c in self.facets] + [("properties", c) for c in self.properties]
+        return pairs + ([("dev_score", self.dev_score)] if self.dev_score else [])
 
 
 def read_raw_scores(path: str | Path) -> pd.DataFrame:
@@ -80,6 +88,7 @@ def read_raw_scores(path: str | Path) -> pd.DataFrame:
         raise InputError(file, f"cannot parse: {_one_line(err)}") from None
     except (OSError, EOFError, zlib.error, pa.ArrowException) as err:
         raise InputError(file, f"cannot read {_format_of(name)}: {_one_line(err)}") from None
+    check_lookalikes([str(c) for c in frame.columns], file, "column", lines=[1] * frame.shape[1])
     if frame.empty:
         raise InputError(
             file,
@@ -105,25 +114,25 @@ def read_scores_table(
     columns: ScoresColumns,
     *,
     categorical: Sequence[str] = (),
-    scale: Mapping[str, str] | None = None,
+    scale: Mapping[str, Scale | str | Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """Read and validate a scores file into evaluation-table layout.
 
     Columns are renamed to ``run_id``, ``system``, ``segment_id``; facets, properties and metrics
-    keep their names. A run is a distinct combination of ``columns.run`` values. Scores are
-    stored as fractions: a metric on the ``points`` ``scale`` is divided by 100; one on the
-    (default) fraction scale whose median magnitude exceeds FRACTION_MEDIAN_MAX is refused, as
-    0-100 scores read as fractions would be shown x 100.
+    keep their names. A run is a distinct combination of ``columns.run`` values. Each metric's
+    scores are checked against its declared ``scale`` (default fraction; :func:`check_scale`)
+    and stored as the tables hold them: fractions as given, points and raw scores / 100.
     """
     raw = read_raw_scores(path)
-    for column in columns.all():
+    for option, column in columns.named():
         if column not in raw.columns:
             raise InputError(
                 path,
-                f"the columns mapping names '{column}', which the file lacks "
-                f"(found: {', '.join(map(str, raw.columns))})",
+                f"columns.{option} names '{column}', which the file lacks "
+                f"(columns: {', '.join(map(str, raw.columns))})",
                 column=column,
             )
+    _check_lookalike_names(raw, path, columns)
     out = pd.DataFrame(
         {
             RUN: _join(raw, columns.run),
@@ -139,31 +148,131 @@ def read_scores_table(
             raw[prop], prop in categorical, path=path, column=prop, lines=lines
         ).to_numpy()
     for metric in columns.metrics:
-        out[metric] = _on_fraction_scale(
-            _numeric(raw[metric], path, metric), (scale or {}).get(metric, FRACTION), path, metric
-        )
+        declared = (scale or {}).get(metric, FRACTION)
+        declared = declared if isinstance(declared, Scale) else Scale.from_config(declared)
+        values = _numeric(raw[metric], path, metric)
+        check_scale(values, declared, path, metric)
+        out[metric] = values / declared.given_per_stored
     if columns.dev_score:
         out[DEV_SCORE] = _numeric(raw[columns.dev_score], path, columns.dev_score)
     _check_design(out, path, columns)
     return out
 
 
-def _on_fraction_scale(values: pd.Series, scale: str, path: str | Path, metric: str) -> pd.Series:
-    """Scores as fractions: points / 100; fractions checked to look like fractions."""
-    if scale == POINTS_SCALE:
-        return values / 100.0
-    median = float(values.abs().median())
-    if median > FRACTION_MEDIAN_MAX:
-        row = int(np.flatnonzero((values.abs() > FRACTION_MEDIAN_MAX).to_numpy())[0])
-        raise InputError(
+def check_scale(values: pd.Series, scale: Scale, path: str | Path, metric: str) -> None:
+    """Refuse scores that lie outside the range of their declared scale, naming the file, a line,
+    the column, the offending values and the option that fits them.
+
+    - fraction: at most FRACTION_OUTSIDE of |x| > FRACTION_BOUND (0-100 scores, even with a
+      median of 1, have more: the report would show them x 100);
+    - points: more than that share outside (fractions would be shown / 100), and not every score
+      a whole number within [-RATING_BOUND, RATING_BOUND] (ratings would be shown as points);
+    - raw: every score within the declared [low, high].
+    """
+    numbers = values.to_numpy(dtype="float64")
+    outside = np.abs(numbers) > FRACTION_BOUND
+    bound = f"[{-FRACTION_BOUND:g}, {FRACTION_BOUND:g}]"
+    if scale.name == RAW:
+        assert scale.low is not None and scale.high is not None
+        bad = (numbers < scale.low) | (numbers > scale.high)
+        if bad.any():
+            raise _scale_error(
+                path,
+                metric,
+                f"{_count(bad, numbers)} lie outside its declared scale {scale}",
+                (numbers, bad),
+                _advice(numbers, metric),
+            )
+    elif scale.name == FRACTION and outside.mean() > FRACTION_OUTSIDE:
+        raise _scale_error(
             path,
-            f"scores of metric '{metric}' have a median magnitude of {median:g} (this line: "
-            f"{values.iloc[row]:g}), too large for fractions (0-1), which the report shows x 100 "
-            f"as points; if they are on a 0-100 scale set scale: {{{metric}: points}}",
-            line=row + 2,
-            column=metric,
+            metric,
+            f"{_count(outside, numbers)} lie outside {bound}, where a fraction-scale metric "
+            f"(0-1, shown x 100 as points) has at most {FRACTION_OUTSIDE * 100:g} % of its scores",
+            (numbers, outside),
+            _advice(numbers, metric),
         )
-    return values
+    elif scale.name == POINTS and outside.mean() <= FRACTION_OUTSIDE:
+        largest = np.abs(numbers) == np.abs(numbers).max()
+        raise _scale_error(
+            path,
+            metric,
+            f"{_count(outside, numbers)} lie outside {bound}, as for fractions (0-1), which "
+            "scale points (0-100) would divide by 100 (the largest magnitude below)",
+            (numbers, largest),
+            f"if they are fractions, remove scale.{metric} (fraction is the default)",
+        )
+    elif scale.name == POINTS and _rating_like(numbers):
+        everyone = np.ones(len(numbers), dtype=bool)
+        raise _scale_error(
+            path,
+            metric,
+            f"every one of the {len(numbers)} scores is a whole number within "
+            f"[{numbers.min():g}, {numbers.max():g}], as ratings are, which scale points "
+            "would show as points",
+            (numbers, everyone),
+            _advice(numbers, metric),
+        )
+
+
+def _rating_like(numbers: np.ndarray) -> bool:
+    """Every score a whole number within [-RATING_BOUND, RATING_BOUND]."""
+    return bool(np.all(numbers == np.round(numbers)) and np.all(np.abs(numbers) <= RATING_BOUND))
+
+
+def _advice(numbers: np.ndarray, metric: str) -> str:
+    """The option that fits these scores: a raw scale for ratings, points for other scores beyond
+    the fraction range, fraction for scores within it."""
+    if _rating_like(numbers):
+        low, high = float(numbers.min()), float(numbers.max())
+        return (
+            f"if they are ratings, set scale: {{{metric}: {{raw: [{low:g}, {high:g}]}}}} with "
+            "the rating scale's own bounds (shown as given, not as points)"
+        )
+    if (np.abs(numbers) > FRACTION_BOUND).mean() > FRACTION_OUTSIDE:
+        return f"if they are on a 0-100 scale, set scale: {{{metric}: points}}"
+    return f"if they are fractions (0-1), set scale: {{{metric}: fraction}} (the default)"
+
+
+def _count(mask: np.ndarray, numbers: np.ndarray) -> str:
+    return f"{int(mask.sum())} of {len(numbers)} scores"
+
+
+def _listed(numbers: np.ndarray, mask: np.ndarray) -> list[str]:
+    """The first SHOWN_VALUES offending values with their lines (line 1 is the header)."""
+    return [f"{numbers[r]:g} (line {r + 2})" for r in np.flatnonzero(mask)[:SHOWN_VALUES]]
+
+
+def _scale_error(
+    path: str | Path,
+    metric: str,
+    problem: str,
+    offending: tuple[np.ndarray, np.ndarray],
+    advice: str,
+) -> InputError:
+    """``<file>:<line>: column '<metric>': scores of metric ...; e.g. <values (lines)>; advice``,
+    at the first offending line."""
+    numbers, mask = offending
+    return InputError(
+        path,
+        f"scores of metric '{metric}': {problem}; e.g. {', '.join(_listed(numbers, mask))}; "
+        f"{advice}",
+        line=int(np.flatnonzero(mask)[0]) + 2,
+        column=metric,
+    )
+
+
+def _check_lookalike_names(raw: pd.DataFrame, path: str | Path, columns: ScoresColumns) -> None:
+    """Systems, segments, run-column values and facet levels that only look alike
+    (infrepro.io.names) are refused, naming both spellings and their lines; each column's
+    distinct values are compared, in order of first appearance."""
+    roles = {columns.system: SYSTEM, columns.segment: "segment"}
+    roles |= {f: "level" for f in columns.facets}
+    roles |= {c: "value" for c in columns.run if c not in roles}
+    for column, what in roles.items():
+        first = _text(raw[column]).drop_duplicates()
+        lines = [int(i) + 2 for i in first.index]  # line 1 is the header
+        check_lookalikes(list(first), path, what, lines=lines, column=column)
 
 
 def _join(raw: pd.DataFrame, run_columns: tuple[str, ...]) -> pd.Series:

@@ -10,7 +10,14 @@ import pandas as pd
 from infrepro.vocabulary import REFERENCE, SEGMENT, SOURCE
 
 from .errors import InputError
-from .tables import LINE_COLUMN, check_nonempty, check_unique, read_table, require_columns
+from .tables import (
+    LINE_COLUMN,
+    check_lookalike_values,
+    check_nonempty,
+    check_unique,
+    read_table,
+    require_columns,
+)
 
 _EXTRA_REFERENCE = re.compile(r"^reference_(\d+)$")
 
@@ -31,6 +38,7 @@ def read_testset(path: str | Path) -> pd.DataFrame:
     check_nonempty(frame, path, SEGMENT)
     frame[SEGMENT] = frame[SEGMENT].map(str)
     check_unique(frame, path, SEGMENT)
+    check_lookalike_values(frame, path, SEGMENT, SEGMENT)
     text_columns = reference_columns(frame.columns) + ([SOURCE] if SOURCE in frame else [])
     for column in text_columns:
         _check_text(frame, path, column)

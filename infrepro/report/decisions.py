@@ -84,7 +84,8 @@ def book_of(records: Iterable[PairDecision], family: str = FAMILY_BASELINE) -> B
 
 # -- wording ---------------------------------------------------------------------------------------
 def interval(record: PairDecision) -> str:
-    """``−3.84 [−7.08, −0.61]``: the improvement and its interval in points."""
+    """``−3.84 [−7.08, −0.61]``: the improvement and its interval, as the report shows scores
+    (points, or a raw scale's units: both stored / 100)."""
     if math.isnan(record.improvement):
         return "–"
     return (
@@ -152,7 +153,13 @@ def scope(record: PairDecision) -> str:
     )
 
 
-def sentence(record: PairDecision, label: str) -> str:
+def scale_words(unit: str) -> str:
+    """How a size is said after the metric's label: ``points``, or ``(as given)`` for a raw
+    scale (ratings shown as they are)."""
+    return unit if unit == "points" else f"({unit})"
+
+
+def sentence(record: PairDecision, label: str, unit: str = "points") -> str:
     """A sentence to quote: the verdict, the size with its interval, the test, the df method
     and the one p (adjusted, with its family)."""
     subject, other = record.system, record.reference
@@ -171,7 +178,8 @@ def sentence(record: PairDecision, label: str) -> str:
     if record.directional:
         word = "better" if record.verdict == BETTER else "worse"
         return (
-            f"{subject} {word} than {other} by {size_interval(record)} {label} points ({ci}), "
+            f"{subject} {word} than {other} by {size_interval(record)} {label} "
+            f"{scale_words(unit)} ({ci}), "
             f"{scope(record)}; {how}{facet}."
         )
     if record.verdict == NOT_CONVERGED:
@@ -179,5 +187,5 @@ def sentence(record: PairDecision, label: str) -> str:
     assert record.verdict == NOT_SHOWN
     return (
         f"No difference shown between {subject} and {other}: improvement {interval(record)} "
-        f"{label} points ({ci}); {how}{facet}."
+        f"{label} {scale_words(unit)} ({ci}); {how}{facet}."
     )

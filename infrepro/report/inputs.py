@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from infrepro.catalog import POINTS
 from infrepro.io.results import read_result_table
 from infrepro.vocabulary import REPORT_TABLES
 
@@ -33,6 +34,12 @@ class ReportSettings:
     alpha: float = 0.05
     links: Mapping[str, str] = field(default_factory=dict)
     rerun: str = "snakemake --cores 2"
+    units: Mapping[str, str] = field(default_factory=dict)  # per metric; default points
+
+    def unit(self, metric: str) -> str:
+        """How the report's scores of ``metric`` read: ``points`` (stored fractions x 100) or,
+        for a raw scale such as 1-5 ratings, ``as given``."""
+        return self.units.get(metric, POINTS) or "as given"
 
     def link(self, table: str) -> str:
         """The relative link from the report to a table's CSV."""

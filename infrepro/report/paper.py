@@ -146,7 +146,12 @@ def pairs_text(k: int) -> str:
 
 
 def caption(
-    table: pd.DataFrame, records: list[PairDecision], label: str, better: str, alpha: float
+    table: pd.DataFrame,
+    records: list[PairDecision],
+    label: str,
+    better: str,
+    alpha: float,
+    unit: str = "points",
 ) -> str:
     """What the table shows and how: model, df method, family, interval, α, the marks."""
     k = len(table)
@@ -156,7 +161,8 @@ def caption(
     marks = {m for r in records for m in verdict_cell(r) if m in MARK_TEXT}
     outputs = any(not is_missing(v) for v in table["output_group"])
     text = (
-        f"{label} in points ({better} is better), systems ranked by the model mean. "
+        f"{label} {'in points' if unit == 'points' else 'as given'} ({better} is better), "
+        "systems ranked by the model mean. "
         "Model means with 95 % CI from one REML fit of score ~ system + (1|segment) + a run "
         f"intercept per system with two or more runs, t with {table['df_method'].iloc[0]} df; "
         "a system with one run shows its output's mean. "
@@ -207,6 +213,7 @@ def latex_table(
     stem: str,
     better: str,
     alpha: float,
+    unit: str = "points",
 ) -> str:
     """A booktabs ``table*`` environment of one metric's decision table, after comment lines
     naming the engine and preamble it needs (escape.latex_header); one line per system and its
@@ -233,7 +240,7 @@ def latex_table(
     lines += [
         r"\bottomrule",
         r"\end{tabular}",
-        r"\caption{" + latex_escape(caption(table, records, label, better, alpha)) + "}",
+        r"\caption{" + latex_escape(caption(table, records, label, better, alpha, unit)) + "}",
         r"\label{tab:" + stem + "}",
         r"\end{table*}",
     ]
@@ -241,7 +248,13 @@ def latex_table(
 
 
 def markdown_table(
-    table: pd.DataFrame, records: list[PairDecision], *, label: str, better: str, alpha: float
+    table: pd.DataFrame,
+    records: list[PairDecision],
+    *,
+    label: str,
+    better: str,
+    alpha: float,
+    unit: str = "points",
 ) -> str:
     """The same table as GitHub Markdown, the caption below it."""
     rows = paper_rows(table, records, better)
@@ -254,13 +267,18 @@ def markdown_table(
     return (
         "\n".join(lines)
         + "\n\n"
-        + markdown_text(caption(table, records, label, better, alpha))
+        + markdown_text(caption(table, records, label, better, alpha, unit))
         + "\n"
     )
 
 
 def paper_files(
-    summary: pd.DataFrame, records: list[PairDecision], metric: str, better: str, alpha: float
+    summary: pd.DataFrame,
+    records: list[PairDecision],
+    metric: str,
+    better: str,
+    alpha: float,
+    unit: str = "points",
 ) -> tuple[str, str]:
     """``<metric>.tex`` and ``<metric>.md`` from ``summary.csv``'s rows of the metric and its
     records against the baseline in the named family, or a line saying there is no table."""
@@ -271,6 +289,14 @@ def paper_files(
     rows = rows.sort_values("rank", kind="stable").reset_index(drop=True)
     label = metric_label(metric)
     return (
-        latex_table(rows, records, label=label, stem=file_stem(metric), better=better, alpha=alpha),
-        markdown_table(rows, records, label=label, better=better, alpha=alpha),
+        latex_table(
+            rows,
+            records,
+            label=label,
+            stem=file_stem(metric),
+            better=better,
+            alpha=alpha,
+            unit=unit,
+        ),
+        markdown_table(rows, records, label=label, better=better, alpha=alpha, unit=unit),
     )

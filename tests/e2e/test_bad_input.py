@@ -78,7 +78,7 @@ def unknown_property(exp: MiniExperiment) -> str:
     config = exp.config()
     config["properties"] = ["length", "domain"]
     exp.write_config(config)
-    return r"unknown property 'domain': neither built in .* nor a column of the test set"
+    return r"properties names 'domain', which is neither built in .* nor a column of the test set"
 
 
 def scores_mode(exp: MiniExperiment, metric_value: str, column: str) -> None:
@@ -108,7 +108,7 @@ def scores_mode(exp: MiniExperiment, metric_value: str, column: str) -> None:
 
 def missing_mapped_column(exp: MiniExperiment) -> str:
     scores_mode(exp, "0.5", "replication")
-    return r"scores.csv.gz: column 'replication': the columns mapping names 'replication'"
+    return r"scores.csv.gz: column 'replication': columns.run names 'replication'"
 
 
 def non_numeric_score(exp: MiniExperiment) -> str:

@@ -23,7 +23,6 @@ for _analysis in ANALYSES:
             evaluation=f"{RESULTS}/evaluation.parquet",
             runs=f"{RESULTS}/inputs/runs.parquet",
             bins=f"{RESULTS}/tables/property_bins.csv",
-            script=rule_script("analysis.py"),
             # the tables it needs from other analyses' jobs of the same metric
             **{
                 need.argument: ANALYSIS_PART.replace("{analysis}", need.analysis).replace(
@@ -37,6 +36,7 @@ for _analysis in ANALYSES:
                 for table in ANALYSES[_analysis].tables
             },
         params:
+            script=rule_script("analysis.py"),
             analysis=_analysis,
             metric=lambda wildcards: METRIC_OF_STEM[wildcards.metric],
             better=lambda wildcards: EXPERIMENT.better[METRIC_OF_STEM[wildcards.metric]],
@@ -65,9 +65,10 @@ rule collect_tables:
             for analysis in ANALYSES_TO_RUN
             for table in ANALYSES[analysis].tables
         ],
-        script=rule_script("collect_tables.py"),
     output:
         **{table: f"{RESULTS}/tables/{table}.csv" for table in TABLES},
+    params:
+        script=rule_script("collect_tables.py"),
     log:
         "logs/collect_tables.log",
     threads: 1

@@ -1,14 +1,15 @@
 # Shared set-up: validate every input before any job runs, and name the workflow's outputs.
-import os
+import functools
 import re
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
 from infrepro.io import InputError
+from infrepro.io.paths import portable_path
 from infrepro.experiment import load_experiment
 from infrepro.registry import SUMMARY
-from infrepro.vocabulary import file_stem
+from infrepro.vocabulary import REPORT_TABLES, file_stem
 from infrepro.workflow import verbatim
 
 RESULTS = "results"
@@ -34,12 +35,14 @@ def content_of(*paths):
     """A job parameter from the SHA-256 of each file's bytes. Snakemake's params trigger reruns
     the job whenever it changes, so a file whose content changed is reread whatever its mtime
     (`cp -p`, `rsync -a`, `tar x`, `touch -d`); the mtime trigger alone would miss an older one.
-    A path may be a function of the job's wildcards, as an input function is."""
+    A path may be a function of the job's wildcards, as an input function is. Each file is named
+    by `portable_path` (relative to the experiment folder when inside it), so moving or cloning a
+    finished experiment changes no parameter."""
     from infrepro.report.checksums import sha256
 
     def digests(wildcards):
         files = [p(wildcards) if callable(p) else p for p in paths]
-        return {str(p): sha256(p) for p in files}
+        return {portable_path(p): sha256(p) for p in files}
 
     return digests
 
@@ -54,9 +57,19 @@ def final_outputs():
 
 
 def rule_script(name):
-    """scripts/<name> as the `script` input of its rule: editing the script reruns the rule (the
-    mtime trigger; the code trigger sees only the one-line `run:` block)."""
-    return os.path.relpath(SCRIPTS / name)
+    """scripts/<name> as the `script` parameter of its rule, by name and content. Editing the
+    script reruns its jobs through the params trigger (the code trigger sees only the one-line
+    run block), and where the workflow lives (its path from the experiment folder) is no part of
+    any job's inputs, so a moved experiment or workflow reruns nothing."""
+    return {name: file_digest(SCRIPTS / name)}
+
+
+@functools.cache
+def file_digest(path):
+    """SHA-256 of a file of the workflow or the package (a script, a template), once per parse."""
+    from infrepro.report.checksums import sha256
+
+    return sha256(path)
 
 
 def run_script(job, worker=False):
@@ -71,7 +84,8 @@ def run_script(job, worker=False):
 
     fields = ("input", "output", "params", "wildcards", "threads", "resources", "log")
     smk = Snakemake(*(job[name] for name in fields), config, job["rule"], None, str(SCRIPTS))
-    script = Path(job["input"].script).resolve()
+    (name,) = job["params"].script
+    script = SCRIPTS / name
     if worker and workflow.is_main_process:
         run_in_worker(script, smk, workflow.cores)
     else:
@@ -84,3 +98,25 @@ def paper_outputs():
         return []
     stems = [file_stem(m) for m in EXPERIMENT.metrics]
     return [f"{RESULTS}/paper/{stem}.{ext}" for stem in stems for ext in ("tex", "md")]
+
+
+def produced_outputs():
+    """Every file the jobs of the target `all` write under results/, sorted: the outputs as the
+    rule files declare them (called after they are included)."""
+    if RAW_MODE:
+        files = [
+            f"{RESULTS}/inputs/testset.parquet",
+            f"{RESULTS}/properties.parquet",
+            *(f"{RESULTS}/scores/{run}.parquet" for run in EXPERIMENT.run_ids),
+        ]
+    else:
+        files = []
+    files += [
+        f"{RESULTS}/inputs/runs.parquet",
+        f"{RESULTS}/evaluation.parquet",
+        *rules.collect_tables.input.parts,
+        *(f"{RESULTS}/tables/{name}.csv" for name in REPORT_TABLES),
+        f"{RESULTS}/report.html",
+        *paper_outputs(),
+    ]
+    return sorted(set(files))

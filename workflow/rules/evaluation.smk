@@ -10,10 +10,10 @@ if RAW_MODE:
             runs=f"{RESULTS}/inputs/runs.parquet",
             properties=f"{RESULTS}/properties.parquet",
             scores=expand(f"{RESULTS}/scores/{{{RUN}}}.parquet", **{RUN: EXPERIMENT.run_ids}),
-            script=rule_script("assemble.py"),
         output:
             evaluation=f"{RESULTS}/evaluation.parquet",
         params:
+            script=rule_script("assemble.py"),
             facets=verbatim(EXPERIMENT.facets),
             metrics=verbatim(EXPERIMENT.metrics),
         log:
@@ -31,12 +31,12 @@ else:
     rule import_scores:
         input:
             scores=config.get("scores", []),
-            script=rule_script("import_scores.py"),
         output:
             evaluation=f"{RESULTS}/evaluation.parquet",
             runs=f"{RESULTS}/inputs/runs.parquet",
             bins=f"{RESULTS}/tables/property_bins.csv",
         params:
+            script=rule_script("import_scores.py"),
             columns=config.get("columns", {}),
             options=PROPERTY_OPTIONS,
             scale=config["scale"],

@@ -4,10 +4,10 @@
 rule prepare_testset:
     input:
         testset=config.get("testset", []),
-        script=rule_script("prepare_testset.py"),
     output:
         testset=f"{RESULTS}/inputs/testset.parquet",
     params:
+        script=rule_script("prepare_testset.py"),
         content=content_of(config["testset"]),
     log:
         "logs/prepare_testset.log",
@@ -22,10 +22,10 @@ rule prepare_testset:
 rule prepare_runs:
     input:
         runs=config.get("runs", []),
-        script=rule_script("prepare_runs.py"),
     output:
         runs=f"{RESULTS}/inputs/runs.parquet",
     params:
+        script=rule_script("prepare_runs.py"),
         content=content_of(config["runs"]),
     log:
         "logs/prepare_runs.log",

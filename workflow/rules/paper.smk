@@ -8,15 +8,16 @@ rule paper_tables:
     input:
         summary=f"{RESULTS}/tables/{SUMMARY}.csv",
         decisions=f"{RESULTS}/tables/decisions.csv",
-        script=rule_script("paper_tables.py"),
     output:
         tex=[f"{RESULTS}/paper/{file_stem(m)}.tex" for m in EXPERIMENT.metrics],
         md=[f"{RESULTS}/paper/{file_stem(m)}.md" for m in EXPERIMENT.metrics],
     params:
+        script=rule_script("paper_tables.py"),
         metrics=verbatim(EXPERIMENT.metrics),
         better=EXPERIMENT.better,
         alpha=config["report"]["alpha"],
         baseline=verbatim(EXPERIMENT.baseline),
+        units=verbatim(EXPERIMENT.units),
         family=config["analyses"]["comparisons"],
     log:
         "logs/paper_tables.log",

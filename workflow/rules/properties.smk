@@ -5,11 +5,11 @@ rule properties:
     input:
         testset=f"{RESULTS}/inputs/testset.parquet",
         rarity_corpus=PROPERTY_OPTIONS.get("rarity_corpus") or [],
-        script=rule_script("properties.py"),
     output:
         properties=f"{RESULTS}/properties.parquet",
         bins=f"{RESULTS}/tables/property_bins.csv",
     params:
+        script=rule_script("properties.py"),
         properties=verbatim(EXPERIMENT.properties),
         options=PROPERTY_OPTIONS,
         content=content_of(*filter(None, [PROPERTY_OPTIONS.get("rarity_corpus")])),

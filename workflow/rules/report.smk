@@ -1,6 +1,5 @@
 # The HTML report (results/report.html): provenance tables, then one self-contained page rendered
 # from results/tables/*.csv. Both are also registered with Snakemake's own report (--report).
-import os
 from pathlib import Path
 
 from infrepro.provenance import software_versions
@@ -8,23 +7,18 @@ from infrepro.report.render import TEMPLATE_DIR, TEMPLATE_FILES
 from infrepro.vocabulary import REPORT_TABLES
 
 REPORT_OPTIONS = config["report"]
+TEMPLATES = {name: file_digest(TEMPLATE_DIR / name) for name in TEMPLATE_FILES}
 
-# Relative to the working directory: the config files in use (once each), and the command that
-# reruns this experiment (with the config files given on the command line, if any).
+# As every input is named (infrepro.io.paths.portable_path: relative to the working directory when
+# inside it): the config files in use (once each), and the command that reruns this experiment
+# (with the config files given on the command line, if any).
 CONFIG_FILES = list(
-    dict.fromkeys(
-        Path(os.path.relpath(Path(p).resolve())).as_posix()
-        for p in workflow.configfiles
-        if Path(p).is_file()
-    )
+    dict.fromkeys(portable_path(p) for p in workflow.configfiles if Path(p).is_file())
 )
 RERUN_COMMAND = " ".join(
     [
         "snakemake --cores 2",
-        *(
-            f"--configfile {Path(os.path.relpath(Path(p).resolve())).as_posix()}"
-            for p in workflow.overwrite_configfiles or []
-        ),
+        *(f"--configfile {portable_path(p)}" for p in workflow.overwrite_configfiles or []),
     ]
 )
 
@@ -32,7 +26,6 @@ RERUN_COMMAND = " ".join(
 rule report_provenance:
     input:
         inputs=list(dict.fromkeys([*EXPERIMENT.inputs, *CONFIG_FILES])),
-        script=rule_script("report_provenance.py"),
     output:
         inputs=report(
             f"{RESULTS}/tables/inputs.csv",
@@ -45,6 +38,7 @@ rule report_provenance:
             category="Provenance",
         ),
     params:
+        script=rule_script("report_provenance.py"),
         versions=software_versions(),
         content=content_of(*EXPERIMENT.inputs, *CONFIG_FILES),
     log:
@@ -60,8 +54,6 @@ rule report_provenance:
 rule report:
     input:
         **{name: f"{RESULTS}/tables/{name}.csv" for name in REPORT_TABLES},
-        templates=[str(TEMPLATE_DIR / name) for name in TEMPLATE_FILES],  # package data
-        script=rule_script("report.py"),
     output:
         html=report(
             f"{RESULTS}/report.html",
@@ -70,18 +62,21 @@ rule report:
             labels={"name": "infrepro report"},
         ),
     params:
+        script=rule_script("report.py"),
         name=verbatim(EXPERIMENT.name),
         baseline=verbatim(EXPERIMENT.baseline),
         systems=verbatim(EXPERIMENT.systems),
         metrics=verbatim(EXPERIMENT.metrics),
         better=EXPERIMENT.better,
+        units=verbatim(EXPERIMENT.units),
         properties=verbatim(EXPERIMENT.properties),
         facets=verbatim(EXPERIMENT.facets),
         config=config,
         date=verbatim(REPORT_OPTIONS.get("date")),
         alpha=REPORT_OPTIONS["alpha"],
         rerun=RERUN_COMMAND,
-        templates=lambda w, input: os.path.dirname(input.templates[0]),
+        # package data, by name and content (where the package is installed is no input)
+        templates=TEMPLATES,
     log:
         "logs/report.log",
     threads: 1

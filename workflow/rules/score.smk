@@ -10,10 +10,10 @@ rule score_run:
     input:
         hypotheses=hypotheses_of,
         testset=f"{RESULTS}/inputs/testset.parquet",
-        script=rule_script("score_run.py"),
     output:
         scores=f"{RESULTS}/scores/{{{RUN}}}.parquet",  # wildcard: the run id
     params:
+        script=rule_script("score_run.py"),
         metrics=EXPERIMENT.metrics,
         content=content_of(hypotheses_of),
         implementation=config["scoring"]["implementation"],

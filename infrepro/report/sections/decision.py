@@ -16,7 +16,7 @@ from infrepro.plots.groups import groups_diagram, letter_members
 from infrepro.registry import SUMMARY
 from infrepro.vocabulary import SYSTEM
 
-from ..decisions import Book, book, family_text, interval, sentence, verdict_text
+from ..decisions import Book, book, family_text, interval, scale_words, sentence, verdict_text
 from ..figure import Figure, make_figure
 from ..formatting import integer, is_missing, points
 from ..formatting import p_text as cell_text
@@ -158,7 +158,8 @@ def _forest(
         [100 * r.improvement for r in records],
         [(100 * r.lower, 100 * r.upper) for r in records],
         [r.directional for r in records],
-        xlabel=f"improvement{baseline}, {label} points (positive = better)",
+        xlabel=f"improvement{baseline}, {label} {scale_words(settings.unit(metric))} "
+        "(positive = better)",
         title=f"{label}: improvement over {settings.baseline if baseline else 'the baseline'}",
         key=key,
         description=description,
@@ -188,7 +189,8 @@ def groups_figure(
         letter_members(["" if is_missing(v) else str(v) for v in shown["group"]]),
         outputs=letter_members(["" if is_missing(v) else str(v) for v in shown["output_group"]]),
         lower_is_better=better == "lower",
-        xlabel=f"model mean, {label} points ({better} is better: better to the right)",
+        xlabel=f"model mean, {label} {scale_words(settings.unit(metric))} ({better} is better: "
+        "better to the right)",
         title=title,
         key=key,
     )
@@ -251,16 +253,17 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Dec
         paired = decision_rows(rows, decisions, metric, settings.baseline)
         records = [r for _, r in paired if r is not None]
         better = settings.better.get(metric, "higher")
-        latex = paper_files(rows, records, metric, better, settings.alpha)[0]
+        unit = settings.unit(metric)
+        latex = paper_files(rows, records, metric, better, settings.alpha, unit)[0]
         out.append(
             Decision(
                 metric,
                 label,
                 table_of(paired, settings, metric),
-                caption(rows, records, label, better, settings.alpha),
+                caption(rows, records, label, better, settings.alpha, unit),
                 latex,
                 _notes(paired),
-                [sentence(r, label) for r in records],
+                [sentence(r, label, unit) for r in records],
                 _forest(records, metric, label, settings),
                 best_run_orders(rows, settings.alpha),
                 groups_figure(rows, metric, label, settings),

@@ -109,7 +109,11 @@ def comparison_table(
     headers = [
         Column("kind", "test shown", numeric=False),
         Column("test", "model and test", numeric=False, title="hover for the model formula"),
-        Column("improvement", "improvement", title="positive = better, points"),
+        Column(
+            "improvement",
+            "improvement",
+            title=f"positive = better, {settings.unit(record.metric)}",
+        ),
         Column("effect", "d", title=f"d = improvement / {EFFECT_SD} (one SD per metric)"),
         Column("p", "p", numeric=False, title="each row's own p, with its family"),
     ]
@@ -343,7 +347,7 @@ def card(
     """One competitor's card, from its record against the baseline."""
     label = metric_label(record.metric)
     subset = pair(settings.baseline, record.system)
-    said = sentence(record, label)
+    said = sentence(record, label, settings.unit(record.metric))
     beside = [
         survival_line(record, label),
         generalisation(record, facet_groups(tables, record.metric, subset)),

@@ -12,6 +12,8 @@ import yaml
 
 from infrepro.vocabulary import (
     EFFECT_SD_TEXT,
+    OUTPUTS_TABLE,
+    REMOVED,
     SEGMENT_TERM,
     SYSTEM,
     comparison_formulas,
@@ -258,6 +260,7 @@ class Methods:
     models: Table | None = None
     software: Table | None = None
     inputs: Table | None = None
+    removed: list[str] = field(default_factory=list)  # outputs.csv: files an earlier config made
     config: str = ""
     rerun: list[str] = field(default_factory=list)
 
@@ -321,6 +324,9 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Methods:
             ],
             csv=settings.link("inputs"),
         )
+    outputs = tables[OUTPUTS_TABLE]
+    if not outputs.empty:
+        section.removed = [str(p) for p in outputs.loc[outputs["status"] == REMOVED, "path"]]
     section.config = yaml.safe_dump(_plain(settings.config), sort_keys=False, allow_unicode=True)
     section.rerun = ['pip install -e ".[test]"', settings.rerun]
     return section

@@ -69,7 +69,10 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Scores:
         svg = run_distribution(
             runs,
             by_mean(runs, settings.systems, settings.better.get(metric, "higher")),
-            ylabel=f"{label}, points ({better_label(settings.better.get(metric, 'higher'))})",
+            ylabel=(
+                f"{label}, {settings.unit(metric)} "
+                f"({better_label(settings.better.get(metric, 'higher'))})"
+            ),
             title=f"{label}: mean score of every run",
             key=f"dist-{metric}",
             colour_by=colouring(tables, runs, metric, settings.systems),

@@ -11,7 +11,9 @@ shuffled, and compares every table.
 analysis (the cheap ones most often) so the module stays within about two minutes on one core.
 In raw mode (hypotheses scored by the real metrics through the raw rule scripts), 10 renamed
 experiments (systems, facets, levels, user properties) and 5 with the test set's and the runs
-sheet's rows permuted.
+sheet's rows permuted. Names that only look alike (a system, run, segment, facet level or column
+spelt a second time with surrounding whitespace or decomposed) are refused before any table is
+written, naming the file, the line of each spelling and both spellings.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from infrepro.io.errors import InputError
 from infrepro.vocabulary import SEGMENT
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from label_experiments import (  # noqa: E402
+    Lookalike,
     assert_same_tables,
     draw_renaming,
     generate,
@@ -36,6 +40,8 @@ from label_experiments import (  # noqa: E402
     run_ids,
     run_in_process,
     run_raw_in_process,
+    with_lookalike,
+    with_lookalike_raw,
 )
 
 # the analysis each design runs, in turn: the model-heavy ones less often
@@ -116,3 +122,36 @@ def test_raw_mode_permuting_testset_and_runs_sheet_rows_keeps_tables_byte_identi
     permuted = permute_raw(experiment, design)
     assert list(permuted.testset[SEGMENT]) != list(experiment.testset[SEGMENT])
     assert run_raw_in_process(permuted, tmp_path / "permuted", [analysis]) == base
+
+
+def assert_refused_naming_both(err: pytest.ExceptionInfo, path: Path, twin: Lookalike) -> None:
+    message = str(err.value)
+    earlier, later = sorted((twin.first_line, twin.second_line))
+    where = f"{path}:{later}: " + ("" if twin.role == "column" else f"column '{twin.column}': ")
+    assert message.startswith(where), message
+    assert repr(twin.first) in message and repr(twin.second) in message, message
+    assert f"(line {earlier})" in message, message
+    assert "differ only by surrounding whitespace or Unicode normalisation" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("design", range(15))
+def test_names_that_only_look_alike_are_refused_up_front_naming_both(
+    design: int, tmp_path: Path
+) -> None:
+    experiment, twin = with_lookalike(generate(design), design)
+    with pytest.raises(InputError) as err:
+        run_in_process(experiment, tmp_path, ["summary"])
+    assert_refused_naming_both(err, tmp_path / "scores.csv", twin)
+    assert not (tmp_path / "results" / "evaluation.parquet").exists()
+
+
+@pytest.mark.parametrize("design", range(8))
+def test_raw_mode_names_that_only_look_alike_are_refused_up_front_naming_both(
+    design: int, tmp_path: Path
+) -> None:
+    experiment, twin = with_lookalike_raw(generate_raw(design), design)
+    with pytest.raises(InputError) as err:
+        run_raw_in_process(experiment, tmp_path, ["summary"])
+    file = "testset.tsv" if twin.role == "segment" else "runs.tsv"
+    assert_refused_naming_both(err, tmp_path / file, twin)
