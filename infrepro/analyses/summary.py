@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import stats
 
 from infrepro.lmm import LmmError, LmmResult
 from infrepro.registry import SUMMARY
@@ -40,7 +40,7 @@ from .comparison import shared_facets
 from .data import MetricData, best_runs, run_means
 from .fitlog import FitLog
 from .letters import compact_letters
-from .pvalues import format_p, holm_log10
+from .pvalues import format_p, holm_log10, t_log10_two_sided
 from .smalltests import ddf_method, t_quantile
 
 RUN_AWARE = "run-aware"
@@ -214,27 +214,8 @@ def _pair_test(
 
 
 def _t_log10_p(estimate: Estimate) -> float:
-    """log10 of the two-sided t p-value of estimate / se with its df, never -inf.
-
-    Where scipy's log tail underflows: p = I_x(a, b), the regularized incomplete beta with
-    x = ν / (ν + t²), a = ν/2, b = 1/2, by its hypergeometric series
-    I_x(a, b) = x^a (1 − x)^b / (a B(a, b)) · Σ_k (a + b)_k / (a + 1)_k x^k (every term ratio
-    below x < 1), in logs."""
-    t = abs(estimate.estimate / estimate.se)
-    nu = estimate.df
-    log_sf = float(stats.t.logsf(t, nu))
-    if math.isfinite(log_sf):
-        return (log_sf + math.log(2.0)) / math.log(10.0)
-    a, b = nu / 2.0, 0.5
-    x = nu / (nu + t * t)
-    total, term, k = 1.0, 1.0, 0
-    while term > 1e-17 * total and k < 100_000:
-        term *= (a + b + k) / (a + 1.0 + k) * x
-        total += term
-        k += 1
-    log_1mx = math.log(t * t) - math.log(nu + t * t)
-    log_p = a * math.log(x) + b * log_1mx - math.log(a) - float(special.betaln(a, b))
-    return (log_p + math.log(total)) / math.log(10.0)
+    """log10 of the two-sided t p-value of estimate / se with its df, never -inf."""
+    return t_log10_two_sided(estimate.estimate / estimate.se, estimate.df)
 
 
 def critical_ratio(delta: Estimate, run_var: float, alpha: float) -> float:
