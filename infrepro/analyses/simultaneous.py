@@ -295,7 +295,7 @@ class _MaxNormal:
         tail = _cheb(self.tail, self.x_mid, self.x_top, np.clip(x, self.x_mid, self.x_top))
         value = np.where(x > self.x_mid, tail, bulk)
         value = np.where(x < self.x_lo, -log_p1, value)
-        return np.clip(value, 0.0, log_m)
+        return np.clip(value, 0.0, np.minimum(log_m, -log_p1))  # 1 ≤ h ≤ m, and 1 − G ≤ 1
 
 
 def _cheb(coef: np.ndarray, lo: float, hi: float, x: np.ndarray) -> np.ndarray:
@@ -399,7 +399,9 @@ def _log_ratio(dist: _MaxNormal, c: np.ndarray, nu: np.ndarray) -> np.ndarray:
     def slope(ls: np.ndarray) -> np.ndarray:  # d psi / d log s
         s = np.exp(ls)
         y = cc * s
-        mills = np.exp(-0.5 * y * y - 0.5 * math.log(2.0 * math.pi) - special.log_ndtr(-y))
+        with np.errstate(over="ignore", invalid="ignore"):
+            mills = np.exp(-0.5 * y * y - 0.5 * math.log(2.0 * math.pi) - special.log_ndtr(-y))
+        mills = np.where(y > 1e8, y, mills)  # φ(y) / Φ(−y) → y
         return -y * mills + (vv - 1.0) - vv * s * s
 
     floor = np.full(cc.shape, -750.0)

@@ -5,7 +5,7 @@
 # same adjusted p and critical values recomputed directly with mvtnorm at a tight abseps, the
 # precise reference.
 #
-# Usage (from the repository root; about 30 minutes on the shared 2-core machine):
+# Usage (from the repository root; see tests/golden/README.md for the time it takes):
 #   setarch -R Rscript tests/golden/make_golden_mvt.R
 #   MVT_ONLY='^sys3$' setarch -R Rscript tests/golden/make_golden_mvt.R    # only matching designs
 #
@@ -28,7 +28,7 @@ sys6 <- list(runs = c(A = 4, B = 3, C = 5, D = 2, E = 3, F = 4),
 
 # the reference's abseps by family size: mvtnorm's time grows steeply with the dimension
 # (28 contrasts at 1e-5: 30-100 s per probability)
-ref_abseps <- function(m) if (m <= 10) 1e-5 else if (m <= 15) 3e-5 else 1e-4
+ref_abseps <- function(m) if (m <= 7) 1e-5 else if (m <= 15) 3e-5 else 1e-4
 ref_maxpts <- 1e8
 
 in_box <- function(q, m, nu, R, algorithm) {
@@ -37,13 +37,10 @@ in_box <- function(q, m, nu, R, algorithm) {
 }
 
 # q with P(max|T| <= q) = 1 - alpha, T ~ MVT(R, nu) (nu = 0: normal), by uniroot on pmvt with the
-# same random numbers at every q (as qmvt), between the marginal and the Bonferroni quantile
-critical_ref <- function(nu, R, algorithm) {
-  m <- nrow(R)
-  quant <- function(p) if (nu == 0) qnorm(p) else qt(p, nu)
-  f <- function(q) in_box(q, m, nu, R, algorithm) - (1 - alpha)
-  uniroot(f, lower = quant(1 - alpha / 2), upper = quant(1 - alpha / (2 * m)),
-          tol = 1e-9)$root
+# same random numbers at every q (as qmvt), from a bracket of +-0.05 around emmeans' own q
+critical_ref <- function(nu, R, algorithm, start) {
+  f <- function(q) in_box(q, nrow(R), nu, R, algorithm) - (1 - alpha)
+  uniroot(f, lower = start - 0.05, upper = start + 0.05, extendInt = "yes", tol = 1e-7)$root
 }
 
 family <- function(ctr, name) {
@@ -57,8 +54,10 @@ family <- function(ctr, name) {
   nu <- emmeans:::.fix.df(tests$df)
   algorithm <- GenzBretz(maxpts = ref_maxpts, abseps = ref_abseps(m), releps = 0)
   started <- proc.time()[["elapsed"]]
-  crit <- setNames(vapply(unique(nu), critical_ref, numeric(1), R = R, algorithm = algorithm),
-                   unique(nu))
+  emm_crit <- (ci$upper.CL - ci$estimate) / ci$SE
+  crit <- setNames(vapply(unique(nu), function(v) {
+    critical_ref(v, R, algorithm, emm_crit[match(v, nu)])
+  }, numeric(1)), unique(nu))
   labels <- as.character(tests$contrast)
   sides <- strsplit(labels, " - ")
   rows <- lapply(seq_len(m), function(j) {
