@@ -46,7 +46,7 @@ NORMAL_ABOVE = 9999.0  # emmeans' .fix.df: larger df (and infinite or missing) m
 REPLICATES = 8  # independently scrambled Sobol sequences; their spread is the error estimate
 SOBOL_SEED = 20_251_127  # replicate r uses seed SOBOL_SEED + r (pilot: + REPLICATES + r)
 PILOT_POINTS = 128  # per replicate: where G is ~0 and how far the tail can be resolved
-POINTS = (512, 8192)  # per replicate: first pass, and the most the doubling may reach
+POINTS = (2048, 8192)  # per replicate: first pass (fewer: SEs blind to a 0.4 % bias), most
 TARGET_ERROR = 2e-5  # doubling stops when three SEs of every node's 1 − G are below this
 WORK_BUDGET = 2e7  # ... or when nodes x points x cost would exceed this (cost in pivot steps)
 ROW_COST = 0.05  # a contrast closed at a step, in pivot steps (measured: 9 vs 190 ns per path)
@@ -55,8 +55,11 @@ NODES = 20  # Chebyshev nodes of log h on each of [x_lo, x_mid] and [x_mid, x_to
 PILOT_NODES = 25
 G_FLOOR = 1e-10  # below x_lo, G(x) < G_FLOOR: 1 − G is taken as 1
 TAIL_FLOOR = 1e-16  # the grid ends where the Bonferroni bound 2 m Φ(−x) reaches this
-MID_TAIL = 1e-2  # x_mid, where the SOV hands over to the union estimator: 1 − G ≈ this
+MID_TAIL = 1e-3  # x_mid, where the SOV hands over to the union estimator: 1 − G ≈ this
 UNION_POINTS = 1024  # per replicate, for the union estimator (relative SE ≲ 1 % there)
+ONE_FACTOR_MISFIT = 0.05  # R's one-factor fit serves as control variate when this close
+ONE_FACTOR_ITERATIONS = 100
+ONE_FACTOR_NODES = 400
 SPAN_TOL = 1e-10  # residual variance below which a contrast lies in the pivots' span
 COEF_TOL = 1e-9  # smaller coefficients of a dependent contrast on the pivots are rounding
 QUAD_NODES = 96  # Gauss-Legendre nodes for H(c)
@@ -102,6 +105,7 @@ class _Plan:
     Z_Pj to centre_i ± x ``steps[j][1]``_i."""
 
     factor: np.ndarray  # m x r, Z = factor y: the rows have unit length
+    pivots: tuple[int, ...]
     chol: np.ndarray
     steps: tuple[tuple[sparse.csr_matrix, np.ndarray], ...]
     rank: int
@@ -114,11 +118,11 @@ class _Plan:
         return self.rank + ROW_COST * self.closed + NNZ_COST * nnz
 
 
-def _plan(corr: np.ndarray) -> _Plan:
+def _plan(corr: np.ndarray, order: tuple[int, ...] | None = None) -> _Plan:
     """Pivoted Cholesky of R choosing, at each step, the contrast that brings the most others
     into the span (for all pairs: the next system with every pair it closes), ties to the
     smallest conditional variance (measured: 2-5 times smaller SOV errors than Genz's largest
-    variance first on these families), then to the lowest index."""
+    variance first on these families), then to the lowest index; or the pivots ``order``."""
     m = corr.shape[0]
     res = corr.astype(float).copy()
     d = np.diag(res).copy()
@@ -135,6 +139,8 @@ def _plan(corr: np.ndarray) -> _Plan:
         # every contrast this one closes spans the same: the SOV is the same whichever is the
         # pivot; the first (for all pairs, a star on the lowest system) keeps the others sparse
         c = int(np.flatnonzero(free & (after[:, c] <= SPAN_TOL))[0])
+        if order is not None:
+            c = order[len(pivots)]
         col = res[:, c] / math.sqrt(d[c])
         col[inspan] = 0.0
         res -= np.outer(col, col)
@@ -155,7 +161,7 @@ def _plan(corr: np.ndarray) -> _Plan:
         rows = dependent[last == j]
         cj = coef[rows, j]
         steps.append((sparse.csr_matrix(-coef[rows, :j] / cj[:, None]), 1.0 / np.abs(cj)))
-    return _Plan(factor, chol, tuple(steps), len(pivots), len(dependent))
+    return _Plan(factor, tuple(pivots), chol, tuple(steps), len(pivots), len(dependent))
 
 
 def _log_inside(plan: _Plan, x: float | np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -204,31 +210,79 @@ def _log_inside(plan: _Plan, x: float | np.ndarray, u: np.ndarray) -> np.ndarray
 
 class _Nodes:
     """Running SOV sums at fixed nodes x_k over REPLICATES scrambled Sobol sequences, which
-    ``extend`` continues (so doubling the points reuses every evaluation)."""
+    ``extend`` continues (so doubling the points reuses every evaluation); with a ``control``
+    plan (R's one-factor fit in the same pivot order), the same points integrate it too."""
 
-    def __init__(self, plan: _Plan, nodes: np.ndarray, seed: int) -> None:
+    def __init__(
+        self, plan: _Plan, nodes: np.ndarray, seed: int, control: _Plan | None = None
+    ) -> None:
         self.plan = plan
+        self.control = control
         self.nodes = nodes
         dim = plan.rank - 1
         self.engines = [qmc.Sobol(dim, scramble=True, rng=seed + r) for r in range(REPLICATES)]
         self.n = 0
-        self.tail_sums = np.zeros((REPLICATES, nodes.size))  # Σ (1 − f)
-        self.inside_sums = np.zeros((REPLICATES, nodes.size))  # Σ f
+        # Σ (1 − f) and Σ f per replicate and node, of R and of the control
+        self.sums = np.zeros((4, REPLICATES, nodes.size))
 
     def extend(self, n: int) -> None:
         """Add n points per replicate (n a power of two, as the Sobol balance needs)."""
         u = np.vstack([engine.random(n) for engine in self.engines])
+        plans = [self.plan] if self.control is None else [self.plan, self.control]
         for k, x in enumerate(self.nodes):
-            log_in = _log_inside(self.plan, float(x), u).reshape(REPLICATES, n)
-            self.tail_sums[:, k] += -np.expm1(log_in).sum(axis=1)
-            self.inside_sums[:, k] += np.exp(log_in).sum(axis=1)
+            for i, plan in enumerate(plans):
+                log_in = _log_inside(plan, float(x), u).reshape(REPLICATES, n)
+                self.sums[2 * i, :, k] += -np.expm1(log_in).sum(axis=1)
+                self.sums[2 * i + 1, :, k] += np.exp(log_in).sum(axis=1)
         self.n += n
 
-    def tails(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """1 − Ĝ at the nodes, its standard error over the replicates, and Ĝ."""
-        per_rep = self.tail_sums / self.n
-        se = per_rep.std(axis=0, ddof=1) / math.sqrt(REPLICATES)
-        return per_rep.mean(axis=0), se, self.inside_sums.mean(axis=0) / self.n
+    def estimates(
+        self, exact: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """1 − Ĝ and Ĝ at the nodes and their standard error over the replicates; given the
+        control's exact (1 − G₀, G₀), the control-variate estimates Ĝ − (Ĝ₀ − G₀)."""
+        tail, inside = self.sums[0] / self.n, self.sums[1] / self.n
+        if exact is not None:
+            tail = tail - (self.sums[2] / self.n - exact[0])
+            inside = inside - (self.sums[3] / self.n - exact[1])
+        se = tail.std(axis=0, ddof=1) / math.sqrt(REPLICATES)
+        return tail.mean(axis=0), inside.mean(axis=0), se
+
+
+def _one_factor(corr: np.ndarray) -> np.ndarray | None:
+    """Loadings λ of R's one-factor fit ρ_ij ≈ λ_i λ_j (i ≠ j; principal-axis iterations), or
+    None when it is off by more than ONE_FACTOR_MISFIT or a |λ_i| reaches 0.999. The contrasts
+    with the baseline of independent means are exactly one-factor, λ_i = sqrt(v_B / (v_B + v_i));
+    model M's are within about 1e-4 (the golden designs)."""
+    m = corr.shape[0]
+    values, vectors = np.linalg.eigh(corr)
+    lam = vectors[:, -1] * math.sqrt(values[-1])
+    for _ in range(ONE_FACTOR_ITERATIONS):
+        reduced = corr - np.eye(m) + np.diag(lam * lam)
+        values, vectors = np.linalg.eigh(reduced)
+        lam = vectors[:, -1] * math.sqrt(max(values[-1], 0.0))
+    fitted = np.outer(lam, lam)
+    misfit = np.abs(corr - fitted)[~np.eye(m, dtype=bool)].max()
+    if misfit > ONE_FACTOR_MISFIT or np.abs(lam).max() >= 0.999:
+        return None
+    return lam
+
+
+def _one_factor_exact(lam: np.ndarray, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact 1 − G₀(x) and G₀(x) of the one-factor correlation: Z_i = λ_i W + s_i E_i with
+    s_i = sqrt(1 − λ_i²), G₀(x) = ∫ φ(w) Π_i [Φ((x − λ_i w)/s_i) − Φ((−x − λ_i w)/s_i)] dw, by
+    ONE_FACTOR_NODES Gauss-Legendre nodes on [−10, 10] (the product as a sum of log1p, so that
+    both keep their digits when small)."""
+    t, wt = np.polynomial.legendre.leggauss(ONE_FACTOR_NODES)
+    w = 10.0 * t
+    scale = np.sqrt(1.0 - lam * lam)[None, :, None]
+    shift = lam[None, :, None] * w[None, None, :]
+    x = xs[:, None, None]
+    out = special.ndtr((-x - shift) / scale) + special.ndtr((shift - x) / scale)
+    with np.errstate(divide="ignore"):
+        log_in = np.log1p(-np.minimum(out, 1.0)).sum(axis=1)
+    density = np.exp(-0.5 * w * w) / math.sqrt(2.0 * math.pi) * 10.0 * wt
+    return (-np.expm1(log_in) * density).sum(axis=1), (np.exp(log_in) * density).sum(axis=1)
 
 
 # --------------------------------------------------------------------------- the tail
@@ -266,17 +320,20 @@ def _union_tails(plan: _Plan, corr: np.ndarray, xs: np.ndarray) -> tuple[np.ndar
 # --------------------------------------------------------------------------- max |Z|
 @dataclass(frozen=True)
 class _MaxNormal:
-    """log h(x) = log(1 − G(x)) − log(2Φ(−x)) of max_i |Z_i|, Z ~ N(0, R).
-
-    Below x_lo G < G_FLOOR: h = 1 / (2Φ(−x)); on [x_lo, x_mid] the SOV's Chebyshev
-    interpolant ``bulk``, on [x_mid, x_top] the union estimator's ``tail`` (both hold the same
-    value at x_mid), above x_top its value at x_top."""
+    """log h(x) = log(1 − G(x)) − log(2Φ(−x)) of max_i |Z_i|, Z ~ N(0, R), from three
+    Chebyshev tables: ``low``, log G against log x on [x_a, x_half] (G rises like x^rank from
+    0, which no polynomial in x follows; below x_a, G(x_a) (x / x_a)^rank); ``mid``, log h
+    against x on [x_half, x_mid]; ``tail``, the union estimator's log h on [x_mid, x_top],
+    constant above. Neighbouring tables share their end value."""
 
     m: int
-    x_lo: float
+    rank: int
+    x_a: float
+    x_half: float
     x_mid: float
     x_top: float
-    bulk: np.ndarray
+    low: np.ndarray
+    mid: np.ndarray
     tail: np.ndarray
     error: float
     plan: _Plan | None = None  # rank 1: exact at any x, no grid
@@ -291,10 +348,15 @@ class _MaxNormal:
             with np.errstate(divide="ignore"):
                 log_tail = np.log(-np.expm1(log_in))
             return np.clip(log_tail - log_p1, 0.0, log_m)
-        bulk = _cheb(self.bulk, self.x_lo, self.x_mid, np.clip(x, self.x_lo, self.x_mid))
+        with np.errstate(divide="ignore"):
+            log_x = np.log(np.clip(x, 1e-300, self.x_half))
+        log_a, log_half = math.log(self.x_a), math.log(self.x_half)
+        log_g = _cheb(self.low, log_a, log_half, np.maximum(log_x, log_a))
+        log_g = np.where(log_x < log_a, log_g + self.rank * (log_x - log_a), log_g)
+        low = np.log1p(-np.exp(np.minimum(log_g, 0.0))) - log_p1
+        mid = _cheb(self.mid, self.x_half, self.x_mid, np.clip(x, self.x_half, self.x_mid))
         tail = _cheb(self.tail, self.x_mid, self.x_top, np.clip(x, self.x_mid, self.x_top))
-        value = np.where(x > self.x_mid, tail, bulk)
-        value = np.where(x < self.x_lo, -log_p1, value)
+        value = np.where(x > self.x_mid, tail, np.where(x < self.x_half, low, mid))
         return np.clip(value, 0.0, np.minimum(log_m, -log_p1))  # 1 ≤ h ≤ m, and 1 − G ≤ 1
 
 
@@ -303,8 +365,8 @@ def _cheb(coef: np.ndarray, lo: float, hi: float, x: np.ndarray) -> np.ndarray:
     return chebyshev.chebval((2.0 * x - lo - hi) / (hi - lo), coef)
 
 
-def _cheb_fit(lo: float, hi: float, values: np.ndarray) -> np.ndarray:
-    """The Chebyshev interpolant of values at ``_cheb_nodes(lo, hi)``."""
+def _cheb_fit(values: np.ndarray) -> np.ndarray:
+    """The Chebyshev interpolant of values at the NODES points of ``_cheb_nodes``."""
     return chebyshev.chebfit(chebyshev.chebpts2(NODES), values, NODES - 1)
 
 
@@ -313,55 +375,73 @@ def _cheb_nodes(lo: float, hi: float) -> np.ndarray:
     return (chebyshev.chebpts2(NODES) + 1.0) / 2.0 * (hi - lo) + lo
 
 
-def _pooled(a: float, se_a: float, b: float, se_b: float) -> float:
-    """Two estimates of one value averaged by their inverse variances (an exact one wins)."""
-    if se_a == 0.0 or se_b == 0.0:
-        return a if se_a <= se_b else b
-    return (a / se_a**2 + b / se_b**2) / (1.0 / se_a**2 + 1.0 / se_b**2)
-
-
 def _max_normal(corr: np.ndarray) -> _MaxNormal:
-    """Integrate G once for the family. A pilot SOV pass on a uniform grid finds x_lo (G + 3 SE
-    < G_FLOOR) and x_mid (1 − G ≤ MID_TAIL). The SOV at NODES Chebyshev points of [x_lo, x_mid]
+    """Integrate G once for the family. A pilot SOV pass on a uniform grid places x_a (the last
+    point with G + 3 SE < G_FLOOR, or x_half / 50), x_half (G ≥ 1/2) and x_mid (1 − G ≤
+    MID_TAIL). The SOV at the Chebyshev nodes of [x_a, x_half] (in log x) and [x_half, x_mid]
     doubles its points until every node's 3 SE is below TARGET_ERROR or the work budget is
     spent; the union estimator covers [x_mid, x_top] (the SOV's error there is a rare event:
-    its replicates agree while all of them miss the same mass). At x_mid both estimates meet,
-    averaged by their inverse variances."""
+    its replicates agree while all of them miss the same mass) and takes the SOV's value at
+    x_mid. Where R is close to one-factor (the contrasts with the baseline), its fit,
+    integrated exactly, is the SOV's control variate."""
     m = corr.shape[0]
     plan = _plan(corr)
     if plan.rank == 1:
         empty = np.zeros(1)
-        return _MaxNormal(m, 0.0, 1.0, 2.0, empty, empty, 0.0, plan)
+        return _MaxNormal(m, 1, 1.0, 1.0, 2.0, 3.0, empty, empty, empty, 0.0, plan)
     x_top = float(-special.ndtri(TAIL_FLOOR / (2.0 * m)))
-    budget = WORK_BUDGET / (NODES * REPLICATES * plan.cost)
+    budget = WORK_BUDGET / (2 * NODES * REPLICATES * plan.cost)
     most = max(POINTS[0], min(POINTS[1], 2 ** math.floor(math.log2(budget))))
     with single_threaded_blas():
         grid = np.linspace(0.0, x_top, PILOT_NODES)
         pilot = _Nodes(plan, grid, SOBOL_SEED + REPLICATES)
         pilot.extend(PILOT_POINTS)
-        tails, ses, inside = pilot.tails()
+        tails, inside, ses = pilot.estimates()
         low = np.flatnonzero(np.cumprod(inside + 3.0 * ses <= G_FLOOR))
         x_lo = float(grid[low[-1]]) if low.size else 0.0
-        x_mid = float(grid[np.flatnonzero((grid > x_lo) & (tails <= MID_TAIL))[0]])
-        nodes = _cheb_nodes(x_lo, x_mid)
-        main = _Nodes(plan, nodes, SOBOL_SEED)
+        above = grid[grid > x_lo]
+        x_half = float(max(above[tails[grid > x_lo] <= 0.5][0], above[0]))
+        x_mid = float(grid[np.flatnonzero((grid > x_half) & (tails <= MID_TAIL))[0]])
+        x_a = x_lo if x_lo > 0 else x_half / 50.0
+        lows = np.exp(_cheb_nodes(math.log(x_a), math.log(x_half)))
+        nodes = np.concatenate([lows, _cheb_nodes(x_half, x_mid)[1:]])
+        lam = _one_factor(corr) if plan.closed == 0 else None
+        control = exact = None
+        if lam is not None:
+            fitted = np.outer(lam, lam) + np.diag(1.0 - lam * lam)
+            control, exact = _plan(fitted, plan.pivots), _one_factor_exact(lam, nodes)
+        main = _Nodes(plan, nodes, SOBOL_SEED, control)
         main.extend(POINTS[0])
-        tails, ses, _ = main.tails()
+        tails, inside, ses = main.estimates(exact)
+        if control is not None and 2.0 * ses.max() > main.estimates()[2].max():
+            main.control = exact = None  # the control does not halve the error: drop it
+            tails, inside, ses = main.estimates()
+        if main.control is not None:
+            most = max(POINTS[0], most // 2)  # each point costs two integrations
         while 3.0 * ses.max() > TARGET_ERROR and 2 * main.n <= most:
             main.extend(main.n)
-            tails, ses, _ = main.tails()
+            tails, inside, ses = main.estimates(exact)
         far = _cheb_nodes(x_mid, x_top)
         far_tails, far_ses = _union_tails(plan, corr, far)
-    meet = _pooled(tails[-1], ses[-1], far_tails[0], far_ses[0])
-    tails[-1] = far_tails[0] = meet
+    far_tails[0] = tails[-1]  # one value at x_mid (the union's would ripple through the rest)
 
     def log_h(t: np.ndarray, x: np.ndarray) -> np.ndarray:
         return np.log(np.maximum(t, 1e-300)) - (math.log(2.0) + special.log_ndtr(-x))
 
-    bulk = _cheb_fit(x_lo, x_mid, log_h(tails, nodes))
-    tail = _cheb_fit(x_mid, x_top, log_h(far_tails, far))
-    error = float(3.0 * max(ses.max(), far_ses.max()))
-    return _MaxNormal(m, x_lo, x_mid, x_top, bulk, tail, error)
+    k = NODES
+    log_g = np.log(np.maximum(inside[:k], 1e-300))
+    return _MaxNormal(
+        m,
+        plan.rank,
+        x_a,
+        x_half,
+        x_mid,
+        x_top,
+        _cheb_fit(log_g),
+        _cheb_fit(log_h(tails[k - 1 :], nodes[k - 1 :])),
+        _cheb_fit(log_h(far_tails, far)),
+        float(3.0 * max(ses.max(), far_ses.max())),
+    )
 
 
 # --------------------------------------------------------------------------- mixture over s

@@ -10,7 +10,8 @@ own optimum (``tight``), takes the contrasts and their Kenward-Roger covariance
 - estimates, SE 1e-6 / 1e-4 relative, df 1e-3 relative, the contrasts' covariance 1e-4 relative
   (as tests/golden/test_summary_golden.py), the integer df exactly;
 - emmeans' adjusted p and CI bounds within 1e-3 absolute (emmeans integrates with mvtnorm's
-  default abseps 1e-3 and finds its quantile to ptol 1e-3);
+  default abseps 1e-3 and finds its quantile to ptol 1e-3; where its bound is farther than that
+  from the precise reference, that distance plus 1e-4);
 - the precise reference (mvtnorm at abseps 1e-5 to 1e-4 by family size, uniroot to 1e-9):
   |p − p_ref| within our integration error (``MaxT.error``, three standard errors) plus the
   reference's reported error plus 2e-5 for the fit's last digits; the critical value on the same
@@ -116,14 +117,19 @@ def _max_t(family):
 
 
 def test_against_emmeans(family) -> None:
-    """Adjusted p and the simultaneous CI equal emmeans' summary/confint(adjust = "mvt")."""
+    """Adjusted p and the simultaneous CI equal emmeans' summary/confint(adjust = "mvt"):
+    1e-3 absolute, or for a bound, emmeans' own distance from the precise reference plus 1e-4
+    where that is larger (its qmvt stops at ptol 1e-3, one call per contrast: with 1 df, as
+    D − E of sys5, its bound is 9.6e-4 from the reference's)."""
     _, fam, _, _ = family
     tests, _, _, result = _max_t(family)
     for j, row in enumerate(fam["contrasts"]):
         assert result.p_adjusted[j] == pytest.approx(row["p_emmeans"], abs=1e-3), row["label"]
         half = result.critical[j] * tests[j].se
-        assert tests[j].estimate - half == pytest.approx(row["lower_emmeans"], abs=1e-3)
-        assert tests[j].estimate + half == pytest.approx(row["upper_emmeans"], abs=1e-3)
+        slack = max(1e-3, abs(row["lower_emmeans"] - row["lower_ref"]) + 1e-4)
+        assert tests[j].estimate - half == pytest.approx(row["lower_emmeans"], abs=slack)
+        slack = max(1e-3, abs(row["upper_emmeans"] - row["upper_ref"]) + 1e-4)
+        assert tests[j].estimate + half == pytest.approx(row["upper_emmeans"], abs=slack)
 
 
 def test_against_reference(family) -> None:
