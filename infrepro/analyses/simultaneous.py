@@ -30,6 +30,7 @@ integration cannot resolve the tail, h rises to the Bonferroni value m (conserva
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -375,6 +376,13 @@ def _cheb_nodes(lo: float, hi: float) -> np.ndarray:
     return (chebyshev.chebpts2(NODES) + 1.0) / 2.0 * (hi - lo) + lo
 
 
+@functools.lru_cache(maxsize=16)
+def _max_normal_of(corr: bytes, m: int) -> _MaxNormal:
+    """``_max_normal`` remembered by the bytes of R: a caller asks for p̃ from t and from
+    marginal p, or for both families' critical values, of the same fit."""
+    return _max_normal(np.frombuffer(corr, dtype=float).reshape(m, m))
+
+
 def _max_normal(corr: np.ndarray) -> _MaxNormal:
     """Integrate G once for the family. A pilot SOV pass on a uniform grid places x_a (the last
     point with G + 3 SE < G_FLOOR, or x_half / 50), x_half (G ≥ 1/2) and x_mid (1 − G ≤
@@ -595,7 +603,7 @@ def max_t(
     if m == 1:  # no family: the marginal test (emmeans: no adjustment, the df unrounded)
         q = _critical_single(float(nu[0]), alpha)
         return MaxT(log10_p, 10.0**log10_p, np.array([q]), np.array([alpha]), nu, 0.0)
-    dist = _max_normal(corr)
+    dist = _max_normal_of(corr.tobytes(), m)
     log10_adj = np.minimum(log10_p + _log_ratio(dist, stat, nu) / LN10, 0.0)
     values, where = np.unique(nu, return_inverse=True)
     critical = _critical(dist, values, alpha)[where]
