@@ -596,16 +596,15 @@ def max_t(
             raise ValueError("t must hold m finite statistics")
     elif np.shape(log10_p_marginal) != (m,) or np.isnan(log10_p_marginal).any():
         raise ValueError("log10_p_marginal must hold m p-values (log10)")
-    if m == 1:
+    nu = emmeans_df(df)
+    if m == 1:  # no family (emmeans: no adjustment): the t test with its unrounded df
         nu = np.where(np.isfinite(df), df, 0.0)
-    else:
-        nu = emmeans_df(df)
     if log10_p_marginal is None:
         log10_p = _log_p1(stat, nu) / LN10
     else:
         log10_p = np.minimum(np.atleast_1d(np.asarray(log10_p_marginal, dtype=float)), 0.0)
         stat = _t_star(log10_p, nu)
-    if m == 1:  # no family: the marginal test (emmeans: no adjustment, the df unrounded)
+    if m == 1:
         q = _critical_single(float(nu[0]), alpha)
         return MaxT(log10_p, 10.0**log10_p, np.array([q]), np.array([alpha]), nu, 0.0)
     dist = _max_normal_of(corr.tobytes(), m)

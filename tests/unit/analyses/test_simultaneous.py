@@ -261,3 +261,5 @@ def test_rejects_bad_input() -> None:
         max_t(np.ones(2), np.ones(2), np.eye(2), 1.5)
     with pytest.raises(ValueError, match="finite"):
         max_t(np.array([1.0, np.nan]), np.ones(2), np.eye(2), ALPHA)
+    with pytest.raises(ValueError, match="positive"):
+        max_t(np.ones(1), np.array([-2.0]), np.eye(1), ALPHA)
