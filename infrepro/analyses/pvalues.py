@@ -1,4 +1,4 @@
-"""p-values that never print as 0: chi-square tails and Holm adjustment in log10 space."""
+"""p-values that never print as 0: chi-square and t tails and Holm adjustment in log10 space."""
 
 from __future__ import annotations
 
@@ -35,6 +35,30 @@ def _log_upper_gamma_tail(s: float, x: float) -> float:
 def normal_log10_two_sided(z: float) -> float:
     """log10 of the two-sided normal p-value of a z statistic."""
     return (float(stats.norm.logsf(abs(z))) + math.log(2.0)) / LN10
+
+
+def t_log10_two_sided(t: float, df: float) -> float:
+    """log10 of the two-sided t p-value 2 P(T_df > |t|), never -inf.
+
+    Where scipy's log tail underflows: p = I_x(a, b), the regularized incomplete beta with
+    x = ν / (ν + t²), a = ν/2, b = 1/2, by its hypergeometric series
+    I_x(a, b) = x^a (1 − x)^b / (a B(a, b)) · Σ_k (a + b)_k / (a + 1)_k x^k (every term ratio
+    below x < 1), in logs."""
+    t = abs(t)
+    nu = df
+    log_sf = float(stats.t.logsf(t, nu))
+    if math.isfinite(log_sf):
+        return (log_sf + math.log(2.0)) / LN10
+    a, b = nu / 2.0, 0.5
+    x = nu / (nu + t * t)
+    total, term, k = 1.0, 1.0, 0
+    while term > 1e-17 * total and k < 100_000:
+        term *= (a + b + k) / (a + 1.0 + k) * x
+        total += term
+        k += 1
+    log_1mx = math.log(t * t) - math.log(nu + t * t)
+    log_p = a * math.log(x) + b * log_1mx - math.log(a) - float(special.betaln(a, b))
+    return (log_p + math.log(total)) / LN10
 
 
 def format_p(log10_p: float) -> str:

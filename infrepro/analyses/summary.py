@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
 
 from infrepro.decisions import (
     BETTER,
@@ -41,7 +40,7 @@ from infrepro.decisions import (
     estimand_text,
     interval_kind,
 )
-from infrepro.lmm import KENWARD_ROGER, LmmError, LmmResult
+from infrepro.lmm import LmmError, LmmResult
 from infrepro.registry import PLANNING, SUMMARY
 from infrepro.schema import defaults
 from infrepro.vocabulary import (
@@ -68,7 +67,7 @@ from .pairtests import (
     t_test,
     variances,
 )
-from .pvalues import format_p, holm_log10
+from .pvalues import format_p, holm_log10, t_log10_two_sided
 from .smalltests import ddf_method, fitted_but, no_df, t_quantile
 
 RANK_DRAWS = 2000
@@ -196,38 +195,10 @@ def _estimate(
     return Estimate(test.estimate, test.se, test.dendf)
 
 
-def contrast_cov(fitted: LmmResult, method: str, L: np.ndarray) -> np.ndarray:
-    """Cov(Lβ̂) under the test's method: L Φ_A Lᵀ with Kenward-Roger's adjusted covariance,
-    L Cov(β̂) Lᵀ with Satterthwaite's (docs/method.md §4b.4)."""
-    core = fitted.ddf_core
-    if core is None:
-        raise LmmError("this result carries no model core")
-    phi = core.kr_parts()[0] if method == KENWARD_ROGER else core.vcov
-    return L @ phi @ L.T
-
-
 def t_log10_p(estimate: Estimate) -> float:
-    """log10 of the two-sided t p-value of estimate / se with its df, never -inf.
-
-    Where scipy's log tail underflows: p = I_x(a, b), the regularized incomplete beta with
-    x = ν / (ν + t²), a = ν/2, b = 1/2, by its hypergeometric series
-    I_x(a, b) = x^a (1 − x)^b / (a B(a, b)) · Σ_k (a + b)_k / (a + 1)_k x^k (every term ratio
-    below x < 1), in logs."""
-    t = abs(estimate.estimate / estimate.se)
-    nu = estimate.df
-    log_sf = float(stats.t.logsf(t, nu))
-    if math.isfinite(log_sf):
-        return (log_sf + math.log(2.0)) / math.log(10.0)
-    a, b = nu / 2.0, 0.5
-    x = nu / (nu + t * t)
-    total, term, k = 1.0, 1.0, 0
-    while term > 1e-17 * total and k < 100_000:
-        term *= (a + b + k) / (a + 1.0 + k) * x
-        total += term
-        k += 1
-    log_1mx = math.log(t * t) - math.log(nu + t * t)
-    log_p = a * math.log(x) + b * log_1mx - math.log(a) - float(special.betaln(a, b))
-    return (log_p + math.log(total)) / math.log(10.0)
+    """log10 of the two-sided t p-value of estimate / se with its df, never -inf
+    (``pvalues.t_log10_two_sided``)."""
+    return t_log10_two_sided(estimate.estimate / estimate.se, estimate.df)
 
 
 # -- the family's procedure (§4c.5, §4c.10) -------------------------------------------------------
@@ -364,7 +335,7 @@ def records(
     if not contrasts:
         return []
     L = np.vstack([c.row for c in contrasts])
-    cov = contrast_cov(model.fit, model.method, L) if ctx.settings.adjust == MAX_T else None
+    cov = model.fit.contrast_cov(L, model.method) if ctx.settings.adjust == MAX_T else None
     alpha = ctx.settings.alpha
     adjusted = adjust_family(contrasts, cov, ctx.settings.adjust, alpha)
     facet_adjusted: list[Adjusted] = []

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .ddf import KENWARD_ROGER, ContrastTest, DdfCore, contest
+from .blas import single_threaded_blas
+from .ddf import KENWARD_ROGER, SATTERTHWAITE, ContrastTest, DdfCore, contest
 from .design import FixedDesign, is_categorical
 from .errors import LmmError
 
@@ -153,6 +154,19 @@ class LmmResult:
         if isinstance(L, dict | list):
             L = self.contrast_matrix(L)
         return contest(self.ddf_core, np.asarray(L, dtype=float), method)
+
+    def contrast_cov(self, L: np.ndarray, method: str = KENWARD_ROGER) -> np.ndarray:
+        """Cov(L β̂) as the tests of ``method`` use it: L Φ_A Lᵀ with pbkrtest's bias-adjusted
+        Φ_A for Kenward-Roger (as emmeans with ``lmer.df = "kenward-roger"``), L Cov(β̂) Lᵀ for
+        Satterthwaite; the correlation of a family's estimates (docs/method.md §4c.10)."""
+        if self.ddf_core is None:
+            raise LmmError("this result carries no model core; refit to test contrasts")
+        L = np.atleast_2d(np.asarray(L, dtype=float))
+        if method not in (KENWARD_ROGER, SATTERTHWAITE):
+            raise LmmError(f"unknown df method {method!r}: {SATTERTHWAITE!r} or {KENWARD_ROGER!r}")
+        with single_threaded_blas():
+            phi = self.ddf_core.kr_parts()[0] if method == KENWARD_ROGER else self.ddf_core.vcov
+            return L @ phi @ L.T
 
     def term_columns(self, *variables: str) -> list[str]:
         """The coefficient names of the fixed term made of exactly these variables."""

@@ -125,4 +125,5 @@ golden <- function(name, d, seed) {
 }
 
 seeds <- c(sys3 = 2032, sys5 = 2031, sys8 = 2083)
-for (name in names(designs)) golden(name, designs[[name]], seeds[[name]])
+# run as a script; make_golden_mvt.R sources this file for its designs and helpers only
+if (sys.nframe() == 0L) for (name in names(designs)) golden(name, designs[[name]], seeds[[name]])

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from infrepro.analyses.pvalues import chi2_log10_sf, format_p, holm_log10
+from infrepro.analyses.pvalues import chi2_log10_sf, format_p, holm_log10, t_log10_two_sided
 
 
 @settings(max_examples=30)  # statsmodels' multipletests costs ~0.1 s per call
@@ -46,3 +46,18 @@ def test_chi2_tail_beyond_float_range_is_finite_and_monotone() -> None:
 )
 def test_format_p_never_prints_zero(log10_p: float, text: str) -> None:
     assert format_p(log10_p) == text
+
+
+# log10 of 2 P(T_ν > t) by R 4.2: (log(2) + pt(-t, nu, log.p = TRUE)) / log(10)
+@pytest.mark.parametrize(
+    ("t", "df", "expected"),
+    [
+        (40.0, 5.0, -6.7348999260552258),
+        (5e6, 40.0, -236.81940433905382),
+        (2e3, 700.0, -1316.4840073440014),
+        (1e20, 3.0, -59.656529254006337),
+    ],
+)
+def test_t_tail_beyond_float_range_matches_r(t: float, df: float, expected: float) -> None:
+    assert t_log10_two_sided(t, df) == pytest.approx(expected, rel=1e-12)
+    assert t_log10_two_sided(-t, df) == t_log10_two_sided(t, df)

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from infrepro.analyses.smalltests import ddf_method
-from infrepro.lmm import KENWARD_ROGER, fit
+from infrepro.lmm import KENWARD_ROGER, SATTERTHWAITE, fit
 from infrepro.lmm.ddf import DENSE_KR_MAX_COLUMNS
 from infrepro.lmm.errors import LmmError
 
@@ -180,3 +180,23 @@ def test_one_row_contrast_takes_a2_equal_to_a1(formula: str) -> None:
         v0, v1, v2 = 1 + g / den * b, 1 - (1 - g) / den * b, 1 - (3 - g) / den * b
         rho = (1 - a2) ** 2 / v1**2 * v0 / v2
         assert _kr_adjust(core, L)[1] == pytest.approx(4 + 3 / (rho - 1), rel=1e-9)
+
+
+@pytest.mark.parametrize("method", [KENWARD_ROGER, SATTERTHWAITE])
+def test_contrast_cov_is_the_tests_own_covariance(method: str) -> None:
+    """Cov(L β̂) of a family is what each of its t tests uses: its diagonal is every row's SE²
+    (contest), and its Satterthwaite form is L Cov(β̂) Lᵀ; the KR form is not (Φ_A ≠ Φ)."""
+    d = _design(0.1, 4)
+    d["system"] = np.where(d.run_id.isin(["r0", "r1", "r2"]), "C", d.system)
+    m = fit(f'{FORMULAS[0]} + (0 + dummy(system, "C")|run_id)', d, reml=True)
+    L = m.contrast_matrix([{"systemB": 1.0}, {"systemC": 1.0}, {"systemB": 1.0, "systemC": -1.0}])
+    cov = m.contrast_cov(L, method)
+    for j, row in enumerate(L):
+        assert cov[j, j] == pytest.approx(m.contest(row[None, :], method).se ** 2, rel=1e-12)
+    plain = L @ m.fixed_cov.to_numpy() @ L.T
+    if method == SATTERTHWAITE:
+        np.testing.assert_allclose(cov, plain, rtol=1e-12)
+    else:
+        assert np.all(np.diag(cov) > np.diag(plain))  # the bias adjustment inflates
+    with pytest.raises(LmmError, match="unknown df method"):
+        m.contrast_cov(L, "Wald")
