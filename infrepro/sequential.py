@@ -433,7 +433,7 @@ def plan_alpha(alpha: float, spending: Spending, looks: int, final: bool) -> flo
     """The α the z boundaries are computed at (§4e.5): κ α (κ = ``LOOK_ALPHA_FACTOR``) when
     the plan tests at more than one look. The significance-level conversion to the looks' own
     small-df tests loses the correlation the z recursion assumes (each look re-estimates the
-    run variances), which raised the level to 0.051-0.056 at looks after every run from 3 to
+    run variances), which raised the level to 0.050-0.055 at looks after every run from 3 to
     10 runs per system; κ = 0.85 holds it at run-SD ratios up to 2 (benchmarks/sequential.py).
     A single final look, or spending ``none`` (only the final look tests), needs no κ."""
     if spending == "none" or (looks == 1 and final):
