@@ -389,26 +389,28 @@ def confidence_sequence(differences: Sequence[float], alpha: float, scale: float
 
 # -- looks as data (§4e.1) ----------------------------------------------------------------------
 def look_numbers(values: Sequence[object]) -> np.ndarray:
-    """The look (1, 2, ...) of each run from its look value: integers, or ISO dates
-    (``2025-03-01``), ordered; equal values are one look. Mixed kinds or a missing value are
-    an error (a run must say in which batch it arrived)."""
+    """The look (1, 2, ...) of each run from its look value: integers, or ISO dates or
+    date-times (``2025-03-01``, ``2025-03-01T14:00``), ordered; equal values are one look.
+    Mixed kinds or a missing value are an error (a run must say in which batch it arrived)."""
     import datetime
 
     keys: list[object] = []
     for v in values:
         if v is None or (isinstance(v, float) and math.isnan(v)):
             raise ValueError("every run needs a look value (an integer or an ISO date)")
-        if isinstance(v, datetime.date):
-            keys.append(v)
+        if isinstance(v, datetime.datetime):
+            keys.append(v.replace(tzinfo=None))
+        elif isinstance(v, datetime.date):
+            keys.append(datetime.datetime.combine(v, datetime.time()))
         elif isinstance(v, str) and not v.strip().lstrip("-").isdigit():
-            keys.append(datetime.date.fromisoformat(v.strip()))
+            keys.append(datetime.datetime.fromisoformat(v.strip()).replace(tzinfo=None))
         elif isinstance(v, float) and not v.is_integer():
             raise ValueError(f"look value {v!r} is neither an integer nor an ISO date")
         else:
-            keys.append(int(v))
+            keys.append(int(v))  # type: ignore[call-overload]
     if len({type(k) for k in keys}) > 1:
         raise ValueError("look values mix integers and dates")
-    order = {k: i + 1 for i, k in enumerate(sorted(set(keys)))}
+    order = {k: i + 1 for i, k in enumerate(sorted(set(keys)))}  # type: ignore[type-var]
     return np.array([order[k] for k in keys], dtype=int)
 
 

@@ -226,6 +226,8 @@ def test_look_numbers_and_runs_at_looks() -> None:
         1,
         2,
     ]
+    times = ["2025-03-01T09:00", "2025-03-01T17:30", datetime.date(2025, 2, 1)]
+    assert look_numbers(times).tolist() == [2, 3, 1]
     with pytest.raises(ValueError, match="mix"):
         look_numbers([1, "2025-01-01"])
     with pytest.raises(ValueError, match="every run"):
