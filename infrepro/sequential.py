@@ -702,7 +702,8 @@ def runs_for_power(
 @dataclass(frozen=True)
 class DesignCharacteristics:
     """A balanced plan with looks at ``runs`` per system: its boundaries, the non-binding
-    futility band |z| < f_k (zeros without futility), the directional power at the effect, and
+    futility band |z| < f_k (zeros without futility), the directional power at the effect (the
+    futility advice followed, when given), and
     the expected runs per system at no difference and at the effect (futility obeyed when
     given; without it too)."""
 
