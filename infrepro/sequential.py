@@ -823,3 +823,33 @@ def plan_sequential(
         if design.power >= power:
             return SequentialDesign(design, fixed)
     return None
+
+
+@dataclass(frozen=True)
+class AnytimeVerdict:
+    """The anytime-valid mode's verdict (§4e.7): ``direction`` +1 (B better), −1 (A better) or
+    0; the pairs used, the number of pairs at which the sequence first excluded 0 (None
+    without a claim) and the current interval (the running intersection)."""
+
+    direction: int
+    pairs: int
+    claimed_at: int | None
+    lower: float
+    upper: float
+
+
+def anytime_verdict(
+    runs_a: Sequence[float], runs_b: Sequence[float], alpha: float, scale: float
+) -> AnytimeVerdict:
+    """Pair the runs in arrival order (each system's runs ordered by look, then as listed),
+    run the t confidence sequence and claim the side of 0 it first leaves to."""
+    cs = confidence_sequence(paired_differences(runs_a, runs_b), alpha, scale)
+    if cs.n.size == 0:
+        return AnytimeVerdict(0, min(len(runs_a), len(runs_b)), None, -math.inf, math.inf)
+    out = (cs.lower > 0) | (cs.upper < 0)
+    first = int(np.argmax(out)) if out.any() else None
+    direction = 0 if first is None else (1 if cs.lower[first] > 0 else -1)
+    claimed = None if first is None else int(cs.n[first])
+    return AnytimeVerdict(
+        direction, int(cs.n[-1]), claimed, float(cs.lower[-1]), float(cs.upper[-1])
+    )

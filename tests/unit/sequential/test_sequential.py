@@ -18,6 +18,7 @@ from infrepro.sequential import (
     SequentialPlan,
     alpha_spent,
     analyse_looks,
+    anytime_verdict,
     conditional_power,
     conditional_power_at,
     confidence_sequence,
@@ -394,3 +395,18 @@ def test_confidence_sequence_running_intersection_and_pairs() -> None:
     assert np.all(cs.lower[1:] >= cs.lower[:-1]) and np.all(cs.upper[1:] <= cs.upper[:-1])
     assert np.all(cs.lower[finite] >= (cs.mean - cs.half_width)[finite] - 1e-15)
     assert paired_differences([1.0, 2.0, 3.0], [1.5, 2.5]).tolist() == [0.5, 0.5]
+
+
+def test_anytime_verdict_claims_the_side_the_sequence_leaves_to() -> None:
+    rng = np.random.default_rng(4)
+    a = rng.normal(0.0, 0.02, 12)
+    b = a[::-1] + 0.2  # B clearly better once the pairs can exclude anything
+    v = anytime_verdict(a, b, 0.05, 1.5)
+    cs = confidence_sequence(b - a, 0.05, 1.5)
+    first = int(np.argmax(cs.lower > 0))
+    assert v.direction == 1 and v.claimed_at == cs.n[first] and v.pairs == 12
+    assert v.lower == cs.lower[-1] > 0
+    worse = anytime_verdict(b, a, 0.05, 1.5)
+    assert worse.direction == -1 and worse.claimed_at == v.claimed_at
+    none = anytime_verdict(a[:3], a[3:6], 0.05, 1.5)  # 3 pairs: the sequence is still infinite
+    assert none.direction == 0 and none.claimed_at is None
