@@ -1,8 +1,8 @@
 """Sequential looks: verdicts that keep their level when new seeds arrive (docs/method.md §4e).
 
 Every rerun of the analysis after new runs arrive is a look at the data; stopping at the first
-significant look inflates the level (14 % false claims at α = 0.05 for looks at 3 ... 10 runs
-per system). Two remedies, both pure functions on numbers:
+significant look inflates the level (14.6 % false claims at α = 0.05 for looks at 3 ... 10
+runs per system). Two remedies, both pure functions on numbers:
 
 - **Declared plan** (§4e.2-§4e.6): group-sequential efficacy boundaries from a Lan-DeMets
   spending function (O'Brien-Fleming or Pocock type, as rpact's ``asOF`` / ``asP``), computed
@@ -367,7 +367,9 @@ def paired_differences(runs_a: Sequence[float], runs_b: Sequence[float]) -> np.n
     return np.asarray(runs_b[:m], dtype=float) - np.asarray(runs_a[:m], dtype=float)
 
 
-def confidence_sequence(differences: Sequence[float], alpha: float, scale: float):
+def confidence_sequence(
+    differences: Sequence[float], alpha: float, scale: float
+) -> ConfidenceSequence:
     """The t confidence sequence for the mean of i.i.d. normal differences (unknown variance):
     CS_n = d̄_n ± t*_n s_n / √n with t*_n = ``t_boundary(n, α, c)``, and its running
     intersection, which keeps the coverage (1 − α simultaneously over n)."""
@@ -625,7 +627,7 @@ def _decide(
         return decision(last, "stop: maximum reached", 0, math.nan, None)
     if plan.min_effect is None:
         return decision(last, "continue", 0, math.nan, None)
-    z = look_z(row_p=last.p_value, estimate=last.estimate)
+    z = look_z(last.p_value, last.estimate)
     drift = plan.min_effect / (last.se * math.sqrt(last.fraction))
     cp = conditional_power_at(bounds, z, drift, 1.0)
     if plan.futility is not None and cp < plan.futility:
@@ -634,10 +636,10 @@ def _decide(
     return decision(last, "continue", 0, cp, more)
 
 
-def look_z(row_p: float, estimate: float) -> float:
+def look_z(p: float, estimate: float) -> float:
     """A look's statistic on the z scale, by its p (the significance-level approach's link):
     z̃ = sign(Δ̂) Φ̄⁻¹(p / 2)."""
-    return float(np.sign(estimate) * stats.norm.isf(max(row_p, 1e-300) / 2.0))
+    return float(np.sign(estimate) * stats.norm.isf(max(p, 1e-300) / 2.0))
 
 
 def _null_state(bounds: Boundaries, r: int = GRID_R) -> tuple[_State, float]:
