@@ -19,6 +19,7 @@ RUN = "run_id"
 SYSTEM = "system"
 HYPOTHESES = "hypotheses"
 DEV_SCORE = "dev_score"
+LOOK = "look"  # of the runs sheet: the batch a run arrived in (docs/method.md §4e.1; not yet read)
 SOURCE = "source"
 REFERENCE = "reference"
 VARIANCE_COLUMN = "variance"  # of variance_components and importance
