@@ -122,7 +122,8 @@ def top_height(report: Path) -> float | None:
     """Bottom of the last decision table or forest plot, in px at 1400 px wide (None without
     Chromium)."""
     sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "e2e")]
-    from test_report_browser import Browser, find_chromium
+    from optional_tools import find_chromium
+    from test_report_browser import Browser
 
     executable = find_chromium()
     if executable is None:

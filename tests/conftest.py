@@ -1,19 +1,25 @@
-"""Shared pytest fixtures, and the CI rule that a skipped test fails the run."""
+"""Shared pytest fixtures, the optional tools' fixtures (tests/optional_tools.py), and the CI
+rule that a skipped test fails the run."""
 
 from __future__ import annotations
 
-import os
+import json
 from pathlib import Path
 
 import pytest
+from optional_tools import (
+    NEEDS_OPTION,
+    OPTIONAL_TOOLS,
+    SLURM_OPT_IN,
+    LatexTools,
+    find_chromium,
+    in_ci,
+    lacking,
+    slurm_mode,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 KREUTZER_DIR = REPO_ROOT / "resources" / "kreutzer2020"
-
-
-def in_ci() -> bool:
-    """True when the environment variable CI is set to a true value (CI=true, as .ci/run sets)."""
-    return os.environ.get("CI", "").strip().lower() not in {"", "0", "false", "no"}
 
 
 @pytest.fixture(scope="session")
@@ -27,6 +33,55 @@ def kreutzer_dir() -> Path:
     """The bundled Kreutzer et al. (2020) data (resources/kreutzer2020, see its README)."""
     assert (KREUTZER_DIR / "data_ter.csv.gz").is_file(), f"{KREUTZER_DIR} is incomplete"
     return KREUTZER_DIR
+
+
+# -- the optional tools: each test that needs one requests its fixture (OPTIONAL_TOOLS) ----------
+@pytest.fixture(scope="session")
+def chromium_executable() -> str:
+    """Chromium's executable (Debian's ``chromium``); skip without it, fail under CI."""
+    executable = find_chromium()
+    if executable is None:
+        lacking(
+            "chromium",
+            "`apt-get install chromium` runs this test",
+            "chromium is not installed, but the browser test must run in CI",
+        )
+    return executable
+
+
+@pytest.fixture(scope="session")
+def latex() -> LatexTools:
+    """The LaTeX compile tests' programs, each looked up (skip, or fail under CI) when used."""
+    return LatexTools()
+
+
+@pytest.fixture(scope="session")
+def slurm_opt_in() -> str:
+    """INFREPRO_SLURM_TEST's mode; skip when it does not opt in (a skip fails under CI)."""
+    mode = slurm_mode()
+    if mode is None:
+        pytest.skip(SLURM_OPT_IN)
+    return mode
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        NEEDS_OPTION,
+        metavar="PATH",
+        help="write which collected tests need each optional tool (tests/optional_tools.py) "
+        "to PATH as JSON: {fixture: [node ids]} (with --collect-only: nothing runs)",
+    )
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """With --write-optional-tools, the tests whose fixture closure holds each tool's fixture."""
+    path = session.config.getoption(NEEDS_OPTION)
+    if path:
+        needs = {
+            fixture: [item.nodeid for item in session.items if fixture in item.fixturenames]
+            for fixture in OPTIONAL_TOOLS
+        }
+        Path(path).write_text(json.dumps(needs, indent=1) + "\n", encoding="utf-8")
 
 
 # Under pytest-xdist each test module runs on one worker, in order: a module-scoped fixture (a

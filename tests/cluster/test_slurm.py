@@ -33,18 +33,13 @@ import yaml
 from workflow_helpers import REPO_ROOT, copy_example, job_counts, snakemake_command
 
 HERE = Path(__file__).resolve().parent
-MODE = os.environ.get("INFREPRO_SLURM_TEST", "")
 QUICK_RUNS = 4  # quick mode: the first two baseline and two competitor runs
 SLURM_TOOLS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "scancel")
 TIMEOUT = 3600  # seconds per Snakemake run
 
-pytestmark = [
-    pytest.mark.cluster,
-    pytest.mark.skipif(
-        MODE not in {"1", "full", "quick"},
-        reason="SLURM test is opt-in: INFREPRO_SLURM_TEST=1 (or quick) pytest tests/cluster",
-    ),
-]
+# Opt-in: every test requests the slurm_opt_in fixture (tests/conftest.py), directly or through
+# slurm_env, and skips without INFREPRO_SLURM_TEST (a skip that fails the run under CI).
+pytestmark = pytest.mark.cluster
 
 
 def which(tool: str) -> str | None:
@@ -63,7 +58,9 @@ def missing_requirements() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def slurm_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+def slurm_env(
+    slurm_opt_in: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, str]]:
     """A running single-node SLURM cluster; the environment that points its commands at it."""
     missing = missing_requirements()
     assert not missing, f"INFREPRO_SLURM_TEST is set but this machine lacks: {missing}"
@@ -89,11 +86,11 @@ def slurm_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, st
         )
 
 
-def example(destination: Path) -> Path:
+def example(destination: Path, mode: str) -> Path:
     """The bundled example's config and data in ``destination`` (reduced in quick mode)."""
     copy_example(destination)
     config_path = destination / "config" / "config.yaml"
-    if MODE == "quick":
+    if mode == "quick":
         runs_path = destination / "config" / "runs.tsv"
         runs = pd.read_csv(runs_path, sep="\t", dtype=str, keep_default_na=False)
         subset = runs.groupby("system", sort=False).head(QUICK_RUNS // 2)
@@ -142,13 +139,13 @@ def result_files(root: Path) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def runs(
-    slurm_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+    slurm_opt_in: str, slurm_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, Path, str]:
     """The example run locally and on SLURM: (local root, SLURM root, SLURM run's output).
 
     Both runs go side by side: the SLURM run spends most of its time waiting for job states."""
-    local = example(tmp_path_factory.mktemp("local"))
-    cluster = example(tmp_path_factory.mktemp("slurm_run"))
+    local = example(tmp_path_factory.mktemp("local"), slurm_opt_in)
+    cluster = example(tmp_path_factory.mktemp("slurm_run"), slurm_opt_in)
     on_slurm = start_snakemake(
         cluster,
         "--profile",
@@ -181,7 +178,9 @@ def planned_resources(output: str, rule: str) -> dict[str, str]:
     return planned
 
 
-def test_analysis_jobs_ask_for_what_a_large_evaluation_table_needs(tmp_path: Path) -> None:
+def test_analysis_jobs_ask_for_what_a_large_evaluation_table_needs(
+    slurm_opt_in: str, tmp_path: Path
+) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -193,7 +192,7 @@ def test_analysis_jobs_ask_for_what_a_large_evaluation_table_needs(tmp_path: Pat
     default = profile["default-resources"]
     rules = ["assemble", *(f"analysis_{a}" for a in ANALYSES), "collect_tables"]
     assert not set(rules) & set(profile["set-resources"])
-    root = example(tmp_path / "large")
+    root = example(tmp_path / "large", slurm_opt_in)
     # From scratch, the data-sized jobs' resources wait for their input (<TBD> in the plan).
     scratch = finish(start_snakemake(root, "--profile", str(profile_dir), "--dry-run"))
     planned_rules = [rule for rule in rules if f"rule {rule}:" in scratch]

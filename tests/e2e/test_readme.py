@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from readme_numbers import WORD, is_number, number
 from workflow_helpers import REPO_ROOT, job_counts
 
 pytestmark = pytest.mark.e2e
@@ -24,6 +25,11 @@ pytestmark = pytest.mark.e2e
 NOT_RUN = re.compile(r"<!-- not run in tests: (.+) -->")
 SHELL_FENCE = re.compile(r"```(?:bash|sh|shell)\s*$")
 IGNORED = (".git", ".snakemake", "results", "logs", ".venv*", "__pycache__", "*.egg-info")
+# "When new seeds arrive": the sentence that says what `snakemake -n` plans
+PLAN = re.compile(rf"The plan \(`-n`\) lists ({WORD}) jobs: (.*?)\.(?:\s|$)")
+ANALYSIS_JOBS = re.compile(rf"the ({WORD}) analysis jobs \(({WORD}) analyses × ({WORD}) metrics\)")
+NAMED_RULE = re.compile(rf"(?:\b({WORD}) )?`(\w+)`")  # a rule in backquotes, after its count
+DRY_RUN_END = "This was a dry-run"
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,44 @@ def readme_blocks() -> list[Block]:
     return shell_blocks((REPO_ROOT / "README.md").read_text(encoding="utf-8"))
 
 
+@dataclass(frozen=True)
+class StatedPlan:
+    """What README says `snakemake -n` plans after a new seed: the jobs in all; the analysis
+    rules (``analysis_*``), the metrics (jobs per analysis rule) and their jobs; every other
+    rule it names in backquotes, with its count (a number word before it, else one)."""
+
+    total: int
+    analyses: int
+    metrics: int
+    analysis_jobs: int
+    rules: dict[str, int]
+
+
+def stated_plan(readme: str) -> StatedPlan:
+    """The plan README's sentence ("The plan (`-n`) lists N jobs: ...") states."""
+    found = PLAN.search(" ".join(readme.split()))
+    assert found is not None, "README states no plan: 'The plan (`-n`) lists N jobs: ...'"
+    analysis = ANALYSIS_JOBS.search(found.group(2))
+    assert analysis is not None, f"no 'the N analysis jobs (A analyses × M metrics)': {found[0]}"
+    named = NAMED_RULE.findall(found.group(2).replace(analysis.group(0), ""))
+    rules = {rule: number(count) if is_number(count) else 1 for count, rule in named}
+    assert len(rules) == len(named), f"a rule named twice: {found[0]}"
+    jobs, analyses, metrics = (number(word) for word in analysis.groups())
+    return StatedPlan(number(found.group(1)), analyses, metrics, jobs, rules)
+
+
+def assert_plan_as_stated(plan: dict[str, int], stated: StatedPlan) -> None:
+    """Every count and rule the sentence names is the plan's ({rule: jobs}, job_counts), and
+    the plan has no rule the sentence omits."""
+    analysis = {rule: n for rule, n in plan.items() if rule.startswith("analysis_")}
+    others = {rule: n for rule, n in plan.items() if rule not in analysis}
+    assert stated.rules == others, f"README names {stated.rules}; the plan has {others}"
+    assert (len(analysis), sum(analysis.values())) == (stated.analyses, stated.analysis_jobs)
+    assert set(analysis.values()) == {stated.metrics}, analysis
+    assert stated.analysis_jobs == stated.analyses * stated.metrics
+    assert sum(plan.values()) == stated.total, plan
+
+
 def fresh_copy(destination: Path) -> Path:
     """The repository's files as a fresh clone has them: the files git tracks or would track
     (uncommitted edits included), else everything but outputs, caches and environments."""
@@ -99,6 +143,7 @@ def test_readme_shell_blocks_run_verbatim(tmp_path: Path) -> None:
     """Each block runs in the copy with status 0; the new-seed block plans and scores only the
     new run, and its results include it."""
     root = fresh_copy(tmp_path / "clone")
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     outputs: dict[str, str] = {}
     for block in readme_blocks():
@@ -120,7 +165,33 @@ def test_readme_shell_blocks_run_verbatim(tmp_path: Path) -> None:
         if block.heading == "Run":
             assert (root / "results" / "report.html").is_file()
         if block.heading == "When new seeds arrive":
-            assert job_counts(output)["score_run"] == 1, output[-3000:]
+            assert DRY_RUN_END in output, output[-3000:]
+            plan = job_counts(output.split(DRY_RUN_END, 1)[0])
+            assert plan["score_run"] == 1, output[-3000:]
+            assert_plan_as_stated(plan, stated_plan(text))
             means = pd.read_csv(root / "results" / "tables" / "run_means.csv")
             assert "competitor_l0.5_gauss_s4" in set(means["run_id"])
     assert "When new seeds arrive" in outputs
+
+
+def test_the_plan_check_sees_a_wrong_count_or_rule() -> None:
+    """The check above fails when README's sentence leaves out a planned rule, names one that is
+    not planned, or states a wrong count (the plan here: the one the sentence states)."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    sentence = PLAN.search(" ".join(readme.split())).group(0)
+    stated = stated_plan(sentence)
+    plan = dict(stated.rules)
+    plan.update({f"analysis_{i}": stated.metrics for i in range(stated.analyses)})
+    assert_plan_as_stated(plan, stated)
+    analyses = ANALYSIS_JOBS.search(sentence).group(0)
+    wrong = [
+        sentence.replace("`paper_tables`, ", ""),  # a planned rule left out
+        sentence.replace("`collect_tables`", "`collect_tables`, `make_coffee`"),  # not planned
+        sentence.replace(" one `score_run`", " two `score_run`"),
+        sentence.replace(analyses, "the 15 analysis jobs (5 analyses × 3 metrics)"),
+        PLAN.sub(lambda m: m.group(0).replace(m.group(1), str(stated.total + 1), 1), sentence),
+    ]
+    for text in wrong:
+        assert text != sentence
+        with pytest.raises(AssertionError):
+            assert_plan_as_stated(plan, stated_plan(text))

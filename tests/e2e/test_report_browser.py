@@ -3,7 +3,8 @@
 Headless Chromium (Debian's ``chromium``) is driven over the DevTools protocol through
 ``--remote-debugging-pipe``: fd 3 carries commands to the browser and fd 4 its replies, each a JSON
 message ended by a NUL byte. No websocket library, nothing downloaded. Without Chromium the
-browser tests skip, except in CI (``CI`` set), where they fail.
+browser tests skip, except in CI (``CI`` set), where they fail (the ``chromium_executable``
+fixture, tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -58,14 +59,6 @@ FLAGS = (
     "--mute-audio",
     "--remote-debugging-pipe",
 )
-
-
-def find_chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
 
 
 class Browser:
@@ -211,16 +204,6 @@ class Browser:
 
 
 # -- fixtures -------------------------------------------------------------------------------------
-def chromium() -> str:
-    """Chromium's executable; skip without it, unless in CI where the test must run."""
-    executable = find_chromium()
-    if executable is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed, but the browser test must run in CI")
-        pytest.skip("chromium is not installed: `apt-get install chromium` runs this test")
-    return executable
-
-
 @pytest.fixture(scope="module")
 def report(example_run: Path) -> Path:
     path = example_run / "results" / "report.html"
@@ -229,9 +212,9 @@ def report(example_run: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def page(report: Path) -> Iterator[Browser]:
+def page(chromium_executable: str, report: Path) -> Iterator[Browser]:
     """The report opened in headless Chromium, every collapsed section expanded."""
-    with Browser(chromium()) as browser:
+    with Browser(chromium_executable) as browser:
         browser.open(report.as_uri(), width=1280, height=900)
         browser.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
         yield browser

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from test_report_browser import Browser, chromium
+from test_report_browser import Browser
 from workflow_helpers import run_snakemake
 
 pytestmark = pytest.mark.e2e
@@ -85,8 +85,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def page(report: Path) -> Iterator[Browser]:
-    with Browser(chromium(), timeout=180) as browser:
+def page(chromium_executable: str, report: Path) -> Iterator[Browser]:
+    with Browser(chromium_executable, timeout=180) as browser:
         browser.open(report.as_uri(), width=WIDTH, height=SCREEN)
         yield browser
 

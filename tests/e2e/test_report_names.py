@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_report_browser import Browser, chromium
+from test_report_browser import Browser
 from workflow_helpers import many_systems_experiment, run_snakemake
 
 pytestmark = pytest.mark.e2e
@@ -28,11 +28,13 @@ def _report(root: Path, runs: dict[str, int]) -> Path:
 
 
 @pytest.fixture(scope="module", params=["one-word", "sixty"])
-def page(request, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+def page(
+    request, chromium_executable: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Browser]:
     root = tmp_path_factory.mktemp(request.param) / "run"
     runs = {"base": 3, LONG_WORD: 3} if request.param == "one-word" else dict.fromkeys(SIXTY, 3)
     report = _report(root, runs)
-    with Browser(chromium(), timeout=180) as browser:
+    with Browser(chromium_executable, timeout=180) as browser:
         browser.open(report.as_uri(), width=WIDTH, height=SCREEN)
         yield browser
 

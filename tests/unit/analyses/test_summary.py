@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,6 +15,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis.strategies import integers
+from optional_tools import LatexTools
 from scipy import stats
 from workflow_helpers import kreutzer_ter
 
@@ -235,22 +235,12 @@ def test_systems_and_outputs_get_letters_apart() -> None:
     assert table.loc["C", "output_group"] != table.loc["D", "output_group"]  # 30 points apart
 
 
-def _pdflatex() -> str:
-    """pdflatex's path; skip without it, unless in CI (.ci/run installs it) where it must run."""
-    found = shutil.which("pdflatex")
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("pdflatex is not installed, but the LaTeX test must run in CI")
-        pytest.skip("pdflatex is not installed: apt-get install texlive-latex-recommended")
-    return found
-
-
 def _kreutzer_view(result: Decision) -> tuple[pd.DataFrame, list[PairDecision]]:
     return result.summary.assign(metric="TER"), list(against(result).values())
 
 
 def test_latex_table_compiles_and_fits_the_page(
-    kreutzer_decision: Decision, tmp_path: Path
+    kreutzer_decision: Decision, tmp_path: Path, latex: LatexTools
 ) -> None:
     """The paste-ready table compiles with booktabs and fits a 5.5 in text width (NeurIPS,
     ICLR) without overfull boxes; the PDF page is rendered to PNG with pdftoppm where it is
@@ -266,7 +256,7 @@ def test_latex_table_compiles_and_fits_the_page(
     )
     (tmp_path / "table.tex").write_text(document)
     run = subprocess.run(
-        [_pdflatex(), "-interaction=nonstopmode", "-halt-on-error", "table.tex"],
+        [latex.path("pdflatex"), "-interaction=nonstopmode", "-halt-on-error", "table.tex"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -154,7 +154,7 @@ def probes_of(node: Mapping[str, Any]) -> list[tuple[object, bool]]:
         empty = [("", True)] if node.get("minLength") else []
         return [(12345, True), (True, True), ({"a": 1}, True), (math.inf, True), *empty]
     if kinds == {"boolean"}:
-        return [("yes", True), (1, True), (math.nan, True), ({"a": 1}, True)]
+        return [("yes", True), (1, True), (math.nan, True), ({"a": 1}, True), (None, True)]
     if kinds & {"array", "object"} or "oneOf" in node:
         return [(12345, True), (math.nan, True), (True, True)]
     raise AssertionError(f"no probes for {node}")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from optional_tools import LatexTools
 from test_paper_escape import compile_stated, gfm
 
 import infrepro.plots as plots
@@ -83,9 +84,11 @@ def test_markdown_parses_back_to_the_systems(runs, design: int) -> None:
 
 
 @pytest.mark.parametrize("design", DESIGNS[:2])
-def test_latex_compiles_with_the_stated_engine(runs, design: int, tmp_path) -> None:
+def test_latex_compiles_with_the_stated_engine(
+    runs, design: int, tmp_path, latex: LatexTools
+) -> None:
     _, _, experiment, _, results = runs[design]
-    compile_stated(paper_of(results, experiment)[0], tmp_path)
+    compile_stated(paper_of(results, experiment)[0], tmp_path, latex)
 
 
 def legends_of(experiment, results: Path, monkeypatch) -> tuple[list[list[str]], str]:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
-import os
 import re
-import shutil
 import subprocess
 import tempfile
 import unicodedata
@@ -23,6 +21,7 @@ import pytest
 from cmarkgfm.cmark import Options
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from optional_tools import LatexTools
 from workflow_helpers import kreutzer_ter
 
 from infrepro.analyses.fitlog import FitLog
@@ -212,16 +211,6 @@ def test_plain_names_stay_readable() -> None:
 
 
 # -- LaTeX ---------------------------------------------------------------------------------------
-def _tool(name: str, package: str) -> str:
-    """The path of ``name``; skip without it, unless in CI (.ci/run installs it)."""
-    found = shutil.which(name)
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{name} is not installed, but the LaTeX tests must run in CI")
-        pytest.skip(f"{name} is not installed: apt-get install {package}")
-    return found
-
-
 def stated(tex: str) -> tuple[str, list[str]]:
     """The engine and the preamble lines the file's first comment lines state."""
     engine = re.match(r"% Engine: (\w+)", tex)
@@ -231,10 +220,9 @@ def stated(tex: str) -> tuple[str, list[str]]:
     return engine.group(1), preamble
 
 
-def compile_stated(tex: str, tmp_path: Path) -> tuple[str, str]:
+def compile_stated(tex: str, tmp_path: Path, latex: LatexTools) -> tuple[str, str]:
     """Compile ``tex`` as its comments say, missing glyphs an error; (log, the PDF's text)."""
     engine, preamble = stated(tex)
-    packages = {"pdflatex": "texlive-latex-recommended", "lualatex": "texlive-luatex"}
     document = "\n".join(
         [
             r"\documentclass{article}",
@@ -250,7 +238,7 @@ def compile_stated(tex: str, tmp_path: Path) -> tuple[str, str]:
         ]
     )
     (tmp_path / "table.tex").write_text(document, encoding="utf-8")
-    command = [_tool(engine, packages[engine]), "-interaction=nonstopmode", "-halt-on-error"]
+    command = [latex.path(engine), "-interaction=nonstopmode", "-halt-on-error"]
     # one compile at a time across pytest-xdist workers: lualatex's first runs build its font
     # name database and font caches, which two runs at once could both write
     with open(Path(tempfile.gettempdir()) / "infrepro-latex-tests.lock", "w") as lock:
@@ -266,7 +254,7 @@ def compile_stated(tex: str, tmp_path: Path) -> tuple[str, str]:
     assert run.returncode == 0, log[-3000:]
     assert "Missing character" not in log, log[-3000:]
     text = subprocess.run(
-        [_tool("pdftotext", "poppler-utils"), "-enc", "UTF-8", "table.pdf", "-"],
+        [latex.path("pdftotext"), "-enc", "UTF-8", "table.pdf", "-"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -283,7 +271,9 @@ def _plain(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
-def test_latin_names_stay_pdflatex_and_compile(kreutzer_table: pd.DataFrame, tmp_path) -> None:
+def test_latin_names_stay_pdflatex_and_compile(
+    kreutzer_table: pd.DataFrame, tmp_path, latex: LatexTools
+) -> None:
     """Every character pdflatex is said to set, in the names: pdflatex with the stated
     preamble sets them all."""
     chars = sorted(escape.PDFLATEX_CHARS - {"\n"})
@@ -291,12 +281,12 @@ def test_latin_names_stay_pdflatex_and_compile(kreutzer_table: pd.DataFrame, tmp
     names = tuple("".join(chars[i : i + third]) for i in range(0, len(chars), third))
     tex = tex_of(renamed(kreutzer_table, names), "TER")
     assert stated(tex) == ("pdflatex", list(escape.PDFLATEX_PREAMBLE))
-    compile_stated(tex, tmp_path)
+    compile_stated(tex, tmp_path, latex)
 
 
 @pytest.mark.parametrize("names", name_triples(NON_LATIN + HOSTILE))
 def test_any_names_compile_with_the_stated_engine(
-    kreutzer_table: pd.DataFrame, names: tuple[str, ...], tmp_path
+    kreutzer_table: pd.DataFrame, names: tuple[str, ...], tmp_path, latex: LatexTools
 ) -> None:
     """Names in any script, and hostile ones: the file states lualatex (or pdflatex where it
     can), which compiles it with every glyph; left-to-right names are in the PDF's text, and
@@ -305,7 +295,7 @@ def test_any_names_compile_with_the_stated_engine(
     tex = tex_of(renamed(kreutzer_table, names, metric), metric)
     engine, _ = stated(tex)
     assert engine == escape.latex_engine(tex)
-    _, text = compile_stated(tex, tmp_path)
+    _, text = compile_stated(tex, tmp_path, latex)
     pdf = _plain(text)
     for name in names:
         words = _plain(name).split()
