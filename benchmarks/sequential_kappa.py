@@ -121,9 +121,9 @@ def family_table(n: int, seed: int, kappa: float) -> list[str]:
                 for j in range(m)
             ]
             t = [welch_t(base, b, runs) for b in others]
-            rules = [
-                (f"plan, {s}, α_j max-t", s, family_level(m, ALPHA)) for s in SPENDINGS
-            ] + [(f"plan, {s}, α_j = α / m", s, ALPHA / m) for s in SPENDINGS]
+            rules = [(f"plan, {s}, α_j max-t", s, family_level(m, ALPHA)) for s in SPENDINGS] + [
+                (f"plan, {s}, α_j = α / m", s, ALPHA / m) for s in SPENDINGS
+            ]
             for name, spending, level in rules:
                 crit = critical_values(runs, kappa, spending, level)
                 hits = np.array([(tj >= crit).any(1) for tj in t])

@@ -80,6 +80,80 @@ def interval_kind(adjust: str) -> str:
     return SIMULTANEOUS if adjust == MAX_T else UNADJUSTED
 
 
+# -- sequential looks (docs/method.md §4e.10): the record's mode, the plan's actions ------------
+PLAN = "plan"  # the ``sequential`` field: a declared plan (analyses.sequential.max_runs)
+ANYTIME = "anytime-valid"  # no maximum declared: the confidence sequence of §4e.7
+STOP_SIGNIFICANT = "stop: significant"  # the ``action`` field (infrepro.sequential.Action)
+STOP_FUTILITY = "stop: futility"
+STOP_MAXIMUM = "stop: maximum reached"
+CONTINUE = "continue"
+ACTIONS = (STOP_SIGNIFICANT, STOP_FUTILITY, CONTINUE, STOP_MAXIMUM)
+REPEATED_INTERVAL = "repeated 95 %"
+ANYTIME_INTERVAL = "anytime-valid 95 %"
+TARGET_CONDITIONAL_POWER = 0.8  # what "continue: about N more runs" aims at
+SPENDING_WORDS = {
+    "obrien_fleming": "O'Brien-Fleming type",
+    "pocock": "Pocock type",
+    "none": "final look only",
+}
+
+
+def runs_text(n_a: float, n_b: float) -> str:
+    """``5`` (both systems) or ``6/18`` (reference/system)."""
+    a, b = int(n_a), int(n_b)
+    return str(a) if a == b else f"{a}/{b}"
+
+
+def plan_sentence(
+    action: str,
+    winner: str,
+    look: int,
+    runs: tuple[float, float],
+    maxima: tuple[float, float],
+    conditional_power: float,
+    more_runs: float | None,
+    target_power: float = TARGET_CONDITIONAL_POWER,
+) -> str:
+    """A declared plan's decision in words (§4e.6), e.g. ``stop: B better (look 2, 5 of 10 runs
+    per system)``, ``continue (look 3, 6 of 10 runs per system): about 3 more runs per system
+    for 80 % conditional power at the minimum effect``."""
+    where = f"look {look}, {runs_text(*runs)} of {runs_text(*maxima)} runs per system"
+    target = f"{target_power:.0%}"
+    if action == STOP_SIGNIFICANT:
+        return f"stop: {winner} better ({where})"
+    if action == STOP_FUTILITY:
+        return (
+            f"stop for futility ({where}): conditional power {conditional_power:.0%} at the "
+            "minimum effect"
+        )
+    if action == STOP_MAXIMUM:
+        return f"stop: no difference shown at the planned maximum ({where})"
+    if math.isnan(conditional_power):
+        return f"continue ({where})"
+    if more_runs is None or math.isnan(more_runs):
+        return (
+            f"continue ({where}): conditional power {conditional_power:.0%} at the minimum "
+            f"effect; more than {MAX_MORE_RUNS} runs per system for {target}"
+        )
+    return (
+        f"continue ({where}): about {int(more_runs)} more runs per system for {target} "
+        "conditional power at the minimum effect"
+    )
+
+
+MAX_MORE_RUNS = 200  # how far "runs still needed" looks (infrepro.sequential.MAX_EXTRA_RUNS)
+
+
+def anytime_sentence(action: str, winner: str, look: int, pairs: int) -> str:
+    """The anytime-valid mode's decision in words (§4e.7)."""
+    if action == STOP_SIGNIFICANT:
+        return f"stop: {winner} better (anytime-valid, from look {look}, {pairs} pairs of runs)"
+    return (
+        f"continue (anytime-valid, look {look}, {pairs} pairs of runs): valid however often "
+        "the analysis is rerun"
+    )
+
+
 # -- the record (decisions.csv, docs/method.md §4c.11) --------------------------------------------
 @dataclass(frozen=True)
 class PairDecision:
@@ -126,6 +200,18 @@ class PairDecision:
     best_vs_best: float
     min_effect: float
     power: float
+    sequential: str
+    spending: str
+    looks: int
+    look: int
+    look_runs_reference: int
+    look_runs_system: int
+    max_runs_reference: float
+    max_runs_system: float
+    plan_alpha: float
+    action: str
+    conditional_power: float
+    more_runs: float
     model: str
     note: str
 
@@ -140,6 +226,25 @@ class PairDecision:
         if not self.directional:
             return ""
         return self.system if self.verdict == BETTER else self.reference
+
+    @property
+    def decision(self) -> str:
+        """The sequential decision in words (§4e.10); '' for a single look."""
+        if self.sequential == PLAN:
+            winner = self.winner if self.directional else ""
+            return plan_sentence(
+                self.action,
+                winner,
+                self.look,
+                (self.look_runs_reference, self.look_runs_system),
+                (self.max_runs_reference, self.max_runs_system),
+                self.conditional_power,
+                self.more_runs,
+            )
+        if self.sequential == ANYTIME:
+            pairs = min(self.look_runs_reference, self.look_runs_system)
+            return anytime_sentence(self.action, self.winner, self.look, pairs)
+        return ""
 
     @property
     def key(self) -> tuple[str, str, str, str]:
