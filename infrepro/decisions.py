@@ -61,6 +61,7 @@ FAMILIES = (FAMILY_BASELINE, FAMILY_ALL)
 MAX_T = "max-t"  # analyses.adjust
 HOLM = "holm"
 ADJUSTMENTS = (MAX_T, HOLM)
+BONFERRONI = "bonferroni"  # what a family's sequential verdicts use, α / m each (§4e.11)
 SIMULTANEOUS = "simultaneous 95 %"
 UNADJUSTED = "unadjusted 95 %"
 
@@ -70,7 +71,7 @@ def family_label(family: str, size: int, adjust: str) -> str:
     comparison, unadjusted`` when the family has one member (nothing to adjust)."""
     if size == 1:
         return "one comparison, unadjusted"
-    method = "max-t" if adjust == MAX_T else "Holm"
+    method = {MAX_T: "max-t", BONFERRONI: "Bonferroni"}.get(adjust, "Holm")
     scope = "comparisons with the baseline" if family == FAMILY_BASELINE else "pairs"
     return f"{method} over {size} {scope}"
 
@@ -91,6 +92,7 @@ ACTIONS = (STOP_SIGNIFICANT, STOP_FUTILITY, CONTINUE, STOP_MAXIMUM)
 REPEATED_INTERVAL = "repeated 95 %"
 ANYTIME_INTERVAL = "anytime-valid 95 %"
 TARGET_CONDITIONAL_POWER = 0.8  # what "continue: about N more runs" aims at
+FIRST_LOOK = 3  # a proposed sequential design looks at 3, 4, ..., N runs per system (§4e.8)
 SPENDING_WORDS = {
     "obrien_fleming": "O'Brien-Fleming type",
     "pocock": "Pocock type",
@@ -226,6 +228,12 @@ class PairDecision:
         if not self.directional:
             return ""
         return self.system if self.verdict == BETTER else self.reference
+
+    @property
+    def family_adjust(self) -> str:
+        """The adjustment the verdict's p comes from: the family's, or Bonferroni's α / m for
+        a sequential verdict (§4e.11)."""
+        return BONFERRONI if self.sequential else self.adjust
 
     @property
     def decision(self) -> str:

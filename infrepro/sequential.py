@@ -854,15 +854,17 @@ def plan_sequential(
     every: int,
     futility: float | None,
     alpha_factor: float = LOOK_ALPHA_FACTOR,
+    max_runs: int = MAX_EXTRA_RUNS,
 ) -> SequentialDesign | None:
     """Plan a sequential design (z approximation): the smallest maximum N (looks at
     first, first + every, ... up to N) with directional power ≥ ``power`` at ``effect``; the
     fixed design's n is the smallest with Φ̄(z_{1−α/2} − δ / sqrt((sd_a² + sd_b²)/n)) ≥ power.
-    None when MAX_EXTRA_RUNS runs per system do not reach it."""
+    None when ``max_runs`` runs per system do not reach it. The search starts at the fixed n:
+    a plan spends at most α at its maximum, so it never has more power there."""
     fixed = next(
         (
             n
-            for n in range(2, MAX_EXTRA_RUNS + 1)
+            for n in range(2, max_runs + 1)
             if stats.norm.sf(
                 stats.norm.isf(alpha / 2) - effect / math.sqrt((sd_a**2 + sd_b**2) / n)
             )
@@ -872,7 +874,7 @@ def plan_sequential(
     )
     if fixed is None:
         return None
-    for top in range(first, MAX_EXTRA_RUNS + 1):
+    for top in range(max(first, fixed), max_runs + 1):
         runs = list(range(first, top + 1, every))
         if runs[-1] != top:
             runs.append(top)
