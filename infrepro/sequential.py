@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special, stats
 
 from infrepro.decisions import MAX_MORE_RUNS, plan_sentence
 from infrepro.io.looks import look_key
@@ -42,6 +42,7 @@ MAX_EXTRA_RUNS = MAX_MORE_RUNS  # ``runs_for_power`` looks no further
 LOOK_ALPHA_FACTOR = 0.85
 BAND_LOOK_ALPHA_FACTOR = 0.80
 _BOUND_MAX = 40.0  # z beyond which no boundary is searched (Φ̄(40) ≈ 4e-350)
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 
 # -- spending functions (rpact's asOF, asP, noEarlyEfficacy) ------------------------------------
@@ -124,7 +125,7 @@ def _tails(state: _State, t: float, drift: float, z: float) -> tuple[float, floa
     if dt <= 0:
         raise ValueError("information fractions must increase from look to look")
     arg = (z * math.sqrt(t) - state.s - drift * dt) / math.sqrt(dt)
-    return float(state.h @ stats.norm.sf(arg)), float(state.h @ stats.norm.cdf(arg))
+    return float(state.h @ special.ndtr(-arg)), float(state.h @ special.ndtr(arg))
 
 
 def _advance(
@@ -152,7 +153,7 @@ def _advance(
     if z.size == 0:
         return _State(t, np.empty(0), np.empty(0))
     arg = (z[:, None] * math.sqrt(t) - state.s[None, :] - drift * dt) / math.sqrt(dt)
-    density = math.sqrt(t / dt) * (stats.norm.pdf(arg) @ state.h)
+    density = math.sqrt(t / dt) * (np.exp(-0.5 * arg**2) @ state.h) / _SQRT_2PI
     return _State(t, z * math.sqrt(t), w * density)
 
 
@@ -666,27 +667,26 @@ def repeated_p_value(
     smallest α′ at which one of them crosses, p_j ≤ a_j(α′), a_j the nominal levels of the same
     plan (its ``used`` tested looks, ``final`` as ``analyse_looks`` decided, κ = ``factor``) at
     α′. At most α exactly when a look up to k crosses at α (the nominal levels grow with α′).
-    By bisection on log10 α′ in [log10 ``floor``, 0]; ``floor`` when even that crosses."""
+    By Brent's method on max_j log(a_j(α′) / p_j), in log10 α′ on [log10 ``floor``, 0);
+    ``floor`` when even that crosses."""
     k = len(p_values)
     is_final = final and k == used
+    logs = np.log(np.maximum(np.asarray(p_values, dtype=float), 1e-300))
 
-    def crosses(log10_alpha: float) -> bool:
+    def excess(log10_alpha: float) -> float:
         alpha = 10.0**log10_alpha
         z_alpha = plan_alpha(alpha, spending, used, final, factor)
-        bounds = efficacy_boundaries(list(fractions)[:k], z_alpha, spending, 2, is_final)
-        return any(p <= a for p, a in zip(p_values, bounds.nominal, strict=True))
+        nominal = efficacy_boundaries(list(fractions)[:k], z_alpha, spending, 2, is_final).nominal
+        with np.errstate(divide="ignore"):
+            gaps = np.log(nominal) - logs
+        return float(np.max(gaps))
 
-    lo, hi = math.log10(floor), 0.0
-    if crosses(lo):
+    lo, hi = math.log10(floor), math.log10(1.0 - 1e-9)
+    if excess(lo) >= 0:
         return floor
-    if not crosses(-1e-12):
+    if excess(hi) < 0:
         return 1.0
-    for _ in range(40):
-        mid = (lo + hi) / 2.0
-        lo, hi = (lo, mid) if crosses(mid) else (mid, hi)
-        if hi - lo < 1e-7:
-            break
-    return 10.0**hi
+    return float(10.0 ** optimize.brentq(excess, lo, hi, xtol=1e-7, rtol=1e-12))
 
 
 def look_z(p: float, estimate: float) -> float:
