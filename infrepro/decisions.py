@@ -156,6 +156,24 @@ def anytime_sentence(action: str, winner: str, look: int, pairs: int) -> str:
     )
 
 
+def single_look(runs_reference: int, runs_system: int) -> dict[str, object]:
+    """The sequential fields of a record read at one look (no look column, §4e.10)."""
+    return {
+        "sequential": "",
+        "spending": "",
+        "looks": 1,
+        "look": 1,
+        "look_runs_reference": runs_reference,
+        "look_runs_system": runs_system,
+        "max_runs_reference": math.nan,
+        "max_runs_system": math.nan,
+        "plan_alpha": math.nan,
+        "action": "",
+        "conditional_power": math.nan,
+        "more_runs": math.nan,
+    }
+
+
 # -- the record (decisions.csv, docs/method.md §4c.11) --------------------------------------------
 @dataclass(frozen=True)
 class PairDecision:

@@ -63,6 +63,11 @@ from .fitlog import FitLog
 from .pairtests import PairTest
 from .pvalues import format_p
 
+ANYTIME_NOTE = (
+    "no maximum declared (analyses.sequential.max_runs): the anytime-valid confidence sequence, "
+    "valid however often the analysis is rerun"
+)
+
 
 # -- options ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -293,65 +298,32 @@ class Sequential:
             TARGET_CONDITIONAL_POWER,
         )
         test = look_test(tested)
-        analysis = analyse_looks(
-            [lk.data for lk in tested],  # type: ignore[misc]
-            plan,
-            test,
-            final=self.options.final,
-        )
+        data = [lk.data for lk in tested]
+        analysis = analyse_looks(data, plan, test, final=self.options.final)  # type: ignore[arg-type]
         rows = analysis.looks
         decided = next((r for r in rows if r.crossed), rows[-1])
-        at = tested[decided.look - 1]
-        verdict = NOT_SHOWN
-        if decided.crossed:
-            verdict = BETTER if decided.estimate > 0 else WORSE
-        used = len(rows)
         p_pair = repeated_p_value(
             [r.p_value for r in rows[: decided.look]],
             [r.fraction for r in rows[: decided.look]],
             self.options.spending,
-            used,
+            len(rows),
             analysis.boundaries.final,
             test.alpha_factor,
         )
-        p_adj = min(1.0, p_pair * record.family_size)
-        pair_test = at.test
-        assert pair_test is not None
-        log10_p = pair_test.log10_p
-        decision = analysis.decision
-        note = _plan_note(self.options, maxima, analysis.beyond_plan)
         revised = replace(
-            record,
-            improvement=decided.estimate,
-            se=decided.se,
-            df=decided.df,
-            df_method=at.method,
-            test=f"{pair_test.name}, at look {at.look}",
-            statistic=decided.estimate / decided.se,
-            critical=decided.critical_t,
-            lower=decided.ci_lower,
-            upper=decided.ci_upper,
-            interval=REPEATED_INTERVAL,
-            level=decided.nominal,
-            p_value=format_p(log10_p),
-            log10_p=log10_p,
-            p_adjusted=format_p(_log10(p_adj)),
-            log10_p_adjusted=_log10(p_adj),
-            verdict=verdict,
+            _at_look(record, decided, tested[decided.look - 1]),
+            p_adjusted=format_p(_log10(min(1.0, p_pair * record.family_size))),
+            log10_p_adjusted=_log10(min(1.0, p_pair * record.family_size)),
             sequential=PLAN,
             spending=self.options.spending,
             looks=total,
-            look=at.look,
-            look_runs_reference=at.n_a,
-            look_runs_system=at.n_b,
             max_runs_reference=float(maxima[0]),
             max_runs_system=float(maxima[1]),
             plan_alpha=alpha_j,
-            action=decision.action,
-            conditional_power=decision.conditional_power,
-            more_runs=math.nan if decision.more_runs is None else float(decision.more_runs),
-            model=at.formula,
-            note=_joined(record.note, note),
+            action=analysis.decision.action,
+            conditional_power=analysis.decision.conditional_power,
+            more_runs=_or_nan(analysis.decision.more_runs),
+            note=_joined(record.note, _plan_note(self.options, maxima, analysis.beyond_plan)),
         )
         revised = _readings(record, revised)
         self._plan_rows(revised, looks, tested, analysis)
@@ -418,37 +390,12 @@ class Sequential:
         d = self.data.sign() * paired_differences(
             series.get(record.reference, []), series.get(record.system, [])
         )
-        scale = self.options.scale
-        cs = confidence_sequence(d, alpha_j, scale)
+        cs = confidence_sequence(d, alpha_j, self.options.scale)
         if cs.n.size == 0:
             note = "looks declared, but fewer than two pairs of runs: the single-look verdict"
             return replace(record, looks=total, note=_joined(record.note, note))
-        p = anytime_p(d, scale)
-        claimed: PairLook | None = None
-        for lk in looks:
-            n = min(lk.n_a, lk.n_b)
-            row = self._row(replace(record, sequential=ANYTIME), replace(lk, data=None))
-            if n >= 2:
-                i = n - 2
-                excludes = bool(cs.lower[i] > 0 or cs.upper[i] < 0)
-                row.update(
-                    improvement=float(cs.mean[i]),
-                    se=_se(d[:n]),
-                    df=float(n - 1),
-                    nominal=alpha_j,
-                    critical=float(t_boundary(n, alpha_j, scale)),
-                    lower=float(cs.lower[i]),
-                    upper=float(cs.upper[i]),
-                    p_value=format_p(_log10(p[i])),
-                    log10_p=_log10(p[i]),
-                    crossed=excludes,
-                    note="",
-                )
-                if excludes and claimed is None:
-                    claimed = lk
-            else:
-                row["note"] = "not tested: fewer than two pairs of runs"
-            self.rows.append(row)
+        p = anytime_p(d, self.options.scale)
+        claimed = self._anytime_rows(record, looks, d, alpha_j)
         n = int(cs.n[-1])
         se = _se(d[:n])
         lower, upper, mean = float(cs.lower[-1]), float(cs.upper[-1]), float(cs.mean[-1])
@@ -465,10 +412,10 @@ class Sequential:
             df_method="",
             test=(
                 f"t confidence sequence on {n} runs paired in arrival order (Lai 1976; "
-                f"mixture scale {scale:g})"
+                f"mixture scale {self.options.scale:g})"
             ),
             statistic=mean / se if se > 0 else math.nan,
-            critical=float(t_boundary(n, alpha_j, scale)),
+            critical=float(t_boundary(n, alpha_j, self.options.scale)),
             lower=lower,
             upper=upper,
             interval=ANYTIME_INTERVAL,
@@ -479,24 +426,50 @@ class Sequential:
             log10_p_adjusted=_log10(p_adj),
             verdict=verdict,
             sequential=ANYTIME,
-            spending="",
             looks=total,
             look=at.look,
             look_runs_reference=at.n_a,
             look_runs_system=at.n_b,
-            max_runs_reference=math.nan,
-            max_runs_system=math.nan,
             plan_alpha=alpha_j,
             action=STOP_SIGNIFICANT if verdict in DIRECTIONAL else CONTINUE,
-            conditional_power=math.nan,
-            more_runs=math.nan,
-            note=_joined(
-                record.note,
-                "no maximum declared (analyses.sequential.max_runs): the anytime-valid "
-                "confidence sequence, valid however often the analysis is rerun",
-            ),
+            note=_joined(record.note, ANYTIME_NOTE),
         )
         return _readings(record, revised)
+
+    def _anytime_rows(
+        self, record: PairDecision, looks: list[PairLook], d: np.ndarray, alpha_j: float
+    ) -> PairLook | None:
+        """The look history of the confidence sequence; the look of the first claim."""
+        scale = self.options.scale
+        cs = confidence_sequence(d, alpha_j, scale)
+        p = anytime_p(d, scale)
+        claimed: PairLook | None = None
+        for lk in looks:
+            n = min(lk.n_a, lk.n_b)
+            row = self._row(replace(record, sequential=ANYTIME), replace(lk, data=None))
+            if n < 2:
+                row["note"] = "not tested: fewer than two pairs of runs"
+                self.rows.append(row)
+                continue
+            i = n - 2
+            excludes = bool(cs.lower[i] > 0 or cs.upper[i] < 0)
+            row.update(
+                improvement=float(cs.mean[i]),
+                se=_se(d[:n]),
+                df=float(n - 1),
+                nominal=alpha_j,
+                critical=float(t_boundary(n, alpha_j, scale)),
+                lower=float(cs.lower[i]),
+                upper=float(cs.upper[i]),
+                p_value=format_p(_log10(p[i])),
+                log10_p=_log10(p[i]),
+                crossed=excludes,
+                note="",
+            )
+            if excludes and claimed is None:
+                claimed = lk
+            self.rows.append(row)
+        return claimed
 
     def table(self) -> pd.DataFrame:
         """The look history (``looks.csv``)."""
@@ -507,6 +480,41 @@ def _run_variance(data: MetricData):  # type: ignore[no-untyped-def]
     from .pairtests import RunVariance
 
     return RunVariance.of(data.options["run_variance"])
+
+
+def _at_look(record: PairDecision, row: LookResult, look: PairLook) -> PairDecision:
+    """The record's estimate, test, interval and verdict as read at one look of a plan: the
+    look's test (its p marginal), the repeated CI, the nominal level."""
+    test = look.test
+    assert test is not None
+    verdict = NOT_SHOWN
+    if row.crossed:
+        verdict = BETTER if row.estimate > 0 else WORSE
+    return replace(
+        record,
+        improvement=row.estimate,
+        se=row.se,
+        df=row.df,
+        df_method=look.method,
+        test=f"{test.name}, at look {look.look}",
+        statistic=row.estimate / row.se,
+        critical=row.critical_t,
+        lower=row.ci_lower,
+        upper=row.ci_upper,
+        interval=REPEATED_INTERVAL,
+        level=row.nominal,
+        p_value=format_p(test.log10_p),
+        log10_p=test.log10_p,
+        verdict=verdict,
+        look=look.look,
+        look_runs_reference=look.n_a,
+        look_runs_system=look.n_b,
+        model=look.formula,
+    )
+
+
+def _or_nan(value: int | None) -> float:
+    return math.nan if value is None else float(value)
 
 
 def _se(d: np.ndarray) -> float:

@@ -39,6 +39,7 @@ from infrepro.decisions import (
     comparison_of,
     estimand_text,
     interval_kind,
+    single_look,
 )
 from infrepro.lmm import LmmError, LmmResult
 from infrepro.registry import PLANNING, SUMMARY
@@ -434,18 +435,7 @@ def _record(
         min_effect=ctx.settings.min_effect,
         power=c.test.power(effect, adjusted.level),
         # one look (docs/method.md §4e.10): a look column lets ``looks.Sequential`` revise these
-        sequential="",
-        spending="",
-        looks=1,
-        look=1,
-        look_runs_reference=runs_ref,
-        look_runs_system=runs_sys,
-        max_runs_reference=math.nan,
-        max_runs_system=math.nan,
-        plan_alpha=math.nan,
-        action="",
-        conditional_power=math.nan,
-        more_runs=math.nan,
+        **single_look(runs_ref, runs_sys),  # type: ignore[arg-type]
         model=model.formula,
         note="; ".join(notes),
     )

@@ -14,7 +14,7 @@ import pandas as pd
 from infrepro.decisions import PairDecision
 from infrepro.plots import short_name
 from infrepro.plots.looks import LookPoint, look_history
-from infrepro.vocabulary import LOOKS_TABLE
+from infrepro.vocabulary import LOOKS_TABLE, SYSTEM
 
 from ..decisions import p_name, plan_text, scale_words
 from ..figure import Figure, make_figure
@@ -81,7 +81,7 @@ def history_table(
     """Every look of every sequential comparison with the baseline, in the records' order."""
     several = len(records) > 1
     first = records[0]
-    headers = [Column("system", "system", numeric=False)] if several else []
+    headers = [Column(SYSTEM, SYSTEM, numeric=False)] if several else []
     headers += [
         Column("look", "look"),
         Column("runs", f"runs ({settings.baseline} + system)", numeric=False),

@@ -8,7 +8,7 @@ import math
 
 import pandas as pd
 
-from infrepro.decisions import PairDecision
+from infrepro.decisions import PairDecision, single_look
 from infrepro.report.sections.planning import _needed_lines, _record_line
 
 
@@ -78,6 +78,7 @@ def _record(**changes) -> PairDecision:
                 run_sd_ratio_upper=float("nan"),
                 band=2.0,
                 prior_df=float("nan"),
+                **single_look(6, 18),
                 model="",
                 note="",
             ),

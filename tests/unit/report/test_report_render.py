@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from markupsafe import escape
 
-from infrepro.decisions import PairDecision
+from infrepro.decisions import PairDecision, single_look
 from infrepro.io import write_csv
 from infrepro.report import (
     REPORT_TABLES,
@@ -220,6 +220,7 @@ def record(**changes) -> PairDecision:
         run_sd_ratio_upper=float("nan"),
         band=2.0,
         prior_df=float("nan"),
+        **single_look(6, 18),
         model='ter ~ system + (1|segment_id) + (0 + dummy(system, "bl")|run_id)',
         note="",
     )

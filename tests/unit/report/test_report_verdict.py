@@ -20,6 +20,7 @@ from infrepro.decisions import (
     PairDecision,
     comparison_of,
     estimand_text,
+    single_look,
 )
 from infrepro.registry import CONDITIONAL, interaction_only, run_aware
 from infrepro.report.decisions import sentence, verdict_text
@@ -79,6 +80,7 @@ def record(**changes) -> PairDecision:
         run_sd_ratio_upper=float("nan"),
         band=2.0,
         prior_df=float("nan"),
+        **single_look(5, 5),
         model="ter ~ system + ...",
         note="",
     )
