@@ -58,13 +58,15 @@ seeds, B better by 0-3 run-mean SDs) record the experiments; ``python benchmarks
 claims [--level-records F] [--claims-records F]`` puts them through the report's wording
 (``infrepro.validation.claims``) and appends its section to calibration.md.
 
-The decision table (issue 20): ``python benchmarks/calibration.py decision [--designs
+The decision (issues 20, 27): ``python benchmarks/calibration.py decision [--designs
 k5,k10,a,b,rank0.5,rank1] [--n 1000] [--n-rank 400] [--records FILE] [--out FILE]
-[--report-only] [--progress]`` fits every experiment as the ``summary`` analysis does
-(``infrepro.validation.decision``) and measures any false "better than the baseline" claim and
-any false group split with 5 and 10 identical systems, the coverage of the 95 % CIs of Δ (also
-in designs (a) and (b)) and of the rank intervals (5 systems with distinct true means); report
-benchmarks/results/decision_level.md, records decision_records.jsonl.
+[--report-only] [--progress]`` decides every experiment as the ``summary`` analysis does
+(``infrepro.validation.decision``), once with the single-step max-t adjustment and once with
+Holm's, and measures the family-wise false directional claims of both families with 5 and 10
+identical systems, the power of both on systems with distinct true means, whether every
+interval excludes 0 exactly when its verdict is directional, the coverage of the intervals
+(also in designs (a) and (b)) and of the rank intervals; report
+benchmarks/results/decision_level.md, records decision_adjust.jsonl (not committed).
 
 Every experiment is appended to ``--records`` (JSON lines; default
 benchmarks/results/calibration_records.jsonl), so a run can be stopped and resumed, and raised
@@ -925,10 +927,12 @@ def claims_main(argv: list[str]) -> None:
 
 
 # ============================================================================================
-# The decision table (issue 20): level, Δ coverage and rank-interval coverage (§4c).
+# The decision (issues 20, 27): family-wise level and power of max-t and Holm, interval
+# coverage, rank-interval coverage (§4c).
 # ============================================================================================
 
-DECISION_RECORDS = RESULTS / "decision_records.jsonl"
+DECISION_RECORDS = RESULTS / "decision_adjust.jsonl"
+ADJUSTMENTS = ("max-t", "holm")
 
 
 def decision_run(keys: list[str], n: dict[str, int], records: Path, progress: bool) -> None:
@@ -944,7 +948,8 @@ def decision_run(keys: list[str], n: dict[str, int], records: Path, progress: bo
                 if (key, seed) in done:
                     continue
                 start = time.perf_counter()
-                out = decision_outcomes(design.experiment(i), truth_of(design), seed)
+                data = design.experiment(i)
+                out = {a: decision_outcomes(data, truth_of(design), seed, a) for a in ADJUSTMENTS}
                 record = {"scenario": key, "seed": seed, "outcomes": out}
                 record["seconds"] = round(time.perf_counter() - start, 4)
                 sink.write(json.dumps(record) + "\n")
@@ -954,58 +959,91 @@ def decision_run(keys: list[str], n: dict[str, int], records: Path, progress: bo
                     print(f"  {key}: {i + 1}/{n[key]}  {stamp}", file=sys.stderr, flush=True)
 
 
-# the columns of decision_level_lines, and those the acceptance bounds
-DECISION_CLAIMS = ("better_baseline", "better_all_pairs", "any_baseline", "any_all_pairs", "split")
-DECISION_BOUNDED = ("better_baseline", "better_all_pairs", "split")
-
-
 def _bounded(k: int, n: int, bound: float = ALPHA) -> str:
-    """``yes`` when the rate is at most ``bound`` and its interval's upper end at most 0.065."""
+    """``yes`` when the rate's interval's upper end is at most 0.065 (issue 27, acceptance 4)."""
     if n == 0:
         return "NA"
-    return "yes" if k / n <= bound and clopper_pearson(k, n)[1] <= LEVEL_BOUND else "**no**"
+    return "yes" if clopper_pearson(k, n)[1] <= LEVEL_BOUND else "**no**"
+
+
+def _ok(rows: list[dict[str, object]], adjust: str) -> list[dict[str, object]]:
+    return [r["outcomes"][adjust] for r in rows if r["outcomes"].get(adjust)]
 
 
 def decision_level_lines(by_key: dict[str, list[dict[str, object]]]) -> list[str]:
-    """Level (any false claim, any false split) and Δ coverage per design."""
+    """Family-wise false directional claims, false splits, interval coverage and the
+    agreement of interval and verdict, per design and adjustment."""
     lines = [
-        "| design | experiments | failed fits | any false 'better', `baseline` (Holm over k − 1) "
-        "| the same, `all_pairs` (Holm over k(k − 1)/2) | any claim either way, `baseline` "
-        "| any claim either way, `all_pairs` | any false group split | bounds hold? "
-        "| Δ CI coverage (comparisons) | in [0.93, 0.97]? | median of min KR df |",
-        "|---|---:|---:|---|---|---|---|---|---|---|---|---:|",
+        "| design | adjustment | experiments | any false claim, `baseline` family | bound? "
+        "| any false claim, `all_pairs` family | bound? | any false group split "
+        "| intervals vs baseline cover (per comparison) | all at once "
+        "| interval excludes 0 ⇔ verdict (experiments where every record agrees) |",
+        "|---|---|---:|---|---|---|---|---|---|---|---|",
     ]
     for key, design in decision_designs().items():
         if design.spacing or key not in by_key:
             continue
-        ok = [r["outcomes"] for r in by_key[key] if r["outcomes"]]
-        n = len(ok)
-        count = {c: sum(bool(o[c]) for o in ok) for c in DECISION_CLAIMS}
-        held = all(_bounded(count[c], n) == "yes" for c in DECISION_BOUNDED)
-        bounds = "yes" if held else "**no**"
-        if design.k == 2:  # one pair: the split is the two-sided test, held to the level band
-            bounds = f"k = 2: split in band {_in_band(count['split'], n)}"
-        covered, compared = sum(o["covered"] for o in ok), sum(o["compared"] for o in ok)
-        inside = 0.93 <= covered / compared <= 0.97 if compared else False
-        lines.append(
-            f"| {key}: {design.title} | {n} | {len(by_key[key]) - n} "
-            + " ".join(f"| {rate_cell(count[c], n)}" for c in DECISION_CLAIMS)
-            + f" | {bounds} | {rate_cell(covered, compared)} ({compared}) "
-            f"| {'yes' if inside else '**no**'} | {np.median([o['min_df'] for o in ok]):.1f} |"
-        )
+        for adjust in ADJUSTMENTS:
+            ok = _ok(by_key[key], adjust)
+            n = len(ok)
+            if not n:
+                continue
+            fb = sum(bool(o["fwer_baseline"]) for o in ok)
+            fa = sum(bool(o["fwer_all_pairs"]) for o in ok)
+            split = sum(bool(o["split"]) for o in ok)
+            covered, compared = sum(o["covered"] for o in ok), sum(o["compared"] for o in ok)
+            all_at_once = sum(bool(o["all_covered"]) for o in ok)
+            agree = sum(bool(o["agree"]) for o in ok)
+            lines.append(
+                f"| {key}: {design.title} | {adjust} | {n} | {rate_cell(fb, n)} "
+                f"| {_bounded(fb, n)} | {rate_cell(fa, n)} | {_bounded(fa, n)} "
+                f"| {rate_cell(split, n)} | {rate_cell(covered, compared)} ({compared}) "
+                f"| {rate_cell(all_at_once, n)} | {rate_cell(agree, n)} |"
+            )
+    return lines
+
+
+def decision_power_lines(by_key: dict[str, list[dict[str, object]]]) -> list[str]:
+    """Power (right directional verdicts among pairs whose true means differ) of max-t beside
+    Holm's, on the designs with distinct true means, and their family-wise false claims."""
+    lines = [
+        "| design | adjustment | experiments | power, `baseline` family (per comparison) "
+        "| power, `all_pairs` family (per pair) | any false claim, `baseline` "
+        "| any false claim, `all_pairs` |",
+        "|---|---|---:|---|---|---|---|",
+    ]
+    for key, design in decision_designs().items():
+        if not design.spacing or key not in by_key:
+            continue
+        for adjust in ADJUSTMENTS:
+            ok = _ok(by_key[key], adjust)
+            n = len(ok)
+            if not n:
+                continue
+            cells = []
+            for family in ("baseline", "all_pairs"):
+                hits = sum(o[f"power_{family}"] for o in ok)
+                cells.append(rate_cell(hits, sum(o[f"true_{family}"] for o in ok)))
+            fb = sum(bool(o["fwer_baseline"]) for o in ok)
+            fa = sum(bool(o["fwer_all_pairs"]) for o in ok)
+            lines.append(
+                f"| {key}: {design.title} | {adjust} | {n} | {cells[0]} | {cells[1]} "
+                f"| {rate_cell(fb, n)} | {rate_cell(fa, n)} |"
+            )
     return lines
 
 
 def decision_rank_lines(by_key: dict[str, list[dict[str, object]]]) -> list[str]:
-    """Rank-interval coverage per design: per system, all k at once, and the mean width."""
+    """Rank-interval coverage per design (max-t records; the ranks do not depend on the
+    adjustment): per system, all k at once, and the mean width."""
     lines = [
         "| design | experiments | true ranks covered (per system) | all k covered at once "
         "| mean width (upper − lower + 1) | intervals spanning all k ranks "
-        "| coverage by system (S00 … S(k−1)) | Δ CI coverage vs the true Δ (comparisons) |",
-        "|---|---:|---|---|---:|---|---|---|",
+        "| coverage by system (S00 … S(k−1)) |",
+        "|---|---:|---|---|---:|---|---|",
     ]
     for key, design in decision_designs().items():
-        ok = [r["outcomes"] for r in by_key.get(key, []) if r["outcomes"]]
+        ok = _ok(by_key.get(key, []), "max-t")
         if not ok or design.k < 3:
             continue
         truth = truth_of(design)
@@ -1024,11 +1062,9 @@ def decision_rank_lines(by_key: dict[str, list[dict[str, object]]]) -> list[str]
         else:
             per = both = "(tied: every interval meets 1..k)"
             by_system = "-"
-        covered, compared = sum(o["covered"] for o in ok), sum(o["compared"] for o in ok)
         lines.append(
             f"| {key}: {design.title} | {n} | {per} | {both} | {np.mean(widths):.2f} "
-            f"| {rate_cell(full, n * k)} | {by_system} | {rate_cell(covered, compared)} "
-            f"({compared}) |"
+            f"| {rate_cell(full, n * k)} | {by_system} |"
         )
     return lines
 
@@ -1043,10 +1079,11 @@ def decision_report(records: Path) -> str:
         "",
         "`python benchmarks/calibration.py decision` (`infrepro/validation/decision.py`; records "
         f"`{records.name}`, one JSON line per experiment, resumable). Every experiment is fitted "
-        "as the `summary` analysis fits it (`fit_decision_model`: model M, REML, Kenward-Roger "
-        "df) and read with its functions (`holm_pairs`, `group_letters`, `rank_intervals` with "
-        f"D = {RANK_DRAWS} draws seeded by the experiment's seed). α = 0.05; rates with exact "
-        "95 % Clopper-Pearson intervals. Designs:",
+        "as the `summary` analysis decides it (`decide`: model M, REML, Kenward-Roger df, the "
+        "pair's calibrated test where both systems have two or more runs, the family's "
+        f"adjustment; rank intervals with D = {RANK_DRAWS} draws seeded by the experiment's "
+        "seed) and read from its records. α = 0.05; rates with exact 95 % Clopper-Pearson "
+        "intervals. Designs:",
         "",
         "- **k5, k10**: k identical systems S00 … S(k−1) (S00 the baseline), 3-5 runs each "
         "(drawn per experiment), run SDs 0.01 to 0.03 across systems (unequal run variances), "
@@ -1072,17 +1109,24 @@ def decision_report(records: Path) -> str:
             for m in meta
         ],
         "",
-        "## Level and Δ coverage",
+        "## Family-wise false claims, intervals and verdicts (issue 27, acceptance 4)",
         "",
-        "Bounds (issue 20, acceptance 1): any false 'better than the baseline' claim and any "
-        "false group split at most 0.05, the upper end of the interval at most 0.065 (`bounds "
-        "hold?` checks those three columns for k = 5 and 10; with two systems the split is the "
-        "two-sided test, held to the band [0.035, 0.065]); the 95 % CIs of Δ (every competitor "
-        "vs the baseline, per comparison) cover the truth in [0.93, 0.97]. 'Any claim either way' "
-        "(better or worse) is Holm's two-sided familywise error, shown beside the one-sided "
-        "'better'.",
+        "Each experiment is decided twice, with the default single-step max-t adjustment "
+        "(§4c.10) and with Holm's; the `baseline` family holds the k − 1 comparisons with the "
+        "baseline, the `all_pairs` family the k(k − 1)/2 pairs. A false claim is a directional "
+        "verdict where the true means are equal; bound: the upper end of the exact 95 % interval "
+        "at most 0.065. With two systems (a, b) a family has one comparison and both adjustments "
+        "are the calibrated test itself (§4b.11). Coverage is per comparison with the baseline "
+        "and for all of them at once (max-t's intervals are simultaneous, Holm's unadjusted).",
         "",
         *decision_level_lines(by_key),
+        "",
+        "## Power of max-t beside Holm's",
+        "",
+        "Designs with distinct true means (system i better than the baseline by i · s run-mean "
+        "SDs): the share of pairs whose verdict names the truly better system, per family.",
+        "",
+        *decision_power_lines(by_key),
         "",
         "## Rank intervals",
         "",

@@ -131,38 +131,52 @@ def decision_outcomes(
     data: MetricData, truth: list[float], seed: int, adjust: str | None = None
 ) -> dict[str, object] | None:
     """One experiment decided as the ``summary`` analysis decides it (``decide``: model M, the
-    family's procedure, the records of both families) and read by ``read_decision``; None if M
-    or a df fails."""
+    family's procedure ``adjust``, the records of both families) and read by
+    ``read_decision``; None if M or a df fails."""
     settings = Settings(alpha=ALPHA, seed=seed, **({"adjust": adjust} if adjust else {}))
     result = decide(data, FitLog(data.metric), settings)
     return read_decision(result, data, truth) if result.records else None
 
 
 def read_decision(result: Decision, data: MetricData, truth: list[float]) -> dict[str, object]:
-    """The records read as a reader reads them: ``better_<family>``/``any_<family>``: some
-    competitor claimed better than (in either direction from) the baseline in the family
-    ``baseline`` or ``all_pairs``; ``fwer_<family>``: any directional verdict in the family;
-    ``split``: the letters have more than one group; ``covered``/``compared``: intervals vs the
-    baseline (the named family's) covering the true improvement, ``all_covered``: all of them
-    at once; ``agree``: every record's interval excludes 0 exactly when its verdict is
-    directional; ``ranks``: the rank intervals (``truth``: the true means, baseline first)."""
+    """The records read as a reader reads them, per family (``baseline``, ``all_pairs``):
+    ``better_<family>``/``any_<family>``: some competitor claimed better than (in either
+    direction from) the baseline; ``fwer_<family>``: any false directional verdict in the
+    family (a verdict where the truth is no difference, or the wrong direction);
+    ``power_<family>``/``true_<family>``: right directional verdicts among the pairs whose
+    true means differ, and how many there are. Then ``split``: the letters have more than one
+    group; ``covered``/``compared``: intervals vs the baseline (the named family's) covering
+    the true improvement, ``all_covered``: all of them at once; ``agree``: every record's
+    interval excludes 0 exactly when its verdict is directional; ``ranks``: the rank
+    intervals (``truth``: the true means, baseline first)."""
     systems = data.systems
     index = {s: j for j, s in enumerate(systems)}
     sign = data.sign()
+
+    def true_gain(r) -> float:
+        return sign * (truth[index[r.system]] - truth[index[r.reference]])
+
     out: dict[str, object] = {}
     for family in (FAMILY_BASELINE, FAMILY_ALL):
         records = [r for r in result.records if r.family == family]
         against = [r for r in records if r.reference == data.baseline]
-        out[f"better_{family}"] = any(r.verdict == BETTER for r in against)
-        out[f"any_{family}"] = any(r.directional for r in against)
-        out[f"fwer_{family}"] = any(r.directional for r in records)
+        out[f"better_{family}"] = any(r.verdict == BETTER and true_gain(r) <= 0 for r in against)
+        out[f"any_{family}"] = any(r.directional and true_gain(r) == 0 for r in against)
+        out[f"fwer_{family}"] = any(
+            r.directional and (true_gain(r) == 0 or (r.improvement > 0) != (true_gain(r) > 0))
+            for r in records
+        )
+        differ = [r for r in records if true_gain(r) != 0]
+        out[f"power_{family}"] = sum(
+            r.directional and (r.improvement > 0) == (true_gain(r) > 0) for r in differ
+        )
+        out[f"true_{family}"] = len(differ)
     named = [r for r in result.records if r.family == FAMILY_BASELINE]
-    true = [sign * (truth[index[r.system]] - truth[index[r.reference]]) for r in named]
-    hits = [r.lower <= t <= r.upper for r, t in zip(named, true, strict=True)]
+    hits = [r.lower <= true_gain(r) <= r.upper for r in named]
     out["covered"], out["compared"], out["all_covered"] = sum(hits), len(hits), all(hits)
     out["agree"] = all((r.lower > 0 or r.upper < 0) == r.directional for r in result.records)
     groups = {c for v in result.summary["group"] for c in str(v)}
-    out["split"] = len(groups) > 1
+    out["split"] = len(groups) > 1 and not any(truth)
     rows = result.summary.set_index(SYSTEM)
     out["ranks"] = [
         [int(rows.loc[s, "rank_lower"]), int(rows.loc[s, "rank_upper"])] for s in systems

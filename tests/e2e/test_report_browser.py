@@ -372,11 +372,12 @@ def test_headline_numbers_come_from_the_tables(report: Path, example_run: Path) 
 
 def test_headline_verdict_is_the_decision_record(report: Path, example_run: Path) -> None:
     """The example: best vs best favours the competitor; over all runs the baseline is better
-    (TER p = 0.022, df 18.9) and the order is reversed; the paper's GLRT is shown, labelled."""
+    (TER, calibrated test, p = 0.046) and the order is reversed; the paper's GLRT is shown,
+    labelled."""
     decisions = pd.read_csv(example_run / "results/tables/decisions.csv", dtype={"p_adjusted": str})
     headline = section(html_of(report), "headline")
     ter = decisions[(decisions["metric"] == "ter") & (decisions["family"] == "baseline")].iloc[0]
-    assert 0.01 < float(ter["p_adjusted"]) < 0.04 and ter["improvement"] < 0  # TER worse
+    assert 0.01 < float(ter["p_adjusted"]) < 0.05 and ter["improvement"] < 0  # TER worse
     cards = headline.split('<article class="card')[1:]
     assert len(cards) == decisions["metric"].nunique()
     ter_card = next(c for c in cards if 'data-decision="ter|baseline|baseline|competitor"' in c)

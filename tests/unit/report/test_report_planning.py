@@ -7,8 +7,9 @@ import dataclasses
 import math
 
 import pandas as pd
+from decision_records import record
 
-from infrepro.decisions import PairDecision, single_look
+from infrepro.decisions import PairDecision
 from infrepro.report.sections.planning import _needed_lines, _record_line
 
 
@@ -36,55 +37,8 @@ def test_runs_needed_come_from_the_smallest_effect_of_interest() -> None:
 
 
 def _record(**changes) -> PairDecision:
-    return PairDecision(
-        **{
-            **dict(
-                metric="ter",
-                family="baseline",
-                family_size=2,
-                adjust="max-t",
-                reference="bl",
-                system="comp",
-                runs_reference=6,
-                runs_system=18,
-                comparison="systems",
-                estimand="",
-                improvement=-0.04,
-                se=0.015,
-                df=18.9,
-                df_method="Kenward-Roger",
-                test="t",
-                statistic=-2.7,
-                critical=2.4,
-                lower=-0.08,
-                upper=-0.004,
-                interval="simultaneous 95 %",
-                p_value="0.02",
-                log10_p=-1.7,
-                p_adjusted="0.03",
-                log10_p_adjusted=-1.5,
-                verdict="worse",
-                generalises=False,
-                facet_aware_p="",
-                log10_facet_aware_p=math.nan,
-                facet_aware_df=math.nan,
-                survival="",
-                best_vs_best=0.0,
-                min_effect=2.0,
-                power=0.23,
-                level=0.05,
-                run_sd_ratio=float("nan"),
-                run_sd_ratio_lower=float("nan"),
-                run_sd_ratio_upper=float("nan"),
-                band=2.0,
-                prior_df=float("nan"),
-                **single_look(6, 18),
-                model="",
-                note="",
-            ),
-            **changes,
-        }
-    )
+    base = dict(family_size=2, df=18.9, p_adjusted="0.03", log10_p_adjusted=-1.5, power=0.23)
+    return record(**{**base, "survival": "", "facet_aware_p": "", **changes})
 
 
 def test_the_cards_power_is_the_records() -> None:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from decision_records import record
 from markupsafe import escape
 
-from infrepro.decisions import PairDecision, single_look
 from infrepro.io import write_csv
 from infrepro.report import (
     REPORT_TABLES,
@@ -174,57 +174,6 @@ def comparison_tables(headline: tuple[str, float] = ("0.0223", -1.652)) -> dict[
                 frame[column] = frame[column].astype(str)
         tables[name] = frame
     return tables
-
-
-def record(**changes) -> PairDecision:
-    """bl vs comp in the baseline family: comp worse by 4.00 TER points over retraining (t with
-    KR df 18.9, p 0.0223), the facet-aware reading p 0.46 at 2.4 df, best vs best (dev-selected)
-    the other way round by 5.00 points."""
-    base = dict(
-        metric="ter",
-        family="baseline",
-        family_size=1,
-        adjust="max-t",
-        reference="bl",
-        system="comp",
-        runs_reference=6,
-        runs_system=18,
-        comparison="systems",
-        estimand="comp vs bl: means over retraining",
-        improvement=-0.04,
-        se=0.015,
-        df=18.87,
-        df_method="Kenward-Roger",
-        test="t",
-        statistic=-2.67,
-        critical=2.09,
-        lower=-0.0714,
-        upper=-0.0086,
-        interval="simultaneous 95 %",
-        p_value="0.0223",
-        log10_p=-1.652,
-        p_adjusted="0.0223",
-        log10_p_adjusted=-1.652,
-        verdict="worse",
-        generalises=False,
-        facet_aware_p="0.46",
-        log10_facet_aware_p=-0.337,
-        facet_aware_df=2.37,
-        survival="reversed over retraining",
-        best_vs_best=0.05,
-        min_effect=2.0,
-        power=0.31,
-        level=0.05,
-        run_sd_ratio=float("nan"),
-        run_sd_ratio_lower=float("nan"),
-        run_sd_ratio_upper=float("nan"),
-        band=2.0,
-        prior_df=float("nan"),
-        **single_look(6, 18),
-        model='ter ~ system + (1|segment_id) + (0 + dummy(system, "bl")|run_id)',
-        note="",
-    )
-    return PairDecision(**{**base, **changes})
 
 
 def with_record(tables: dict[str, pd.DataFrame], **changes) -> dict[str, pd.DataFrame]:
