@@ -61,6 +61,7 @@ FAMILIES = (FAMILY_BASELINE, FAMILY_ALL)
 MAX_T = "max-t"  # analyses.adjust
 HOLM = "holm"
 ADJUSTMENTS = (MAX_T, HOLM)
+BONFERRONI = "bonferroni"  # what a family's sequential verdicts use, α / m each (§4e.11)
 SIMULTANEOUS = "simultaneous 95 %"
 UNADJUSTED = "unadjusted 95 %"
 
@@ -70,7 +71,7 @@ def family_label(family: str, size: int, adjust: str) -> str:
     comparison, unadjusted`` when the family has one member (nothing to adjust)."""
     if size == 1:
         return "one comparison, unadjusted"
-    method = "max-t" if adjust == MAX_T else "Holm"
+    method = {MAX_T: "max-t", BONFERRONI: "Bonferroni"}.get(adjust, "Holm")
     scope = "comparisons with the baseline" if family == FAMILY_BASELINE else "pairs"
     return f"{method} over {size} {scope}"
 
@@ -78,6 +79,99 @@ def family_label(family: str, size: int, adjust: str) -> str:
 def interval_kind(adjust: str) -> str:
     """What an improvement's interval is under an adjustment method."""
     return SIMULTANEOUS if adjust == MAX_T else UNADJUSTED
+
+
+# -- sequential looks (docs/method.md §4e.10): the record's mode, the plan's actions ------------
+PLAN = "plan"  # the ``sequential`` field: a declared plan (analyses.sequential.max_runs)
+ANYTIME = "anytime-valid"  # no maximum declared: the confidence sequence of §4e.7
+STOP_SIGNIFICANT = "stop: significant"  # the ``action`` field (infrepro.sequential.Action)
+STOP_FUTILITY = "stop: futility"
+STOP_MAXIMUM = "stop: maximum reached"
+CONTINUE = "continue"
+ACTIONS = (STOP_SIGNIFICANT, STOP_FUTILITY, CONTINUE, STOP_MAXIMUM)
+REPEATED_INTERVAL = "repeated 95 %"
+ANYTIME_INTERVAL = "anytime-valid 95 %"
+TARGET_CONDITIONAL_POWER = 0.8  # what "continue: about N more runs" aims at
+FIRST_LOOK = 3  # a proposed sequential design looks at 3, 4, ..., N runs per system (§4e.8)
+SPENDING_WORDS = {
+    "obrien_fleming": "O'Brien-Fleming type",
+    "pocock": "Pocock type",
+    "none": "final look only",
+}
+
+
+def runs_text(n_a: float, n_b: float) -> str:
+    """``5`` (both systems) or ``6/18`` (reference/system)."""
+    a, b = int(n_a), int(n_b)
+    return str(a) if a == b else f"{a}/{b}"
+
+
+def plan_sentence(
+    action: str,
+    winner: str,
+    look: int,
+    runs: tuple[float, float],
+    maxima: tuple[float, float],
+    conditional_power: float,
+    more_runs: float | None,
+    target_power: float = TARGET_CONDITIONAL_POWER,
+) -> str:
+    """A declared plan's decision in words (§4e.6), e.g. ``stop: B better (look 2, 5 of 10 runs
+    per system)``, ``continue (look 3, 6 of 10 runs per system): about 3 more runs per system
+    for 80 % conditional power at the minimum effect``."""
+    where = f"look {look}, {runs_text(*runs)} of {runs_text(*maxima)} runs per system"
+    target = f"{target_power:.0%}"
+    if action == STOP_SIGNIFICANT:
+        return f"stop: {winner} better ({where})"
+    if action == STOP_FUTILITY:
+        return (
+            f"stop for futility ({where}): conditional power {conditional_power:.0%} at the "
+            "minimum effect"
+        )
+    if action == STOP_MAXIMUM:
+        return f"stop: no difference shown at the planned maximum ({where})"
+    if math.isnan(conditional_power):
+        return f"continue ({where})"
+    if more_runs is None or math.isnan(more_runs):
+        return (
+            f"continue ({where}): conditional power {conditional_power:.0%} at the minimum "
+            f"effect; more than {MAX_MORE_RUNS} runs per system for {target}"
+        )
+    return (
+        f"continue ({where}): about {int(more_runs)} more runs per system for {target} "
+        "conditional power at the minimum effect"
+    )
+
+
+MAX_MORE_RUNS = 200  # how far "runs still needed" looks (infrepro.sequential.MAX_EXTRA_RUNS)
+
+
+def anytime_sentence(action: str, winner: str, look: int, pairs: int) -> str:
+    """The anytime-valid mode's decision in words (§4e.7)."""
+    if action == STOP_SIGNIFICANT:
+        return f"stop: {winner} better (anytime-valid, from look {look}, {pairs} pairs of runs)"
+    return (
+        f"continue (anytime-valid, look {look}, {pairs} pairs of runs): valid however often "
+        "the analysis is rerun"
+    )
+
+
+def single_look(runs_reference: int, runs_system: int) -> dict[str, object]:
+    """The sequential fields of a record read at one look (no look column, §4e.10)."""
+    return {
+        "sequential": "",
+        "spending": "",
+        "looks": 1,
+        "look": 1,
+        "look_runs_reference": runs_reference,
+        "look_runs_system": runs_system,
+        "max_runs_reference": math.nan,
+        "max_runs_system": math.nan,
+        "plan_alpha": math.nan,
+        "action": "",
+        "conditional_power": math.nan,
+        "more_runs": math.nan,
+    }
 
 
 # -- the record (decisions.csv, docs/method.md §4c.11) --------------------------------------------
@@ -126,6 +220,18 @@ class PairDecision:
     best_vs_best: float
     min_effect: float
     power: float
+    sequential: str
+    spending: str
+    looks: int
+    look: int
+    look_runs_reference: int
+    look_runs_system: int
+    max_runs_reference: float
+    max_runs_system: float
+    plan_alpha: float
+    action: str
+    conditional_power: float
+    more_runs: float
     model: str
     note: str
 
@@ -140,6 +246,31 @@ class PairDecision:
         if not self.directional:
             return ""
         return self.system if self.verdict == BETTER else self.reference
+
+    @property
+    def family_adjust(self) -> str:
+        """The adjustment the verdict's p comes from: the family's, or Bonferroni's α / m for
+        a sequential verdict (§4e.11)."""
+        return BONFERRONI if self.sequential else self.adjust
+
+    @property
+    def decision(self) -> str:
+        """The sequential decision in words (§4e.10); '' for a single look."""
+        if self.sequential == PLAN:
+            winner = self.winner if self.directional else ""
+            return plan_sentence(
+                self.action,
+                winner,
+                self.look,
+                (self.look_runs_reference, self.look_runs_system),
+                (self.max_runs_reference, self.max_runs_system),
+                self.conditional_power,
+                self.more_runs,
+            )
+        if self.sequential == ANYTIME:
+            pairs = min(self.look_runs_reference, self.look_runs_system)
+            return anytime_sentence(self.action, self.winner, self.look, pairs)
+        return ""
 
     @property
     def key(self) -> tuple[str, str, str, str]:

@@ -147,7 +147,7 @@ ANALYSES: dict[str, AnalysisSpec] = {
         AnalysisSpec(
             SUMMARY,
             "infrepro.analyses.summary:summary_tables",
-            ("summary", "decisions", *LOG_TABLES),
+            ("summary", "decisions", "looks", *LOG_TABLES),
             (
                 "comparisons",
                 "adjust",
@@ -156,6 +156,7 @@ ANALYSES: dict[str, AnalysisSpec] = {
                 "bootstrap",
                 "facets",
                 "planning.min_effect",
+                "sequential",
             ),
             Cost(300, 510, 5, 9),  # one fit of the comparison's size (not measured apart)
             report_reads=("alpha",),  # its verdicts and the p it adjusts use the report's alpha
@@ -164,7 +165,7 @@ ANALYSES: dict[str, AnalysisSpec] = {
             PLANNING,
             "infrepro.analyses.planning:planning_analysis",
             ("planning", *LOG_TABLES),
-            ("planning", "run_variance"),
+            ("planning", "run_variance", "sequential.spending", "sequential.futility"),
             Cost(300, 510, 5, 9),  # one headline fit per pair, then simulation (as comparison)
             # the decision's test of each pair, at its level (α is read through it)
             needs=(Need(SUMMARY, "decisions", "decisions"),),

@@ -27,13 +27,22 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special, stats
+
+from infrepro.decisions import MAX_MORE_RUNS, plan_sentence
+from infrepro.io.looks import look_key
 
 Spending = Literal["obrien_fleming", "pocock", "none"]
 SPENDINGS: tuple[Spending, ...] = ("obrien_fleming", "pocock", "none")
 GRID_R = 32  # Jennison & Turnbull's grid parameter: 6r − 1 points, 12r − 3 Simpson nodes per look
-MAX_EXTRA_RUNS = 200  # ``runs_for_power`` looks no further
+MAX_EXTRA_RUNS = MAX_MORE_RUNS  # ``runs_for_power`` looks no further
+# κ (§4e.5): the z boundaries of a plan with several looks are computed at κ α; measured with
+# Welch's t as the look test (benchmarks/sequential.py) and with the decision's band-calibrated
+# test (benchmarks/sequential_kappa.py)
+LOOK_ALPHA_FACTOR = 0.85
+BAND_LOOK_ALPHA_FACTOR = 0.80
 _BOUND_MAX = 40.0  # z beyond which no boundary is searched (Φ̄(40) ≈ 4e-350)
+_SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 
 # -- spending functions (rpact's asOF, asP, noEarlyEfficacy) ------------------------------------
@@ -116,7 +125,7 @@ def _tails(state: _State, t: float, drift: float, z: float) -> tuple[float, floa
     if dt <= 0:
         raise ValueError("information fractions must increase from look to look")
     arg = (z * math.sqrt(t) - state.s - drift * dt) / math.sqrt(dt)
-    return float(state.h @ stats.norm.sf(arg)), float(state.h @ stats.norm.cdf(arg))
+    return float(state.h @ special.ndtr(-arg)), float(state.h @ special.ndtr(arg))
 
 
 def _advance(
@@ -144,7 +153,7 @@ def _advance(
     if z.size == 0:
         return _State(t, np.empty(0), np.empty(0))
     arg = (z[:, None] * math.sqrt(t) - state.s[None, :] - drift * dt) / math.sqrt(dt)
-    density = math.sqrt(t / dt) * (stats.norm.pdf(arg) @ state.h)
+    density = math.sqrt(t / dt) * (np.exp(-0.5 * arg**2) @ state.h) / _SQRT_2PI
     return _State(t, z * math.sqrt(t), w * density)
 
 
@@ -302,13 +311,15 @@ class LookData:
 @dataclass(frozen=True)
 class LookTest:
     """A look's own test: ``p_value(look)`` the marginal two-sided p of its statistic t,
-    ``critical(level, look)`` its inverse, the |t| at which p equals ``level``. Welch's t with
-    Welch-Satterthwaite df (``WELCH``) is the stand-in; the calibrated test plugs in as
-    ``LookTest(name, p_value, critical)``."""
+    ``critical(level, look)`` its inverse, the |t| at which p equals ``level``, and the κ its
+    plans need (``alpha_factor``, §4e.5: measured per test). Welch's t with Welch-Satterthwaite
+    df (``WELCH``) is the stand-in; the calibrated test plugs in as
+    ``LookTest(name, p_value, critical, BAND_LOOK_ALPHA_FACTOR)``."""
 
     name: str
     p_value: Callable[[LookData], float]
     critical: Callable[[float, LookData], float]
+    alpha_factor: float = LOOK_ALPHA_FACTOR
 
 
 WELCH = LookTest(
@@ -359,6 +370,34 @@ def t_boundary(n: np.ndarray | int, alpha: float, scale: float) -> np.ndarray:
     return np.sqrt((n - 1.0) * x)
 
 
+def log_t_evalue(t: np.ndarray | float, n: np.ndarray | int, scale: float) -> np.ndarray:
+    """log E_n(t) of ``t_boundary``'s mixture: −½ log a + (n/2) [log(1 + t²/ν) −
+    log(1 + t²/(a ν))], ν = n − 1, a = 1 + n c² (+inf at |t| = inf)."""
+    t, n = np.asarray(t, dtype=float), np.asarray(n, dtype=float)
+    a, nu = 1.0 + n * scale**2, n - 1.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = t**2 / nu
+        inner = np.where(np.isinf(x), np.log(a), np.log1p(x) - np.log1p(x / a))
+    return -0.5 * np.log(a) + 0.5 * n * inner
+
+
+def anytime_p(differences: Sequence[float], scale: float) -> np.ndarray:
+    """The anytime-valid p of Δ = 0 after n = 2 ... m differences: min(1, 1 / max_{i ≤ n}
+    E_i(t_i)), t_i the t of 0 after i (Ville: P(∃ n: p_n ≤ α) ≤ α under Δ = 0). It is at most
+    α exactly when the running intersection of ``confidence_sequence`` at level 1 − α excludes
+    0 (every CS_i is {Δ: E_i < 1/α})."""
+    d = np.asarray(differences, dtype=float)
+    n = np.arange(2, d.size + 1)
+    if n.size == 0:
+        return np.empty(0)
+    mean = np.cumsum(d)[1:] / n
+    sd = np.sqrt(np.maximum(np.cumsum(d**2)[1:] - n * mean**2, 0.0) / (n - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(sd > 0, mean / (sd / np.sqrt(n)), np.where(mean == 0, 0.0, np.inf))
+    best = np.maximum.accumulate(log_t_evalue(t, n, scale))
+    return np.minimum(1.0, np.exp(-best))
+
+
 def paired_differences(runs_a: Sequence[float], runs_b: Sequence[float]) -> np.ndarray:
     """B − A differences of runs paired in arrival order (the i-th run of B with the i-th of
     A); the longer system's surplus runs wait for their partners. With exchangeable runs the
@@ -392,24 +431,16 @@ def confidence_sequence(
 # -- looks as data (§4e.1) ----------------------------------------------------------------------
 def look_numbers(values: Sequence[object]) -> np.ndarray:
     """The look (1, 2, ...) of each run from its look value: integers, or ISO dates or
-    date-times (``2025-03-01``, ``2025-03-01T14:00``), ordered; equal values are one look.
-    Mixed kinds or a missing value are an error (a run must say in which batch it arrived)."""
-    import datetime
-
+    date-times (``2025-03-01``, ``2025-03-01T14:00``), ordered; equal values are one look
+    (``infrepro.io.looks.look_key``). Mixed kinds or a missing value are an error (a run must
+    say in which batch it arrived)."""
     keys: list[object] = []
     for v in values:
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            raise ValueError("every run needs a look value (an integer or an ISO date)")
-        if isinstance(v, datetime.datetime):
-            keys.append(v.replace(tzinfo=None))
-        elif isinstance(v, datetime.date):
-            keys.append(datetime.datetime.combine(v, datetime.time()))
-        elif isinstance(v, str) and not v.strip().lstrip("-").isdigit():
-            keys.append(datetime.datetime.fromisoformat(v.strip()).replace(tzinfo=None))
-        elif isinstance(v, float) and not v.is_integer():
-            raise ValueError(f"look value {v!r} is neither an integer nor an ISO date")
-        else:
-            keys.append(int(v))  # type: ignore[call-overload]
+        try:
+            keys.append(look_key(v))
+        except ValueError as err:
+            what = "every run needs a look value" if str(err) == "empty" else f"look value {v!r}"
+            raise ValueError(f"{what}: an integer or an ISO date") from None
     if len({type(k) for k in keys}) > 1:
         raise ValueError("look values mix integers and dates")
     order = {k: i + 1 for i, k in enumerate(sorted(set(keys)))}  # type: ignore[type-var]
@@ -430,19 +461,23 @@ def runs_at_looks(looks_a: Sequence[int], looks_b: Sequence[int]) -> list[tuple[
 
 
 # -- the declared plan and the analysis of its looks (§4e.2-§4e.6) -------------------------------
-LOOK_ALPHA_FACTOR = 0.85  # the z boundaries of a plan with several looks are computed at 0.85 α
-
-
-def plan_alpha(alpha: float, spending: Spending, looks: int, final: bool) -> float:
-    """The α the z boundaries are computed at (§4e.5): κ α (κ = ``LOOK_ALPHA_FACTOR``) when
-    the plan tests at more than one look. The significance-level conversion to the looks' own
-    small-df tests loses the correlation the z recursion assumes (each look re-estimates the
-    run variances), which raised the level to 0.050-0.055 at looks after every run from 3 to
-    10 runs per system; κ = 0.85 holds it at run-SD ratios up to 2 (benchmarks/sequential.py).
-    A single final look, or spending ``none`` (only the final look tests), needs no κ."""
+def plan_alpha(
+    alpha: float,
+    spending: Spending,
+    looks: int,
+    final: bool,
+    factor: float = LOOK_ALPHA_FACTOR,
+) -> float:
+    """The α the z boundaries are computed at (§4e.5): κ α (κ = ``factor``, the look test's)
+    when the plan tests at more than one look. The significance-level conversion to the looks'
+    own small-df tests loses the correlation the z recursion assumes (each look re-estimates the
+    run variances), which raised the level to 0.050-0.055 (Welch's t) and 0.060 (the
+    band-calibrated test) at looks after every run from 3 to 10 runs per system; κ = 0.85
+    (Welch) and 0.80 (calibrated) hold it at run-SD ratios up to 2. A single final look, or
+    spending ``none`` (only the final look tests), needs no κ."""
     if spending == "none" or (looks == 1 and final):
         return alpha
-    return LOOK_ALPHA_FACTOR * alpha
+    return factor * alpha
 
 
 @dataclass(frozen=True)
@@ -506,35 +541,18 @@ class Decision:
     target_power: float
 
     def sentence(self, name_a: str, name_b: str) -> str:
-        """The decision in words, e.g. "stop: B better (look 2, 5 of 10 runs per system)"."""
-        where = f"look {self.look}, {_runs(self.n_a, self.n_b)} of {_runs(self.max_a, self.max_b)}"
-        where += " runs per system"
-        if self.action == "stop: significant":
-            better = name_b if self.direction > 0 else name_a
-            return f"stop: {better} better ({where})"
-        if self.action == "stop: futility":
-            return (
-                f"stop for futility ({where}): conditional power "
-                f"{self.conditional_power:.0%} at the minimum effect"
-            )
-        if self.action == "stop: maximum reached":
-            return f"stop: no difference shown at the planned maximum ({where})"
-        if self.more_runs is None:
-            if math.isnan(self.conditional_power):
-                return f"continue ({where})"
-            return (
-                f"continue ({where}): conditional power {self.conditional_power:.0%} at the "
-                f"minimum effect; more than {MAX_EXTRA_RUNS} runs per system for "
-                f"{self.target_power:.0%}"
-            )
-        return (
-            f"continue ({where}): about {self.more_runs} more runs per system for "
-            f"{self.target_power:.0%} conditional power at the minimum effect"
+        """The decision in words, e.g. "stop: B better (look 2, 5 of 10 runs per system)"
+        (``infrepro.decisions.plan_sentence``, the words the records use)."""
+        return plan_sentence(
+            self.action,
+            name_b if self.direction > 0 else name_a,
+            self.look,
+            (self.n_a, self.n_b),
+            (self.max_a, self.max_b),
+            self.conditional_power,
+            self.more_runs,
+            self.target_power,
         )
-
-
-def _runs(n_a: int, n_b: int) -> str:
-    return str(n_a) if n_a == n_b else f"{n_a}/{n_b}"
 
 
 @dataclass(frozen=True)
@@ -567,7 +585,7 @@ def analyse_looks(
     reached = next((k for k, t in enumerate(fractions) if t >= 1.0), None)
     used = len(looks) if reached is None else reached + 1
     is_final = final or reached is not None
-    alpha_z = plan_alpha(plan.alpha, plan.spending, used, is_final)
+    alpha_z = plan_alpha(plan.alpha, plan.spending, used, is_final, test.alpha_factor)
     bounds = efficacy_boundaries(fractions[:used], alpha_z, plan.spending, 2, is_final)
     rows: list[LookResult] = []
     for k, look in enumerate(looks[:used]):
@@ -634,6 +652,41 @@ def _decide(
         return decision(last, "stop: futility", 0, cp, None)
     more = runs_for_power(bounds, z, drift, look, plan, plan.target_power)
     return decision(last, "continue", 0, cp, more)
+
+
+def repeated_p_value(
+    p_values: Sequence[float],
+    fractions: Sequence[float],
+    spending: Spending,
+    used: int,
+    final: bool,
+    factor: float,
+    floor: float = 1e-16,
+) -> float:
+    """The repeated p-value of a plan's looks 1 ... k (Jennison & Turnbull 2000, §9.1): the
+    smallest α′ at which one of them crosses, p_j ≤ a_j(α′), a_j the nominal levels of the same
+    plan (its ``used`` tested looks, ``final`` as ``analyse_looks`` decided, κ = ``factor``) at
+    α′. At most α exactly when a look up to k crosses at α (the nominal levels grow with α′).
+    By Brent's method on max_j log(a_j(α′) / p_j), in log10 α′ on [log10 ``floor``, 0);
+    ``floor`` when even that crosses."""
+    k = len(p_values)
+    is_final = final and k == used
+    logs = np.log(np.maximum(np.asarray(p_values, dtype=float), 1e-300))
+
+    def excess(log10_alpha: float) -> float:
+        alpha = 10.0**log10_alpha
+        z_alpha = plan_alpha(alpha, spending, used, final, factor)
+        nominal = efficacy_boundaries(list(fractions)[:k], z_alpha, spending, 2, is_final).nominal
+        with np.errstate(divide="ignore"):
+            gaps = np.log(nominal) - logs
+        return float(np.max(gaps))
+
+    lo, hi = math.log10(floor), math.log10(1.0 - 1e-9)
+    if excess(lo) >= 0:
+        return floor
+    if excess(hi) < 0:
+        return 1.0
+    return float(10.0 ** optimize.brentq(excess, lo, hi, xtol=1e-7, rtol=1e-12))
 
 
 def look_z(p: float, estimate: float) -> float:
@@ -728,6 +781,7 @@ def design_characteristics(
     alpha: float,
     spending: Spending,
     futility: float | None,
+    alpha_factor: float = LOOK_ALPHA_FACTOR,
 ) -> DesignCharacteristics:
     """Power and expected runs of a plan with looks at ``runs`` runs per system (the last the
     maximum N), run-mean SDs sd_a, sd_b, true difference ``effect`` (z approximation: the run
@@ -737,7 +791,7 @@ def design_characteristics(
     n = np.asarray(runs, dtype=float)
     fractions = n / n[-1]
     bounds = efficacy_boundaries(
-        fractions, plan_alpha(alpha, spending, n.size, True), spending, 2, True
+        fractions, plan_alpha(alpha, spending, n.size, True, alpha_factor), spending, 2, True
     )
     drift = effect / math.sqrt((sd_a**2 + sd_b**2) / n[-1])
     band = np.zeros(n.size)
@@ -799,15 +853,18 @@ def plan_sequential(
     first: int,
     every: int,
     futility: float | None,
+    alpha_factor: float = LOOK_ALPHA_FACTOR,
+    max_runs: int = MAX_EXTRA_RUNS,
 ) -> SequentialDesign | None:
     """Plan a sequential design (z approximation): the smallest maximum N (looks at
     first, first + every, ... up to N) with directional power ≥ ``power`` at ``effect``; the
     fixed design's n is the smallest with Φ̄(z_{1−α/2} − δ / sqrt((sd_a² + sd_b²)/n)) ≥ power.
-    None when MAX_EXTRA_RUNS runs per system do not reach it."""
+    None when ``max_runs`` runs per system do not reach it. The search starts at the fixed n:
+    a plan spends at most α at its maximum, so it never has more power there."""
     fixed = next(
         (
             n
-            for n in range(2, MAX_EXTRA_RUNS + 1)
+            for n in range(2, max_runs + 1)
             if stats.norm.sf(
                 stats.norm.isf(alpha / 2) - effect / math.sqrt((sd_a**2 + sd_b**2) / n)
             )
@@ -817,11 +874,13 @@ def plan_sequential(
     )
     if fixed is None:
         return None
-    for top in range(first, MAX_EXTRA_RUNS + 1):
+    for top in range(max(first, fixed), max_runs + 1):
         runs = list(range(first, top + 1, every))
         if runs[-1] != top:
             runs.append(top)
-        design = design_characteristics(runs, sd_a, sd_b, effect, alpha, spending, futility)
+        design = design_characteristics(
+            runs, sd_a, sd_b, effect, alpha, spending, futility, alpha_factor
+        )
         if design.power >= power:
             return SequentialDesign(design, fixed)
     return None

@@ -19,7 +19,8 @@ RUN = "run_id"
 SYSTEM = "system"
 HYPOTHESES = "hypotheses"
 DEV_SCORE = "dev_score"
-LOOK = "look"  # of the runs sheet: the batch a run arrived in (docs/method.md §4e.1; not yet read)
+LOOK = "look"  # of the runs table: the batch a run arrived in (docs/method.md §4e.1)
+LOOKS_TABLE = "looks"  # the look history of the sequential decision (docs/method.md §4e.10)
 SOURCE = "source"
 REFERENCE = "reference"
 VARIANCE_COLUMN = "variance"  # of variance_components and importance
@@ -196,7 +197,8 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
         "metric subset alpha:float effect_source improvement_points:float var_segment:float "
         "var_run_baseline:float var_run_competitor:float var_residual:float segments:float "
         "design target:float runs_baseline:float runs_competitor:float power:float mc_se:float "
-        "power_analytic:float draws:float",
+        "power_analytic:float draws:float looks:float expected_runs_null:float "
+        "expected_runs_effect:float fixed_runs:float",
     ),
     # the budget analysis (docs/method.md §4d): expected best of B runs per system
     table(
@@ -224,7 +226,19 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
         "p_value log10_p:float p_adjusted log10_p_adjusted:float verdict generalises:bool "
         "facet_aware_p log10_facet_aware_p:float facet_aware_df:float run_sd_ratio:float "
         "run_sd_ratio_lower:float run_sd_ratio_upper:float band:float prior_df:float survival "
-        "best_vs_best:float min_effect:float power:float model note",
+        "best_vs_best:float min_effect:float power:float sequential spending looks:int "
+        "look:int look_runs_reference:int look_runs_system:int max_runs_reference:float "
+        "max_runs_system:float plan_alpha:float action conditional_power:float "
+        "more_runs:float model note",
+    ),
+    # the look history of the sequential decision (docs/method.md §4e.10): one row per metric,
+    # family, pair and look of the pair
+    table(
+        LOOKS_TABLE,
+        "metric family reference system sequential look:int runs_reference:int "
+        "runs_system:int fraction:float alpha_spent:float boundary:float nominal:float "
+        "critical:float improvement:float se:float df:float p_value log10_p:float lower:float "
+        "upper:float crossed:bool note",
     ),
 )
 # ... and the tables the report reads besides them: the property bins and the provenance

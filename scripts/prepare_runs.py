@@ -5,7 +5,7 @@ from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:
-    runs = read_runs_sheet(smk.input.runs, check_files=False)
+    runs = read_runs_sheet(smk.input.runs, check_files=False, look_column=smk.params.look_column)
     write_parquet(runs.drop(columns=["hypotheses"]), smk.output.runs)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from infrepro.decisions import PairDecision
+from infrepro.decisions import PairDecision, single_look
 
 BASE = dict(
     metric="ter",
@@ -55,5 +55,7 @@ BASE = dict(
 
 
 def record(**changes) -> PairDecision:
-    """The base record with ``changes``."""
-    return PairDecision(**{**BASE, **changes})
+    """The base record with ``changes``, read at one look of its runs (§4e.10)."""
+    fields = {**BASE, **changes}
+    looks = single_look(int(fields["runs_reference"]), int(fields["runs_system"]))
+    return PairDecision(**{**looks, **fields})

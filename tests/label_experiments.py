@@ -617,7 +617,12 @@ def run_raw_in_process(
     testset = results / "inputs" / "testset.parquet"
     (results / "scores").mkdir(parents=True, exist_ok=True)
     call("prepare_testset.py", {"testset": config["testset"]}, {"testset": testset})
-    call("prepare_runs.py", {"runs": config["runs"]}, {"runs": inputs["runs"]})
+    call(
+        "prepare_runs.py",
+        {"runs": config["runs"]},
+        {"runs": inputs["runs"]},
+        look_column=config.get("look_column"),
+    )
     scores = [results / "scores" / f"{run}.parquet" for run in loaded.run_ids]
     for run, path in zip(loaded.run_ids, scores, strict=True):
         given = {"hypotheses": loaded.hypotheses_path(run), "testset": testset}

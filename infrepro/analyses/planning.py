@@ -27,10 +27,11 @@ import numpy as np
 import pandas as pd
 
 from infrepro.calibrated import DEFAULT_BAND, critical_t, power
-from infrepro.decisions import FAMILY_BASELINE
+from infrepro.decisions import FAMILY_BASELINE, FIRST_LOOK
 from infrepro.registry import PLANNING
 from infrepro.schema import defaults
-from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, headline_formula
+from infrepro.sequential import BAND_LOOK_ALPHA_FACTOR, plan_sequential
+from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, columns, headline_formula
 
 from .data import MetricData
 from .fitlog import FitLog
@@ -150,12 +151,14 @@ def headline_t(comp: Components, delta: float, draws: StrataDraws) -> np.ndarray
 @dataclass(frozen=True)
 class PlannedTest:
     """The test planning simulates: the decision's test of the pair (docs/method.md §4b.11,
-    §4b.12) at its marginal level (α, or the family's max-t level p*), calibrated over the
-    band of run-mean SD ratios, with the moderation's prior df (0: none)."""
+    §4b.12) at its marginal level (α, or the family's max-t level p*; a sequential decision's
+    α_j), calibrated over the band of run-mean SD ratios, with the moderation's prior df (0:
+    none); ``plan_alpha`` the α a sequential plan of the pair spends (§4e.11)."""
 
     level: float
     band: float = DEFAULT_BAND
     prior_df: float = 0.0
+    plan_alpha: float = math.nan
 
     def critical(self, n_a: int, n_b: int) -> float:
         """The |t| the test rejects beyond at design (n_a, n_b)."""
@@ -312,12 +315,11 @@ def headline_components(
     return comp, float(test.estimate), (n_a, n_b)
 
 
-def _rows(
-    comp: Components, result: Plan, improvement: float, source: str, base: dict[str, object]
-) -> list[dict[str, object]]:
-    """planning.csv rows of one effect (``improvement``: in the metric's direction, positive =
-    the competitor better, stored scale): the curve, the current design, needed and cheapest."""
-    head = {
+def _head(
+    comp: Components, improvement: float, source: str, base: dict[str, object]
+) -> dict[str, object]:
+    """What every planning.csv row of one effect shares: the pair, the effect, the components."""
+    return {
         **base,
         "effect_source": source,
         "improvement_points": 100.0 * improvement,
@@ -327,6 +329,14 @@ def _rows(
         "var_residual": comp.residual,
         "segments": comp.segments,
     }
+
+
+def _rows(
+    comp: Components, result: Plan, improvement: float, source: str, base: dict[str, object]
+) -> list[dict[str, object]]:
+    """planning.csv rows of one effect (``improvement``: in the metric's direction, positive =
+    the competitor better, stored scale): the curve, the current design, needed and cheapest."""
+    head = _head(comp, improvement, source, base)
     picks: list[tuple[str, float, Power | None]] = [("equal", math.nan, p) for p in result.curve]
     picks.append(("current", math.nan, result.current))
     for target in TARGETS:
@@ -365,11 +375,62 @@ def planned_test(
         rows = rows[(rows["reference"] == baseline) & (rows[SYSTEM] == competitor)]
         rows = rows.sort_values("family", key=lambda f: f != FAMILY_BASELINE, kind="stable")
     if rows.empty:
-        return PlannedTest(alpha, options.band, 0.0)
+        return PlannedTest(alpha, options.band, 0.0, alpha)
     record = rows.iloc[0]
     band = float(record["band"]) if math.isfinite(float(record["band"])) else options.band
     prior = float(record["prior_df"]) if math.isfinite(float(record["prior_df"])) else 0.0
-    return PlannedTest(float(record["level"]), band, prior)
+    planned = float(record["plan_alpha"])
+    if not math.isfinite(planned):  # one look: the plan α_j the family would give it
+        planned = alpha / max(int(record["family_size"]), 1)
+    level = planned if str(record["sequential"]) else float(record["level"])
+    return PlannedTest(level, band, prior, planned)
+
+
+def sequential_rows(
+    comp: Components,
+    effect: float,
+    test: PlannedTest,
+    spending: str,
+    futility: float | None,
+    max_runs: int,
+) -> list[dict[str, object]]:
+    """planning.csv's ``sequential`` rows of one effect (§4e.8): per power target the smallest
+    plan with looks at 3, 4, ..., N runs per system (z approximation, the decision's κ), its
+    power, looks and expected runs under no difference and under the effect, and the fixed
+    design's runs on the same approximation."""
+    s = comp.segments
+    sd_a = math.sqrt(comp.lam(comp.run_a) / s)
+    sd_b = math.sqrt(comp.lam(comp.run_b) / s)
+    rows: list[dict[str, object]] = []
+    for target in TARGETS:
+        design = plan_sequential(
+            sd_a,
+            sd_b,
+            abs(effect),
+            test.plan_alpha,
+            spending,  # type: ignore[arg-type]
+            target,
+            FIRST_LOOK,
+            1,
+            futility,
+            BAND_LOOK_ALPHA_FACTOR,
+            max_runs,
+        )
+        row: dict[str, object] = {"design": "sequential", "target": target}
+        if design is not None:
+            plan = design.characteristics
+            top = float(plan.runs[-1])
+            row.update(
+                runs_baseline=top,
+                runs_competitor=top,
+                power_analytic=plan.power,
+                looks=float(plan.runs.size),
+                expected_runs_null=plan.expected_runs_null,
+                expected_runs_effect=plan.expected_runs_effect,
+                fixed_runs=float(design.fixed_runs),
+            )
+        rows.append(row)
+    return rows
 
 
 def planning_analysis(
@@ -405,7 +466,18 @@ def planning_analysis(
         effects.append(("observed (post hoc)", observed, -data.sign() * observed))
         subset = f"{members[0]} vs {members[1]}"
         base = {"metric": data.metric, "subset": subset, "alpha": test.level}
+        sequential = data.options["sequential"]
         for source, effect, improvement in effects:
             result = plan(comp, effect, current, run, TARGETS, int(options["max_runs"]))
             rows += _rows(comp, result, improvement, source, base)
-    return {PLANNING: pd.DataFrame(rows)}
+            proposed = sequential_rows(
+                comp,
+                effect,
+                test,
+                str(sequential["spending"]),
+                sequential.get("futility"),
+                int(options["max_runs"]),
+            )
+            head = {**_head(comp, improvement, source, base), "alpha": test.plan_alpha}
+            rows += [{**head, **row} for row in proposed]
+    return {PLANNING: pd.DataFrame(rows, columns=columns(PLANNING))}

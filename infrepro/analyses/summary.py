@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -39,11 +39,13 @@ from infrepro.decisions import (
     comparison_of,
     estimand_text,
     interval_kind,
+    single_look,
 )
 from infrepro.lmm import LmmError, LmmResult
 from infrepro.registry import PLANNING, SUMMARY
 from infrepro.schema import defaults
 from infrepro.vocabulary import (
+    LOOKS_TABLE,
     NOT_CONVERGED,
     RUN,
     SYSTEM,
@@ -137,8 +139,11 @@ def run_counts(data: MetricData) -> dict[str, int]:
     return {s: int(counts.get(s, 0)) for s in data.systems}
 
 
-def fit_decision_model(data: MetricData, log: FitLog) -> DecisionModel | None:
-    """Fit M on every row (REML, baseline as reference) and estimate its means and all pairs."""
+def fit_decision_model(
+    data: MetricData, log: FitLog, subset: str = "all systems"
+) -> DecisionModel | None:
+    """Fit M on every row (REML, baseline as reference) and estimate its means and all pairs
+    (``subset``: how the diagnostics name the rows, e.g. the runs of a look, §4e.10)."""
     runs = run_counts(data)
     formula = decision_formula(data.metric, [s for s in data.systems if runs[s] >= 2])
     fitted = log.fit(
@@ -146,7 +151,7 @@ def fit_decision_model(data: MetricData, log: FitLog) -> DecisionModel | None:
         data.evaluation,
         reml=True,
         analysis=SUMMARY,
-        subset="all systems",
+        subset=subset,
         reference_levels=data.reference_levels,
     )
     if fitted is None:
@@ -429,6 +434,8 @@ def _record(
         best_vs_best=best_vs_best,
         min_effect=ctx.settings.min_effect,
         power=c.test.power(effect, adjusted.level),
+        # one look (docs/method.md §4e.10): a look column lets ``looks.Sequential`` revise these
+        **single_look(runs_ref, runs_sys),  # type: ignore[arg-type]
         model=model.formula,
         note="; ".join(notes),
     )
@@ -646,9 +653,16 @@ class Decision:
     records: list[PairDecision]
 
 
-def decide(data: MetricData, log: FitLog, settings: Settings) -> Decision:
+Revision = Callable[[list[PairDecision], DecisionModel], list[PairDecision]]
+
+
+def decide(
+    data: MetricData, log: FitLog, settings: Settings, revise: Revision | None = None
+) -> Decision:
     """The decision of one metric (§4c): ``summary.csv``'s rows, best system first, and the
-    records of the named family and, for the letters, of all pairs."""
+    records of the named family and, for the letters, of all pairs. ``revise`` (the sequential
+    looks of §4e.10, ``looks.Sequential``) replaces each family's records before the letters
+    and orders are drawn from them."""
     empty = Decision(pd.DataFrame(columns=columns(SUMMARY)), [])
     model = fit_decision_model(data, log)
     if model is None or len(model.systems) < 2:
@@ -672,6 +686,9 @@ def decide(data: MetricData, log: FitLog, settings: Settings) -> Decision:
     named = (
         all_pairs if settings.family == FAMILY_ALL else records(model, settings.family, ctx, facet)
     )
+    if revise is not None:
+        all_pairs = revise(all_pairs, model)
+        named = all_pairs if settings.family == FAMILY_ALL else revise(named, model)
     written = named if settings.family == FAMILY_ALL else named + all_pairs
     groups, outputs = letters_apart(model, all_pairs, sign)
     ranks = rank_intervals(model, sign, settings.draws, settings.seed)
@@ -709,8 +726,13 @@ def decide(data: MetricData, log: FitLog, settings: Settings) -> Decision:
 
 
 def summary_tables(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
-    """The summary analysis' tables (its registry entry): the per-system decision table and
-    the decision records."""
-    decision = decide(data, log, settings_of(data.options))
+    """The summary analysis' tables (its registry entry): the per-system decision table, the
+    decision records and, when the runs declare looks, their look history (§4e.10)."""
+    from .looks import sequential_of
+
+    settings = settings_of(data.options)
+    sequential = sequential_of(data, log, settings.alpha)
+    decision = decide(data, log, settings, sequential)
     frame = pd.DataFrame([r.row() for r in decision.records], columns=columns("decisions"))
-    return {SUMMARY: decision.summary, "decisions": frame}
+    looks = pd.DataFrame(columns=columns(LOOKS_TABLE)) if sequential is None else sequential.table()
+    return {SUMMARY: decision.summary, "decisions": frame, LOOKS_TABLE: looks}

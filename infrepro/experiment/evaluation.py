@@ -8,7 +8,7 @@ import pandas as pd
 
 from infrepro.io.scores import ScoresColumns, read_scores_table
 from infrepro.properties.bins import add_bins
-from infrepro.vocabulary import BIN_SUFFIX, RUN, SEGMENT, SYSTEM
+from infrepro.vocabulary import BIN_SUFFIX, LOOK, RUN, SEGMENT, SYSTEM
 
 
 def assemble_evaluation(
@@ -64,6 +64,8 @@ def import_scores(
     run_columns = [RUN, SYSTEM, *columns.facets]
     if columns.dev_score:
         run_columns.append("dev_score")
+    if columns.look:
+        run_columns.append(LOOK)
     runs = table[run_columns].drop_duplicates(RUN).reset_index(drop=True)
     ordered = [
         RUN,

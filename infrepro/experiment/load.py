@@ -27,6 +27,7 @@ from infrepro.io.text import require_file
 from infrepro.vocabulary import (
     BIN_SUFFIX,
     DEV_SCORE,
+    LOOK,
     RESERVED,
     RESIDUAL,
     RUN,
@@ -91,7 +92,8 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
     testset_path = Path(config["testset"])
     runs_path = Path(config["runs"])
     testset = read_testset(testset_path)
-    runs = read_runs_sheet(runs_path)
+    looks = config.get("look_column")
+    runs = read_runs_sheet(runs_path, look_column=looks)
     metrics = list(config["metrics"])
     for metric in metrics:
         if metric not in KNOWN_METRICS:
@@ -113,7 +115,7 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
                 f"(its own columns: {', '.join(map(str, own)) or '(none)'})",
             )
     _check_user_properties(config, testset, properties, testset_path)
-    facets = facet_columns(runs)
+    facets = facet_columns(runs, looks=looks is not None)
     _check_names(facets, metrics, properties, runs_path)
     systems = _check_baseline(config["baseline"], runs[SYSTEM], runs_path)
     if check_hypotheses:
@@ -133,12 +135,19 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
 
 
 def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
+    if config.get("look_column") is not None:
+        raise InputError(
+            None,
+            "look_column names a column of the runs sheet (raw mode); in scores mode the look "
+            "column is a column of the scores file: give it as columns.look",
+        )
     columns = ScoresColumns.from_config(config["columns"])
     scale = _scale(config, list(columns.metrics))
     table = read_scores_table(
         config["scores"], columns, categorical=_categorical(config), scale=scale
     )
-    runs = table[[RUN, SYSTEM, *columns.facets]].drop_duplicates(RUN).reset_index(drop=True)
+    kept = [RUN, SYSTEM, *columns.facets, *([LOOK] if columns.look else [])]
+    runs = table[kept].drop_duplicates(RUN).reset_index(drop=True)
     if columns.dev_score:
         runs["dev_score"] = table.drop_duplicates(RUN)["dev_score"].to_numpy()
     systems = _check_baseline(config["baseline"], runs[SYSTEM], config["scores"])

@@ -153,12 +153,34 @@ def check_analysis_options(
             _check_facet_name("analyses.retraining_facets", name, facets)
     for term in options.get("vca_interactions", []) or []:
         _check_interaction(str(term), facets)
+    _check_max_runs((options.get("sequential") or {}).get("max_runs"), systems)
     if has_dev_score and options.get("dev_score_better") is None:
         raise InputError(
             None,
             f"the runs have a dev score ({dev_score_source}), so analyses.dev_score_better is "
             "required: lower or higher (one dev score selects the best run for every metric, "
             "so no metric's direction can stand in for it)",
+        )
+
+
+def _check_max_runs(max_runs: object, systems: Sequence[str]) -> None:
+    """``analyses.sequential.max_runs`` as a mapping names every system and no other: a plan
+    declares each system's maximum (docs/method.md §4e.2)."""
+    if not isinstance(max_runs, Mapping):
+        return
+    for name in max_runs:
+        if name not in systems:
+            raise InputError(
+                None,
+                f"analyses.sequential.max_runs names system '{name}', which is not in the runs "
+                f"(systems: {_listing(systems)})",
+            )
+    missing = [s for s in systems if s not in max_runs]
+    if missing:
+        raise InputError(
+            None,
+            f"analyses.sequential.max_runs gives no maximum for {', '.join(missing)}; name "
+            "every system, or give one number for all",
         )
 
 

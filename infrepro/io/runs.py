@@ -11,6 +11,8 @@ A TSV or JSONL table; `read_runs_sheet` checks it (the only definition of its fo
   directory) when it lies inside it (infrepro.io.paths.portable_path);
 - ``dev_score`` (optional, numeric or empty): development-set score that picks each system's
   "best" run;
+- the look column, when the config names one (``look_column``; docs/method.md §4e.1): in
+  which batch each run arrived, an integer or an ISO date per run; stored as ``look``, no facet;
 - any other column is a facet (meta-parameter such as seed, lambda, dropout, prompt); an empty
   facet cell means the facet does not apply to that run.
 """
@@ -23,9 +25,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from infrepro.vocabulary import DEV_SCORE, HYPOTHESES, RESERVED, RUN, SYSTEM
+from infrepro.vocabulary import DEV_SCORE, HYPOTHESES, LOOK, RESERVED, RUN, SYSTEM
 
 from .errors import InputError, plural
+from .looks import look_values
 from .paths import portable_path
 from .tables import (
     LINE_COLUMN,
@@ -40,17 +43,23 @@ from .text import not_a_file
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=@-]*")  # fullmatch: "$" would allow a final \n
 
 
-def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFrame:
+def read_runs_sheet(
+    path: str | Path, *, check_files: bool = True, look_column: str | None = None
+) -> pd.DataFrame:
     """Read and validate a runs sheet; hypotheses paths are normalised once, relative to the
     working directory (the experiment folder) when inside it, else absolute (``portable_path``),
     so moving or cloning a finished experiment changes no job's inputs.
 
-    Columns other than the reserved ones are facets (meta-parameters); an empty facet cell means
-    the facet does not apply to that run (e.g. a lambda the baseline does not have).
+    Columns other than the reserved ones and the look column (``look_column``, stored as
+    ``look`` with normalised values, docs/method.md §4e.1) are facets (meta-parameters); an
+    empty facet cell means the facet does not apply to that run (e.g. a lambda the baseline
+    does not have).
     """
     sheet = Path(path)
     frame = read_table(sheet)
     require_columns(frame, sheet, [RUN, SYSTEM, HYPOTHESES])
+    if look_column is not None:
+        frame = _looks(frame, sheet, look_column)
     for column in (RUN, SYSTEM, HYPOTHESES):
         check_nonempty(frame, sheet, column)
         frame[column] = frame[column].map(str)
@@ -79,7 +88,7 @@ def read_runs_sheet(path: str | Path, *, check_files: bool = True) -> pd.DataFra
         frame[DEV_SCORE] = _numeric_column(frame, sheet, DEV_SCORE)
         _check_dev_scores_complete(frame, sheet)
     check_lookalike_values(frame, sheet, SYSTEM, SYSTEM)
-    for facet in facet_columns(frame):
+    for facet in facet_columns(frame, looks=look_column is not None):
         frame[facet] = [_facet_value(v) for v in frame[facet]]
         check_lookalike_values(frame, sheet, facet, f"level of facet '{facet}'")
     # ordered by run id: the order of the sheet's rows is not information (tables stay the same)
@@ -103,9 +112,34 @@ def _located(sheet: Path, hypotheses: str, line: int) -> str:
         ) from None
 
 
-def facet_columns(frame: pd.DataFrame) -> list[str]:
-    """The runs sheet's facets: every column that is not reserved, in sheet order."""
-    return [c for c in frame.columns if c not in RESERVED and c != LINE_COLUMN]
+def facet_columns(frame: pd.DataFrame, *, looks: bool = False) -> list[str]:
+    """The runs sheet's facets: every column that is not reserved, in sheet order (nor the
+    look column ``look`` when looks are declared)."""
+    skip = {*RESERVED, LINE_COLUMN, *([LOOK] if looks else [])}
+    return [c for c in frame.columns if c not in skip]
+
+
+def _looks(frame: pd.DataFrame, sheet: Path, column: str) -> pd.DataFrame:
+    """The look column checked (``look_values``) and stored as ``look``; refused when the sheet
+    lacks it or has another column of that name."""
+    if column not in frame.columns:
+        known = ", ".join(c for c in frame.columns if c != LINE_COLUMN)
+        raise InputError(
+            None,
+            f"look_column names '{column}', which the runs sheet {sheet} lacks (its columns: "
+            f"{known})",
+        )
+    if column != LOOK and LOOK in frame.columns:
+        raise InputError(
+            sheet,
+            f"column '{LOOK}' has the name infrepro gives the look column ('{column}', "
+            "look_column); rename it",
+            column=LOOK,
+        )
+    values = look_values(list(frame[column]), sheet, list(frame[LINE_COLUMN]), column)
+    frame = frame.drop(columns=[column])
+    frame[LOOK] = values
+    return frame
 
 
 def _facet_value(value: object) -> object:

@@ -13,9 +13,10 @@ import pandas as pd
 import pyarrow as pa
 
 from infrepro.catalog import FRACTION, POINTS, RAW, Scale
-from infrepro.vocabulary import DEV_SCORE, RUN, SEGMENT, SYSTEM
+from infrepro.vocabulary import DEV_SCORE, LOOK, RUN, SEGMENT, SYSTEM
 
 from .errors import InputError
+from .looks import look_values
 from .names import check_lookalikes
 from .properties import property_values
 from .text import require_file
@@ -43,6 +44,7 @@ class ScoresColumns:
     facets: tuple[str, ...] = ()
     properties: tuple[str, ...] = ()
     dev_score: str | None = None
+    look: str | None = None  # in which batch each run arrived (docs/method.md §4e.1)
 
     @classmethod
     def from_config(cls, mapping: Mapping[str, Any]) -> ScoresColumns:
@@ -55,6 +57,7 @@ class ScoresColumns:
             facets=tuple(mapping.get("facets", ()) or ()),
             properties=tuple(mapping.get("properties", ()) or ()),
             dev_score=mapping.get("dev_score"),
+            look=mapping.get("look"),
         )
 
     def named(self) -> list[tuple[str, str]]:
@@ -62,7 +65,8 @@ class ScoresColumns:
         pairs = [("segment", self.segment), (SYSTEM, self.system)]
         pairs += [("run", c) for c in self.run] + [("metrics", c) for c in self.metrics]
         pairs += [("facets", c) for c in self.facets] + [("properties", c) for c in self.properties]
-        return pairs + ([("dev_score", self.dev_score)] if self.dev_score else [])
+        pairs += [("dev_score", self.dev_score)] if self.dev_score else []
+        return pairs + ([("look", self.look)] if self.look else [])
 
 
 def read_raw_scores(path: str | Path) -> pd.DataFrame:
@@ -133,6 +137,8 @@ def read_scores_table(
                 column=column,
             )
     _check_lookalike_names(raw, path, columns)
+    if columns.look:
+        _check_look_role(columns, path)
     out = pd.DataFrame(
         {
             RUN: _join(raw, columns.run),
@@ -155,6 +161,9 @@ def read_scores_table(
         out[metric] = values / declared.given_per_stored
     if columns.dev_score:
         out[DEV_SCORE] = _numeric(raw[columns.dev_score], path, columns.dev_score)
+    if columns.look:
+        lines = range(2, len(raw) + 2)  # line 1 is the header
+        out[LOOK] = look_values(list(raw[columns.look]), path, lines, columns.look)
     _check_design(out, path, columns)
     return out
 
@@ -275,6 +284,28 @@ def _check_lookalike_names(raw: pd.DataFrame, path: str | Path, columns: ScoresC
         check_lookalikes(list(first), path, what, lines=lines, column=column)
 
 
+def _check_look_role(columns: ScoresColumns, path: str | Path) -> None:
+    """The look column is no facet, metric, property, segment, system or dev score (it may be
+    one of the run columns: a run can be named by its date); no other column may take its
+    internal name ``look``."""
+    roles = [(o, c) for o, c in columns.named() if o not in ("run", "look")]
+    for option, column in roles:
+        if column == columns.look:
+            raise InputError(
+                path,
+                f"columns.look names '{column}', which columns.{option} names too; the look "
+                "column says in which batch a run arrived and plays no other role",
+                column=column,
+            )
+        if column == LOOK:
+            raise InputError(
+                path,
+                f"columns.{option} names '{LOOK}', the name infrepro gives the look column "
+                f"('{columns.look}', columns.look); rename that column",
+                column=column,
+            )
+
+
 def _join(raw: pd.DataFrame, run_columns: tuple[str, ...]) -> pd.Series:
     parts = [_text(raw[c]) for c in run_columns]
     joined = parts[0]
@@ -336,6 +367,8 @@ def _check_design(frame: pd.DataFrame, path: str | Path, columns: ScoresColumns)
         _check_constant(frame, path, column, key)
     if columns.dev_score:  # one dev score per run: the first row must not win silently
         _check_constant(frame, path, DEV_SCORE, RUN, name=columns.dev_score)
+    if columns.look:  # a run arrives in one batch
+        _check_constant(frame, path, LOOK, RUN, name=columns.look)
     for prop in columns.properties:
         _check_constant(frame, path, prop, SEGMENT)
 

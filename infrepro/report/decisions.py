@@ -16,15 +16,19 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from infrepro.decisions import (
+    ANYTIME,
     BETTER,
     FAMILY_ALL,
     FAMILY_BASELINE,
     NOT_SHOWN,
     OUTPUTS,
+    PLAN,
+    SPENDING_WORDS,
     SYSTEMS,
     VS_OUTPUT,
     PairDecision,
     family_label,
+    runs_text,
 )
 from infrepro.schema import with_defaults
 from infrepro.vocabulary import NOT_CONVERGED
@@ -102,8 +106,12 @@ def size_interval(record: PairDecision) -> str:
 
 
 def verdict_text(record: PairDecision) -> str:
-    """The verdict cell: the word, qualified by what the pair estimates (§4c.4) and whether it
-    generalises (§4c.5)."""
+    """The verdict cell: the word, qualified by what the pair estimates (§4c.4), whether it
+    generalises (§4c.5) and, for a sequential verdict, where it was read (§4e.10)."""
+    return _verdict_word(record) + _sequential_mark(record)
+
+
+def _verdict_word(record: PairDecision) -> str:
     word = record.verdict
     if not record.directional:
         return word
@@ -114,23 +122,65 @@ def verdict_text(record: PairDecision) -> str:
     return f"{word}, generalises" if record.generalises else word
 
 
+def _sequential_mark(record: PairDecision) -> str:
+    """`` (plan, look 2)`` / `` (anytime-valid, look 3)``; '' for a single look."""
+    if record.sequential == PLAN:
+        return f" (plan, look {record.look})"
+    if record.sequential == ANYTIME:
+        return f" (anytime-valid, look {record.look})"
+    return ""
+
+
 def family_text(record: PairDecision) -> str:
-    """``max-t over 2 comparisons with the baseline``."""
-    return family_label(record.family, record.family_size, record.adjust)
+    """``max-t over 2 comparisons with the baseline`` (``Bonferroni over ...`` for sequential
+    verdicts, §4e.11)."""
+    return family_label(record.family, record.family_size, record.family_adjust)
+
+
+def p_name(record: PairDecision) -> str:
+    """What the record's adjusted p is: ``p``, ``repeated p`` (a plan, §4e.10) or
+    ``anytime-valid p``."""
+    return {PLAN: "repeated p", ANYTIME: "anytime-valid p"}.get(record.sequential, "p")
 
 
 def p_text(record: PairDecision) -> str:
     """``p = 0.02228 (max-t over 2 comparisons with the baseline)``: never a p without its
-    family."""
+    family (or its kind: ``repeated p = ...`` for a sequential verdict)."""
     if record.family_size == 1:
-        return f"p = {record.p_adjusted}"
-    return f"p = {record.p_adjusted} ({family_text(record)})"
+        return f"{p_name(record)} = {record.p_adjusted}"
+    return f"{p_name(record)} = {record.p_adjusted} ({family_text(record)})"
 
 
 def test_text(record: PairDecision) -> str:
     """``t = 2.49, t with Kenward-Roger df 18.9, model M (REML)``: the statistic and the test
-    that gives its p, as the record names it."""
-    return f"t = {significant(record.statistic)}, {record.test}, model M (REML)"
+    that gives its p, as the record names it (the anytime-valid sequence is on run means)."""
+    model = "" if record.sequential == ANYTIME else ", model M (REML)"
+    return f"t = {significant(record.statistic)}, {record.test}{model}"
+
+
+def plan_text(record: PairDecision) -> str:
+    """The declared plan or mode of a sequential verdict, in words ('' for one look)."""
+    if record.sequential == PLAN:
+        maxima = runs_text(record.max_runs_reference, record.max_runs_system)
+        return (
+            f"sequential plan, {SPENDING_WORDS.get(record.spending, record.spending)} "
+            f"spending, at most {maxima} runs per system, α = {record.plan_alpha:.3g} for "
+            "this comparison"
+        )
+    if record.sequential == ANYTIME:
+        return (
+            f"anytime-valid confidence sequence (no maximum declared), α = "
+            f"{record.plan_alpha:.3g} for this comparison"
+        )
+    return ""
+
+
+def decision_line(record: PairDecision) -> str:
+    """``Looks (sequential plan, ...): stop: competitor better (look 2, 5 of 10 runs per
+    system).``: the sequential decision with its plan ('' for one look)."""
+    if not record.sequential:
+        return ""
+    return f"Looks ({plan_text(record)}): {record.decision}."
 
 
 def interval_name(record: PairDecision) -> str:

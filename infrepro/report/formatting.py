@@ -61,6 +61,8 @@ def fixed(value: object, digits: int = 2, *, sign: bool = False) -> str:
     if is_missing(value):
         return "–"
     number = float(value)  # type: ignore[arg-type]
+    if math.isinf(number):  # an interval with no bound yet (an early look, §4e.7)
+        return MINUS + "∞" if number < 0 else ("+∞" if sign else "∞")
     if number == 0:
         number = 0.0  # no negative zero
     text = f"{number:+.{digits}f}" if sign else f"{number:.{digits}f}"

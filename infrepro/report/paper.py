@@ -14,10 +14,17 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from infrepro.decisions import FAMILY_BASELINE, MAX_T, OUTPUTS, VS_OUTPUT, PairDecision
+from infrepro.decisions import (
+    BONFERRONI,
+    FAMILY_BASELINE,
+    MAX_T,
+    OUTPUTS,
+    VS_OUTPUT,
+    PairDecision,
+)
 from infrepro.vocabulary import SYSTEM, file_stem
 
-from .decisions import family_text
+from .decisions import family_text, p_name, plan_text
 from .escape import latex_comment, latex_header, markdown_cell, markdown_text
 from .escape import latex_text as latex_escape
 from .formatting import is_missing, points
@@ -57,7 +64,7 @@ def header(records: list[PairDecision]) -> list[tuple[str, ...]]:
     first = records[0] if records else None
     p_title: tuple[str, ...] = ("p",)
     if first is not None and first.family_size > 1:  # "p / (max-t, / 2 vs baseline)"
-        method = "max-t" if first.adjust == MAX_T else "Holm"
+        method = {MAX_T: "max-t", BONFERRONI: "Bonferroni"}.get(first.family_adjust, "Holm")
         scope = "vs baseline" if first.family == FAMILY_BASELINE else "pairs"
         p_title = ("p", f"({method},", f"{first.family_size} {scope})")
     kind = first.interval.replace(" 95 %", "") if first is not None else ""
@@ -175,6 +182,11 @@ def caption(
         "Rank (95 %): the rank by model mean and the ranks of 95 % of parametric draws from the "
         "fit (per system)."
     )
+    if first is not None and first.sequential:
+        text += (
+            f" Verdicts read at declared looks ({plan_text(first)}): p is the {p_name(first)}, "
+            f"the interval the {first.interval} interval of the look the verdict was read at."
+        )
     return text + "".join(f" {m} {MARK_TEXT[m]}." for m in MARK_TEXT if m in marks)
 
 

@@ -27,6 +27,7 @@ rule prepare_runs:
     params:
         script=rule_script("prepare_runs.py"),
         content=content_of(config["runs"]),
+        look_column=config.get("look_column"),
     log:
         "logs/prepare_runs.log",
     threads: 1

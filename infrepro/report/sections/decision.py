@@ -25,6 +25,7 @@ from ..inputs import ReportSettings
 from ..labels import metric_label
 from ..paper import caption, pairs_text, paper_files
 from ..query import select
+from .looks import HINT, LookBlock, look_block
 
 
 @dataclass
@@ -41,6 +42,8 @@ class Decision:
     forest: list[Figure]
     orders: str
     groups: list[Figure]
+    looks: LookBlock | None = None  # the look history of sequential verdicts (§4e.10)
+    looks_hint: str = ""  # without looks: how to declare them
 
 
 def _mean_cell(row: pd.Series) -> Cell:
@@ -267,6 +270,8 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Dec
                 _forest(records, metric, label, settings),
                 best_run_orders(rows, settings.alpha),
                 groups_figure(rows, metric, label, settings),
+                look_block(tables, records, metric, label, settings),
+                "" if any(r.sequential for r in records) else HINT,
             )
         )
     return out

@@ -35,7 +35,7 @@ from infrepro.vocabulary import (
 )
 from infrepro.vocabulary import EFFECT_SD_TEXT as EFFECT_SD
 
-from ..decisions import Book, book, interval, p_text, sentence
+from ..decisions import Book, book, decision_line, interval, p_text, sentence
 from ..formatting import fixed, flag, is_missing, is_significant, points
 from ..formatting import p_text as cell_p
 from ..htmltable import Cell, Column, Table, rows_table
@@ -130,7 +130,9 @@ def comparison_table(
         [
             Cell("decision (verdict)"),
             Cell(
-                f"model M, t, {record.df_method} df {record.df:.3g}",
+                f"model M, t, {record.df_method} df {record.df:.3g}"
+                if record.df_method
+                else record.test,
                 title=record.model,
             ),
             Cell(interval(record), record.improvement),
@@ -349,6 +351,7 @@ def card(
     subset = pair(settings.baseline, record.system)
     said = sentence(record, label, settings.unit(record.metric))
     beside = [
+        decision_line(record),
         survival_line(record, label),
         generalisation(record, facet_groups(tables, record.metric, subset)),
         bootstrap_note(bootstrap_row(tables, record.metric, subset)),

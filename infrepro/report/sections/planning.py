@@ -8,14 +8,15 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.decisions import PairDecision
+from infrepro.decisions import FIRST_LOOK, SPENDING_WORDS, PairDecision
 from infrepro.plots import system_style
 from infrepro.plots.planning import budget_curves, power_curve
 from infrepro.registry import BUDGET, PLANNING
+from infrepro.schema import with_defaults
 
 from ..decisions import book, family_text
 from ..figure import Figure, make_figure
-from ..formatting import POINTS, fixed, integer
+from ..formatting import POINTS, fixed, integer, is_missing
 from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import metric_label
@@ -92,6 +93,28 @@ def _needed_lines(rows: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _sequential_line(rows: pd.DataFrame, spending: str) -> str:
+    """The sequential design proposed at the smallest effect of interest for 80 % power
+    (planning.csv design ``sequential``, docs/method.md §4e.8), beside the fixed design."""
+    pick = rows[(rows["effect_source"] == "min_effect") & (rows["design"] == "sequential")]
+    pick = pick[pick["target"] == 0.8]
+    if pick.empty:
+        return ""
+    row = pick.iloc[0]
+    if is_missing(row["runs_baseline"]):
+        return ""
+    top = integer(row["runs_baseline"])
+    return (
+        f"Sequential design (looks after every run from {FIRST_LOOK} runs per system, "
+        f"{SPENDING_WORDS.get(spending, spending)} spending, at level {row['alpha']:.3g}): at "
+        f"most {top} runs per system for 80 % power at the smallest effect of interest; about "
+        f"{fixed(row['expected_runs_effect'], 1)} runs per system expected when the effect is "
+        f"there, {fixed(row['expected_runs_null'], 1)} when there is no difference (the fixed "
+        f"design: {integer(row['fixed_runs'])}; z approximation). Declare it before adding "
+        "runs (look_column, analyses.sequential) to stop early without losing the level."
+    )
+
+
 def _budget_line(budget: pd.DataFrame, competitor: str) -> tuple[str, int | None]:
     """The crossing budget of the pool the best run is chosen on (dev scores if present)."""
     pool = "dev_score" if "dev_score" in set(budget["source"]) else "test_mean"
@@ -130,6 +153,8 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Planning
     budget = tables.get(BUDGET, pd.DataFrame())
     decisions = book(tables, settings)
     styles = {s: system_style(i) for i, s in enumerate(settings.systems)}
+    options = with_defaults("analyses", settings.config.get("analyses"))
+    spending = str(options["sequential"]["spending"])
     for metric in settings.metrics:
         planned = set(select(plan, metric=metric)["subset"]) if not plan.empty else set()
         eligible = {c for c in settings.competitors if f"{settings.baseline} vs {c}" in planned}
@@ -144,6 +169,9 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Planning
                 box.lines.append(_record_line(record))
             if not rows.empty:
                 box.lines += _needed_lines(rows)
+                line = _sequential_line(rows, spending)
+                if line:
+                    box.lines.append(line)
             mine = select(budget, metric=metric)
             line = _budget_line(mine, competitor)[0] if not mine.empty else ""
             if line:
@@ -236,7 +264,25 @@ def _answers(plan: pd.DataFrame) -> Table | None:
             Column("runs_competitor", "runs competitor", integer),
             Column("power", "power (simulated)", lambda v: fixed(v, 3)),
             Column("mc_se", "MC SE", lambda v: fixed(v, 3)),
-            Column("power_analytic", "noncentral t", lambda v: fixed(v, 3)),
+            Column(
+                "power_analytic",
+                "analytic",
+                lambda v: fixed(v, 3),
+                title="noncentral t; a sequential plan's power on the z approximation (§4e.8)",
+            ),
+            Column("looks", "looks", integer, title="a sequential plan's looks"),
+            Column(
+                "expected_runs_null",
+                "expected runs, no difference",
+                lambda v: fixed(v, 1),
+                title="a sequential plan's expected runs per system when the systems are equal",
+            ),
+            Column(
+                "expected_runs_effect",
+                "expected runs, at the effect",
+                lambda v: fixed(v, 1),
+                title="a sequential plan's expected runs per system at the effect",
+            ),
         ],
         csv="tables/planning.csv",
     )

@@ -156,6 +156,9 @@ def probes_of(node: Mapping[str, Any]) -> list[tuple[object, bool]]:
     if kinds == {"boolean"}:
         return [("yes", True), (1, True), (math.nan, True), ({"a": 1}, True), (None, True)]
     if kinds & {"array", "object"} or "oneOf" in node:
+        branches = [set(_types(branch)) for branch in node.get("oneOf", [])]
+        if any("integer" in kinds_of for kinds_of in branches):  # a count or a mapping of counts
+            return [(-1, True), (2.5, True), (math.nan, True), (True, True), ("ten", True)]
         return [(12345, True), (math.nan, True), (True, True)]
     raise AssertionError(f"no probes for {node}")
 

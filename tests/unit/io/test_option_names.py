@@ -38,7 +38,14 @@ FREE_TEXT = {
 SCORES_MODE = {"columns", "scale"}
 # A known name of each kind in the base experiments (raw: systems base/comp, facet seed, metric
 # ter, property length; scores: the file's columns seg, sys, seed, ter)
-KNOWN = {"system": "base", "facet": "seed", "metric": "ter", "property": "length", "column": "seg"}
+KNOWN = {
+    "system": "base",
+    "facet": "seed",
+    "metric": "ter",
+    "property": "length",
+    "column": "seg",
+    "runs column": "seed",  # look_column: a column of the raw base's runs sheet
+}
 USER_PROPERTY = "domain"  # a test-set column of the raw base: the only kind categorical names
 CHOSEN_KEY = {("analyses", "facets"): "base"}  # a known key above an option that names values
 
@@ -190,3 +197,18 @@ def test_the_retraining_facet_typo_of_the_issue_is_refused(
         r"\(facets: seed\)",
     ):
         start_up(config)
+
+
+def test_a_plans_maxima_name_every_system_and_no_other(
+    bases: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """analyses.sequential.max_runs as a mapping (inside a oneOf, which the walker above does
+    not enter) refuses an unknown system and a system without a maximum."""
+    monkeypatch.chdir(bases["root"])
+    where = ("analyses", "sequential", "max_runs")
+    start_up(put(bases["raw"], where, {"base": 6, "comp": 18}))
+    with pytest.raises(InputError, match=r"max_runs names system 'dataseeed'.*systems: base, comp"):
+        start_up(put(bases["raw"], where, {"base": 6, "comp": 18, UNKNOWN: 3}))
+    with pytest.raises(InputError, match=r"max_runs gives no maximum for comp"):
+        start_up(put(bases["raw"], where, {"base": 6}))
+    start_up(put(bases["raw"], where, 10))  # one number for every system

@@ -1,0 +1,573 @@
+"""Sequential looks in the decision: verdicts that keep their level when the analysis is rerun
+as batches of runs arrive (docs/method.md §4e.10, §4e.11).
+
+The runs carry a look (``look``, §4e.1). The fixed-look decision (``summary.decide``) is made on
+all runs as before; this module wraps it: model M is fitted on the runs of looks 1 ... k for
+every earlier look k, and each ``systems`` record of the decision is replaced by the sequential
+verdict of its pair, from a declared plan (``analyses.sequential.max_runs``: error-spending
+boundaries on the decision's own calibrated test at every look, ``infrepro.sequential.
+analyse_looks``) or, without a maximum, from the anytime-valid confidence sequence on runs
+paired in arrival order. Each pair of a family of m comparisons spends α / m (§4e.11). The look
+history of every revised record is the ``looks`` table. Pure functions of the data and the fits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from infrepro.decisions import (
+    ANYTIME,
+    ANYTIME_INTERVAL,
+    BETTER,
+    CONTINUE,
+    DIRECTIONAL,
+    NOT_SHOWN,
+    NOT_SHOWN_TO_SURVIVE,
+    PLAN,
+    REPEATED_INTERVAL,
+    REVERSED,
+    SPENDING_WORDS,
+    STOP_SIGNIFICANT,
+    SURVIVES,
+    SYSTEMS,
+    TARGET_CONDITIONAL_POWER,
+    WORSE,
+    PairDecision,
+    runs_text,
+)
+from infrepro.sequential import (
+    BAND_LOOK_ALPHA_FACTOR,
+    LookData,
+    LookResult,
+    LookTest,
+    SequentialAnalysis,
+    SequentialPlan,
+    Spending,
+    analyse_looks,
+    anytime_p,
+    confidence_sequence,
+    look_numbers,
+    paired_differences,
+    repeated_p_value,
+    t_boundary,
+)
+from infrepro.vocabulary import LOOK, LOOKS_TABLE, NOT_CONVERGED, RUN, SYSTEM, columns
+
+from .data import MetricData, run_means
+from .fitlog import FitLog
+from .pairtests import PairTest
+from .pvalues import format_p
+
+ANYTIME_NOTE = (
+    "no maximum declared (analyses.sequential.max_runs): the anytime-valid confidence sequence, "
+    "valid however often the analysis is rerun"
+)
+
+
+# -- options ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SequentialOptions:
+    """``analyses.sequential`` (docs/method.md §4e.2): the maximum runs (one for every system,
+    one per system, or None: anytime-valid), the spending function, the non-binding futility
+    threshold, whether the latest look is declared final, the anytime mixture scale."""
+
+    max_runs: int | Mapping[str, int] | None
+    spending: Spending
+    futility: float | None
+    final: bool
+    scale: float
+
+    @classmethod
+    def of(cls, options: Mapping[str, object]) -> SequentialOptions:
+        max_runs = options.get("max_runs")
+        futility = options.get("futility")
+        return cls(
+            max_runs=None
+            if max_runs is None
+            else (dict(max_runs) if isinstance(max_runs, Mapping) else int(max_runs)),  # type: ignore[call-overload]
+            spending=str(options["spending"]),  # type: ignore[arg-type]
+            futility=None if futility is None else float(futility),  # type: ignore[arg-type]
+            final=bool(options["final"]),
+            scale=float(options["mixture_scale"]),  # type: ignore[arg-type]
+        )
+
+    def maximum(self, system: str) -> int | None:
+        """The declared maximum runs of a system (None: no plan)."""
+        if self.max_runs is None:
+            return None
+        if isinstance(self.max_runs, Mapping):
+            return int(self.max_runs[system])
+        return int(self.max_runs)
+
+
+# -- the looks of the runs -------------------------------------------------------------------------
+def looks_of(runs: pd.DataFrame) -> dict[str, int] | None:
+    """Each run's look number (1, 2, ...: ``look_numbers`` of the look values), None when the
+    runs declare no looks."""
+    if LOOK not in runs.columns:
+        return None
+    numbers = look_numbers(list(runs[LOOK]))
+    return {str(r): int(k) for r, k in zip(runs[RUN], numbers, strict=True)}
+
+
+def data_at(data: MetricData, kept: set[str]) -> MetricData:
+    """The data of the runs ``kept`` only (categorical columns without the others' levels)."""
+    evaluation = data.evaluation[data.evaluation[RUN].astype(str).isin(kept)].copy()
+    for column in evaluation.columns:
+        if isinstance(evaluation[column].dtype, pd.CategoricalDtype):
+            evaluation[column] = evaluation[column].cat.remove_unused_categories()
+    runs = data.runs[data.runs[RUN].astype(str).isin(kept)].reset_index(drop=True)
+    return replace(data, evaluation=evaluation.reset_index(drop=True), runs=runs)
+
+
+@dataclass(frozen=True)
+class LookFit:
+    """Model M fitted on the runs of looks 1 ... ``look`` (None, with the reason, when it could
+    not be fitted), with its calibrated tests, and the runs per system there."""
+
+    look: int
+    runs: dict[str, int]
+    model: object | None  # summary.DecisionModel (not imported: summary imports this module)
+    reason: str = ""
+
+
+def look_subset(look: int) -> str:
+    """The diagnostics' ``subset`` of a look's fit."""
+    return f"all systems, runs of looks 1-{look}"
+
+
+# -- one pair's looks -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PairLook:
+    """One look of a pair: the experiment's look number, the pair's runs, and its test there
+    (None with the reason when not tested)."""
+
+    look: int
+    n_a: int
+    n_b: int
+    data: LookData | None
+    test: PairTest | None
+    formula: str = ""
+    method: str = ""
+    reason: str = ""
+
+
+def pair_looks(fits: list[LookFit], reference: str, system: str, sign: int) -> list[PairLook]:
+    """The looks at which the pair's runs changed (§4e.1), each with the decision's test of the
+    pair in that look's fit: tested when both systems have two or more runs, the fit converged
+    and the pair is a ``systems`` comparison there."""
+    out: list[PairLook] = []
+    for fit in fits:
+        n_a, n_b = fit.runs.get(reference, 0), fit.runs.get(system, 0)
+        if out and (n_a, n_b) == (out[-1].n_a, out[-1].n_b):
+            continue
+        if n_a + n_b == 0:
+            continue
+        base = PairLook(fit.look, n_a, n_b, None, None)
+        if min(n_a, n_b) < 2:
+            out.append(replace(base, reason="not tested: a system with fewer than two runs"))
+            continue
+        model = fit.model
+        if model is None or not bool(model.fit.converged):  # type: ignore[attr-defined]
+            why = fit.reason or "the fit did not converge"
+            out.append(replace(base, reason=f"not tested: {why}"))
+            continue
+        contrast = model.pair(reference, system)  # type: ignore[attr-defined]
+        if contrast.comparison != SYSTEMS:
+            out.append(replace(base, reason="not tested: not a comparison of systems"))
+            continue
+        test = contrast.test
+        data = LookData(sign * contrast.delta.estimate, test.se, contrast.delta.df, n_a, n_b)
+        out.append(
+            replace(
+                base,
+                data=data,
+                test=test,
+                formula=model.formula,  # type: ignore[attr-defined]
+                method=model.method,  # type: ignore[attr-defined]
+            )
+        )
+    return out
+
+
+def look_test(looks: list[PairLook]) -> LookTest:
+    """The decision's test at each tested look, as ``analyse_looks`` takes it (looked up by
+    the look's run counts, which identify it)."""
+    tests = {(lk.n_a, lk.n_b): lk.test for lk in looks if lk.test is not None}
+
+    def p_value(look: LookData) -> float:
+        return float(10.0 ** tests[(look.n_a, look.n_b)].log10_p)  # type: ignore[union-attr]
+
+    def critical(level: float, look: LookData) -> float:
+        return tests[(look.n_a, look.n_b)].critical(level)  # type: ignore[union-attr]
+
+    return LookTest("the decision's calibrated test", p_value, critical, BAND_LOOK_ALPHA_FACTOR)
+
+
+# -- the revision of the records -------------------------------------------------------------------
+@dataclass
+class Sequential:
+    """The sequential path of one metric's decision (§4e.10): the fits of M at every look
+    before the latest (the latest is the decision's own), the records revised and their look
+    history. Call it with a family's records and the decision's model (``summary.decide``)."""
+
+    data: MetricData
+    log: FitLog
+    alpha: float
+    options: SequentialOptions
+    looks: dict[str, int]
+    rows: list[dict[str, object]] = field(default_factory=list)
+    _fits: list[LookFit] | None = None
+
+    def fits(self, latest: object) -> list[LookFit]:
+        """Model M at every look (the last: ``latest``, the decision's fit of all runs)."""
+        if self._fits is not None:
+            return self._fits
+        from .summary import calibrate, fit_decision_model, run_counts
+
+        settings_runs = _run_variance(self.data)
+        last = max(self.looks.values())
+        fits = []
+        for k in range(1, last + 1):
+            kept = {r for r, look in self.looks.items() if look <= k}
+            part = self.data if k == last else data_at(self.data, kept)
+            counts = run_counts(part)
+            if k == last:
+                fits.append(LookFit(k, counts, latest))
+                continue
+            if self.data.baseline not in counts or counts[self.data.baseline] == 0:
+                fits.append(LookFit(k, counts, None, "the baseline has no runs yet"))
+                continue
+            model = fit_decision_model(part, self.log, subset=look_subset(k))
+            if model is None:
+                fits.append(LookFit(k, counts, None, "the fit of model M failed"))
+                continue
+            calibrate(model, part, settings_runs)
+            fits.append(LookFit(k, counts, model))
+        self._fits = fits
+        return fits
+
+    def __call__(self, records: list[PairDecision], latest: object) -> list[PairDecision]:
+        """The family's records, each ``systems`` one with its sequential verdict."""
+        fits = self.fits(latest)
+        return [self.revise(record, fits) for record in records]
+
+    def revise(self, record: PairDecision, fits: list[LookFit]) -> PairDecision:
+        """One record: the sequential verdict of its pair, its look history in ``rows``."""
+        if record.comparison != SYSTEMS or record.verdict == NOT_CONVERGED:
+            why = (
+                "the latest fit did not converge"
+                if record.verdict == NOT_CONVERGED
+                else "a system with a single run"
+            )
+            note = f"looks declared, but not tested at looks ({why}): the single-look verdict"
+            return replace(record, looks=len(fits), note=_joined(record.note, note))
+        looks = pair_looks(fits, record.reference, record.system, self.data.sign())
+        alpha_j = self.alpha / record.family_size
+        maxima = (self.options.maximum(record.reference), self.options.maximum(record.system))
+        if maxima[0] is None or maxima[1] is None:
+            return self._anytime(record, looks, alpha_j, len(fits))
+        return self._plan(record, looks, alpha_j, (maxima[0], maxima[1]), len(fits))
+
+    # -- a declared plan --
+    def _plan(
+        self,
+        record: PairDecision,
+        looks: list[PairLook],
+        alpha_j: float,
+        maxima: tuple[int, int],
+        total: int,
+    ) -> PairDecision:
+        tested = [lk for lk in looks if lk.data is not None]
+        if not tested:
+            note = "looks declared, but no look could be tested: the single-look verdict"
+            return replace(record, looks=total, note=_joined(record.note, note))
+        min_effect = None if math.isnan(record.min_effect) else record.min_effect / 100.0
+        plan = SequentialPlan(
+            maxima[0],
+            maxima[1],
+            alpha_j,
+            self.options.spending,
+            min_effect,
+            self.options.futility,
+            TARGET_CONDITIONAL_POWER,
+        )
+        test = look_test(tested)
+        data = [lk.data for lk in tested]
+        analysis = analyse_looks(data, plan, test, final=self.options.final)  # type: ignore[arg-type]
+        rows = analysis.looks
+        decided = next((r for r in rows if r.crossed), rows[-1])
+        p_pair = repeated_p_value(
+            [r.p_value for r in rows[: decided.look]],
+            [r.fraction for r in rows[: decided.look]],
+            self.options.spending,
+            len(rows),
+            analysis.boundaries.final,
+            test.alpha_factor,
+        )
+        revised = replace(
+            _at_look(record, decided, tested[decided.look - 1]),
+            p_adjusted=format_p(_log10(min(1.0, p_pair * record.family_size))),
+            log10_p_adjusted=_log10(min(1.0, p_pair * record.family_size)),
+            sequential=PLAN,
+            spending=self.options.spending,
+            looks=total,
+            max_runs_reference=float(maxima[0]),
+            max_runs_system=float(maxima[1]),
+            plan_alpha=alpha_j,
+            action=analysis.decision.action,
+            conditional_power=analysis.decision.conditional_power,
+            more_runs=_or_nan(analysis.decision.more_runs),
+            note=_joined(record.note, _plan_note(self.options, maxima, analysis.beyond_plan)),
+        )
+        revised = _readings(record, revised)
+        self._plan_rows(revised, looks, tested, analysis)
+        return revised
+
+    def _plan_rows(
+        self,
+        record: PairDecision,
+        looks: list[PairLook],
+        tested: list[PairLook],
+        analysis: SequentialAnalysis,
+    ) -> None:
+        result = {id(lk): row for lk, row in zip(tested, analysis.looks, strict=False)}
+        within = {id(lk) for lk in tested[: len(analysis.looks)]}
+        for lk in looks:
+            row: LookResult | None = result.get(id(lk))
+            out = self._row(record, lk)
+            if row is not None:
+                out.update(
+                    fraction=row.fraction,
+                    alpha_spent=row.alpha_spent,
+                    boundary=row.z_boundary,
+                    nominal=row.nominal,
+                    critical=row.critical_t,
+                    lower=row.ci_lower,
+                    upper=row.ci_upper,
+                    crossed=bool(row.crossed),
+                )
+            elif lk.data is not None and id(lk) not in within:
+                out["note"] = "after the final look: not tested"
+            self.rows.append(out)
+
+    def _row(self, record: PairDecision, lk: PairLook) -> dict[str, object]:
+        """A look's row of the history: the pair, the runs and the look's own test."""
+        out: dict[str, object] = dict.fromkeys(columns(LOOKS_TABLE), math.nan)
+        out.update(
+            metric=record.metric,
+            family=record.family,
+            reference=record.reference,
+            system=record.system,
+            sequential=record.sequential,
+            look=lk.look,
+            runs_reference=lk.n_a,
+            runs_system=lk.n_b,
+            p_value="",
+            crossed=False,
+            note=lk.reason,
+        )
+        if lk.data is not None and lk.test is not None:
+            out.update(
+                improvement=lk.data.estimate,
+                se=lk.data.se,
+                df=lk.data.df,
+                p_value=format_p(lk.test.log10_p),
+                log10_p=lk.test.log10_p,
+            )
+        return out
+
+    # -- anytime-valid --
+    def _anytime(
+        self, record: PairDecision, looks: list[PairLook], alpha_j: float, total: int
+    ) -> PairDecision:
+        series = _arrival_means(self.data, self.looks)
+        d = self.data.sign() * paired_differences(
+            series.get(record.reference, []), series.get(record.system, [])
+        )
+        cs = confidence_sequence(d, alpha_j, self.options.scale)
+        if cs.n.size == 0:
+            note = "looks declared, but fewer than two pairs of runs: the single-look verdict"
+            return replace(record, looks=total, note=_joined(record.note, note))
+        p = anytime_p(d, self.options.scale)
+        claimed = self._anytime_rows(record, looks, d, alpha_j)
+        n = int(cs.n[-1])
+        se = _se(d[:n])
+        lower, upper, mean = float(cs.lower[-1]), float(cs.upper[-1]), float(cs.mean[-1])
+        verdict = NOT_SHOWN
+        if lower > 0 or upper < 0:
+            verdict = BETTER if lower > 0 else WORSE
+        at = claimed or looks[-1]
+        p_adj = min(1.0, float(p[-1]) * record.family_size)
+        revised = replace(
+            record,
+            improvement=mean,
+            se=se,
+            df=float(n - 1),
+            df_method="",
+            test=(
+                f"t confidence sequence on {n} runs paired in arrival order (Lai 1976; "
+                f"mixture scale {self.options.scale:g})"
+            ),
+            statistic=mean / se if se > 0 else math.nan,
+            critical=float(t_boundary(n, alpha_j, self.options.scale)),
+            lower=lower,
+            upper=upper,
+            interval=ANYTIME_INTERVAL,
+            level=alpha_j,
+            p_value=format_p(_log10(p[-1])),
+            log10_p=_log10(p[-1]),
+            p_adjusted=format_p(_log10(p_adj)),
+            log10_p_adjusted=_log10(p_adj),
+            verdict=verdict,
+            sequential=ANYTIME,
+            looks=total,
+            look=at.look,
+            look_runs_reference=at.n_a,
+            look_runs_system=at.n_b,
+            plan_alpha=alpha_j,
+            action=STOP_SIGNIFICANT if verdict in DIRECTIONAL else CONTINUE,
+            note=_joined(record.note, ANYTIME_NOTE),
+        )
+        return _readings(record, revised)
+
+    def _anytime_rows(
+        self, record: PairDecision, looks: list[PairLook], d: np.ndarray, alpha_j: float
+    ) -> PairLook | None:
+        """The look history of the confidence sequence; the look of the first claim."""
+        scale = self.options.scale
+        cs = confidence_sequence(d, alpha_j, scale)
+        p = anytime_p(d, scale)
+        claimed: PairLook | None = None
+        for lk in looks:
+            n = min(lk.n_a, lk.n_b)
+            row = self._row(replace(record, sequential=ANYTIME), replace(lk, data=None))
+            if n < 2:
+                row["note"] = "not tested: fewer than two pairs of runs"
+                self.rows.append(row)
+                continue
+            i = n - 2
+            excludes = bool(cs.lower[i] > 0 or cs.upper[i] < 0)
+            row.update(
+                improvement=float(cs.mean[i]),
+                se=_se(d[:n]),
+                df=float(n - 1),
+                nominal=alpha_j,
+                critical=float(t_boundary(n, alpha_j, scale)),
+                lower=float(cs.lower[i]),
+                upper=float(cs.upper[i]),
+                p_value=format_p(_log10(p[i])),
+                log10_p=_log10(p[i]),
+                crossed=excludes,
+                note="",
+            )
+            if excludes and claimed is None:
+                claimed = lk
+            self.rows.append(row)
+        return claimed
+
+    def table(self) -> pd.DataFrame:
+        """The look history (``looks.csv``)."""
+        return pd.DataFrame(self.rows, columns=columns(LOOKS_TABLE))
+
+
+def _run_variance(data: MetricData):  # type: ignore[no-untyped-def]
+    from .pairtests import RunVariance
+
+    return RunVariance.of(data.options["run_variance"])
+
+
+def _at_look(record: PairDecision, row: LookResult, look: PairLook) -> PairDecision:
+    """The record's estimate, test, interval and verdict as read at one look of a plan: the
+    look's test (its p marginal), the repeated CI, the nominal level."""
+    test = look.test
+    assert test is not None
+    verdict = NOT_SHOWN
+    if row.crossed:
+        verdict = BETTER if row.estimate > 0 else WORSE
+    return replace(
+        record,
+        improvement=row.estimate,
+        se=row.se,
+        df=row.df,
+        df_method=look.method,
+        test=f"{test.name}, at look {look.look}",
+        statistic=row.estimate / row.se,
+        critical=row.critical_t,
+        lower=row.ci_lower,
+        upper=row.ci_upper,
+        interval=REPEATED_INTERVAL,
+        level=row.nominal,
+        p_value=format_p(test.log10_p),
+        log10_p=test.log10_p,
+        verdict=verdict,
+        look=look.look,
+        look_runs_reference=look.n_a,
+        look_runs_system=look.n_b,
+        model=look.formula,
+    )
+
+
+def _or_nan(value: int | None) -> float:
+    return math.nan if value is None else float(value)
+
+
+def _se(d: np.ndarray) -> float:
+    """s_n / √n of the paired differences (NaN for fewer than two)."""
+    return float(d.std(ddof=1) / math.sqrt(d.size)) if d.size >= 2 else math.nan
+
+
+def _log10(p: float) -> float:
+    return math.log10(max(float(p), 1e-300))
+
+
+def _arrival_means(data: MetricData, looks: Mapping[str, int]) -> dict[str, list[float]]:
+    """Each system's run means in arrival order: by look, then run id (§4e.7)."""
+    means = run_means(data)
+    means = means.assign(_look=[looks[str(r)] for r in means[RUN]], _run=means[RUN].astype(str))
+    means = means.sort_values(["_look", "_run"], kind="stable")
+    return {
+        str(s): [float(v) for v in group["mean"]]
+        for s, group in means.groupby(SYSTEM, sort=False, observed=True)
+    }
+
+
+def _readings(old: PairDecision, new: PairDecision) -> PairDecision:
+    """The readings that follow the verdict: the facet-aware generalisation (kept only for the
+    same directional verdict) and best vs best's survival (§4b.6)."""
+    same = new.verdict == old.verdict and new.directional
+    survival = old.survival
+    if survival:
+        if not new.directional:
+            survival = NOT_SHOWN_TO_SURVIVE
+        else:
+            survival = SURVIVES if new.improvement * new.best_vs_best > 0 else REVERSED
+    return replace(new, generalises=bool(old.generalises and same), survival=survival)
+
+
+def _plan_note(options: SequentialOptions, maxima: tuple[int, int], beyond: int) -> str:
+    words = SPENDING_WORDS[options.spending]
+    note = f"sequential plan: {words} spending, at most {runs_text(*maxima)} runs per system"
+    if options.futility is not None:
+        note += f", non-binding futility below {options.futility:.0%} conditional power"
+    if beyond:
+        note += f"; {beyond} look{'s' if beyond > 1 else ''} after the final one not tested"
+    return note
+
+
+def _joined(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
+
+
+def sequential_of(data: MetricData, log: FitLog, alpha: float) -> Sequential | None:
+    """The sequential path of a metric's decision, None when the runs declare no looks."""
+    looks = looks_of(data.runs)
+    if looks is None:
+        return None
+    options = SequentialOptions.of(data.options["sequential"])
+    return Sequential(data, log, alpha, options, looks)

@@ -1,0 +1,185 @@
+"""The look history under each decision table (docs/method.md §4e.10): per comparison with the
+baseline whose verdict was read at declared looks, the decision in words, a small table of the
+looks (runs, information fraction, improvement with its repeated or anytime-valid interval, p
+against the level it had to reach) and a figure; without looks, one line on declaring them.
+Rendered from ``decisions.csv`` and ``looks.csv``; nothing is tested here."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from infrepro.decisions import PairDecision
+from infrepro.plots import short_name
+from infrepro.plots.looks import LookPoint, look_history
+from infrepro.vocabulary import LOOKS_TABLE, SYSTEM
+
+from ..decisions import p_name, plan_text, scale_words
+from ..figure import Figure, make_figure
+from ..formatting import fixed, flag, integer, is_missing, points
+from ..formatting import p_text as cell_p
+from ..htmltable import Cell, Column, Table, rows_table
+from ..inputs import ReportSettings
+from ..query import select
+
+FIGURES = 5  # comparisons whose look history is drawn (the table lists every one)
+HINT = (
+    "One look: these verdicts hold for one analysis of all runs. If the runs arrived in batches "
+    "and the analysis was rerun after each, declare the batches (look_column: a runs-sheet "
+    "column with an integer or a date per run; in scores mode columns.look) and a plan "
+    "(analyses.sequential): the verdicts then keep their level however often it is rerun "
+    "(docs/method.md §4e)."
+)
+
+
+@dataclass
+class LookBlock:
+    """One metric's look history: the decisions in words, the table and the figures."""
+
+    lines: list[str] = field(default_factory=list)
+    table: Table | None = None
+    figures: list[Figure] = field(default_factory=list)
+
+
+def _interval(row: pd.Series) -> str:
+    if is_missing(row["improvement"]):
+        return "–"
+    return (
+        f"{points(row['improvement'], sign=True)} [{points(row['lower'])}, {points(row['upper'])}]"
+    )
+
+
+def _level(row: pd.Series) -> str:
+    if is_missing(row["nominal"]):
+        return "–"
+    return f"{float(row['nominal']):.3g}"
+
+
+def _outcome(row: pd.Series) -> str:
+    note = "" if is_missing(row["note"]) else str(row["note"])
+    if flag(row["crossed"]):
+        return "crossed" + (f"; {note}" if note else "")
+    return note or ("not crossed" if not is_missing(row["nominal"]) else "")
+
+
+def _rows(looks: pd.DataFrame, record: PairDecision) -> pd.DataFrame:
+    rows = select(
+        looks,
+        metric=record.metric,
+        family=record.family,
+        reference=record.reference,
+        system=record.system,
+    )
+    return rows.sort_values("look", kind="stable") if not rows.empty else rows
+
+
+def history_table(
+    looks: pd.DataFrame, records: list[PairDecision], settings: ReportSettings
+) -> Table:
+    """Every look of every sequential comparison with the baseline, in the records' order."""
+    several = len(records) > 1
+    first = records[0]
+    headers = [Column(SYSTEM, SYSTEM, numeric=False)] if several else []
+    headers += [
+        Column("look", "look"),
+        Column("runs", f"runs ({settings.baseline} + system)", numeric=False),
+        Column("fraction", "information fraction", title="of the plan's maximum (§4e.3)"),
+        Column(
+            "gain",
+            f"improvement [{first.interval} CI]",
+            title="positive = better; the interval of each look",
+        ),
+        Column("p", "p", title="the look's own p (anytime-valid: of the sequence)"),
+        Column("level", "level to reach", title="the nominal level of the look's boundary"),
+        Column("outcome", "", numeric=False),
+    ]
+    body = []
+    for record in records:
+        for _, row in _rows(looks, record).iterrows():
+            cells = [Cell(short_name(record.system, 40), title=record.system)] if several else []
+            cells += [
+                Cell(integer(row["look"]), float(row["look"])),
+                Cell(f"{integer(row['runs_reference'])} + {integer(row['runs_system'])}"),
+                Cell(fixed(row["fraction"], 2), _number(row["fraction"])),
+                Cell(_interval(row), _number(row["improvement"])),
+                Cell(cell_p(row["p_value"]) if row["p_value"] else "–", _number(row["log10_p"])),
+                Cell(_level(row), _number(row["nominal"])),
+                Cell(_outcome(row)),
+            ]
+            body.append(cells)
+    return rows_table(headers, body, csv=settings.link(LOOKS_TABLE))
+
+
+def _number(value: object) -> float | None:
+    return None if is_missing(value) else float(value)  # type: ignore[arg-type]
+
+
+def history_figure(
+    looks: pd.DataFrame, record: PairDecision, label: str, settings: ReportSettings
+) -> Figure | None:
+    """The look history of one comparison: improvement with its interval per look, p against
+    the level it had to reach."""
+    rows = _rows(looks, record)
+    if rows.empty:
+        return None
+    points_ = [
+        LookPoint(
+            f"{integer(row['look'])}\n{integer(row['runs_reference'])}+"
+            f"{integer(row['runs_system'])}",
+            100 * _float(row["improvement"]),
+            100 * _float(row["lower"]),
+            100 * _float(row["upper"]),
+            10 ** _float(row["log10_p"]),
+            _float(row["nominal"]),
+            bool(flag(row["crossed"])),
+        )
+        for _, row in rows.iterrows()
+    ]
+    key = f"looks-{record.metric}-{record.system}"
+    title = f"{label}: {short_name(record.system, 24)} vs {short_name(record.reference, 24)}"
+    description = "; ".join(
+        f"look {integer(row['look'])}: {_interval(row)}, {p_name(record)} "
+        f"{row['p_value'] or '–'}, level {_level(row)}, {_outcome(row)}"
+        for _, row in rows.iterrows()
+    )
+    svg = look_history(
+        points_,
+        ylabel=f"improvement, {label} {scale_words(settings.unit(record.metric))}",
+        xlabel="look (runs: reference + system)",
+        title=title,
+        key=key,
+        description=description,
+    )
+    text = (
+        f"{title}: {record.decision}. Left: the improvement at each look with its "
+        f"{record.interval} interval (filled: the look crossed; an arrow: the interval goes on); "
+        "right: the look's p against the level it had to reach (the boundary's nominal level)."
+    )
+    return make_figure(svg, text, key)
+
+
+def _float(value: object) -> float:
+    return math.nan if is_missing(value) else float(value)  # type: ignore[arg-type]
+
+
+def look_block(
+    tables: dict[str, pd.DataFrame],
+    records: list[PairDecision],
+    metric: str,
+    label: str,
+    settings: ReportSettings,
+) -> LookBlock | None:
+    """The metric's look history, None when no record was read at looks."""
+    sequential = [r for r in records if r.sequential]
+    if not sequential:
+        return None
+    looks = tables.get(LOOKS_TABLE, pd.DataFrame())
+    block = LookBlock(lines=[f"{r.system}: {r.decision} ({plan_text(r)})." for r in sequential])
+    block.table = history_table(looks, sequential, settings)
+    for record in sequential[:FIGURES]:
+        figure = history_figure(looks, record, label, settings)
+        if figure is not None:
+            block.figures.append(figure)
+    return block

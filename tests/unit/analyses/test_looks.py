@@ -1,0 +1,210 @@
+"""The sequential verdict in the decision (docs/method.md §4e.10, §4e.11): each look's test is
+the decision's test on the runs so far, the record's verdict, interval and p agree, the repeated
+p-value is what it is defined to be, the anytime-valid mode is the confidence sequence of runs
+paired in arrival order, a family spends α / m, and no look column changes nothing."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from infrepro.analyses.data import MetricData
+from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.summary import Settings, decide, summary_tables
+from infrepro.decisions import (
+    ANYTIME,
+    FAMILY_ALL,
+    FAMILY_BASELINE,
+    PLAN,
+    STOP_MAXIMUM,
+    STOP_SIGNIFICANT,
+    PairDecision,
+)
+from infrepro.report.decisions import records_of
+from infrepro.schema import with_defaults
+from infrepro.sequential import (
+    BAND_LOOK_ALPHA_FACTOR,
+    anytime_p,
+    confidence_sequence,
+    efficacy_boundaries,
+    plan_alpha,
+)
+from infrepro.validation.few_runs import METRIC, RUN_SD, _frame
+from infrepro.validation.looks import look_experiment
+from infrepro.vocabulary import LOOK, RUN, SYSTEM
+
+ALPHA = 0.05
+
+
+def with_options(data: MetricData, sequential: dict, min_effect: float | None = None) -> MetricData:
+    options = with_defaults(
+        "analyses", {"sequential": sequential, "planning": {"min_effect": min_effect}}
+    )
+    options["alpha"] = ALPHA
+    return replace(data, options=options)
+
+
+def tables(data: MetricData) -> dict[str, pd.DataFrame]:
+    return summary_tables(data, FitLog(METRIC))
+
+
+def baseline_record(found: dict[str, pd.DataFrame]) -> PairDecision:
+    return next(r for r in records_of(found["decisions"]) if r.family == FAMILY_BASELINE)
+
+
+def up_to(data: MetricData, look: int) -> MetricData:
+    """The data of looks 1 ... look, without the look column (one look: today's decision)."""
+    kept = set(data.runs.loc[data.runs[LOOK].astype(int) <= look, RUN])
+    runs = data.runs[data.runs[RUN].isin(kept)].drop(columns=[LOOK]).reset_index(drop=True)
+    rows = data.evaluation[data.evaluation[RUN].isin(kept)].reset_index(drop=True)
+    return replace(data, runs=runs, evaluation=rows)
+
+
+@pytest.fixture(scope="module")
+def planned() -> tuple[MetricData, dict[str, pd.DataFrame]]:
+    """A and B with 6 runs each, looks at 3, 4, 5, 6 runs, B better by 2 run-mean SDs, a plan
+    of at most 8 runs per system."""
+    data = with_options(look_experiment(3, 6, 1.0, 2.0, 11), {"max_runs": 8}, min_effect=1.0)
+    return data, tables(data)
+
+
+def test_each_looks_test_is_the_decisions_test_on_the_runs_so_far(planned) -> None:
+    data, found = planned
+    looks = found["looks"]
+    mine = looks[looks["family"] == FAMILY_BASELINE].sort_values("look")
+    assert list(mine["look"]) == [1, 2, 3, 4]
+    assert list(mine["runs_system"]) == [3, 4, 5, 6]
+    settings = Settings(alpha=ALPHA, draws=10)
+    for _, row in mine.iterrows():
+        today = decide(up_to(data, int(row["look"])), FitLog(METRIC), settings).records[0]
+        assert row["improvement"] == pytest.approx(today.improvement, rel=1e-9)
+        assert row["se"] == pytest.approx(today.se, rel=1e-9)
+        assert row["df"] == pytest.approx(today.df, rel=1e-9)
+        assert row["p_value"] == today.p_value
+
+
+def test_the_record_reads_the_first_crossing_look(planned) -> None:
+    _, found = planned
+    record = baseline_record(found)
+    looks = found["looks"]
+    mine = looks[looks["family"] == FAMILY_BASELINE].sort_values("look")
+    crossed = mine[mine["crossed"].astype(bool)]
+    assert record.sequential == PLAN
+    assert record.looks == 4 and record.max_runs_system == 8
+    if crossed.empty:
+        assert not record.directional and record.look == 4
+    else:
+        first = crossed.iloc[0]
+        assert record.look == int(first["look"]) and record.action == STOP_SIGNIFICANT
+        assert record.lower == pytest.approx(float(first["lower"]))
+        assert record.look_runs_system == int(first["runs_system"])
+    assert record.interval == "repeated 95 %"
+
+
+@pytest.mark.parametrize("effect", [0.0, 1.5, 3.0])
+@pytest.mark.parametrize("mode", [{"max_runs": 7}, {}])
+def test_directional_exactly_when_the_interval_excludes_zero_and_p_is_below_alpha(
+    effect: float, mode: dict
+) -> None:
+    data = with_options(look_experiment(3, 7, 1.0, effect, 5), mode)
+    record = baseline_record(tables(data))
+    assert record.sequential == (PLAN if mode else ANYTIME)
+    excludes = record.lower > 0 or record.upper < 0
+    assert excludes == record.directional == (record.log10_p_adjusted < math.log10(ALPHA))
+    if record.directional:
+        assert (record.improvement > 0) == (record.verdict == "better")
+
+
+def test_the_repeated_p_value_is_the_smallest_alpha_at_which_a_look_crosses(planned) -> None:
+    _, found = planned
+    record = baseline_record(found)
+    looks = found["looks"]
+    mine = looks[looks["family"] == FAMILY_BASELINE].sort_values("look")
+    mine = mine[mine["look"] <= record.look]
+    p = 10.0 ** mine["log10_p"].to_numpy()
+    fractions = list(mine["fraction"])
+    used = 4  # every look of the plan is tested, none reaches the maximum (t < 1)
+
+    def crosses(alpha: float) -> bool:
+        z_alpha = plan_alpha(alpha, "obrien_fleming", used, False, BAND_LOOK_ALPHA_FACTOR)
+        nominal = efficacy_boundaries(fractions, z_alpha, "obrien_fleming", 2, False).nominal
+        return bool(np.any(p <= nominal))
+
+    repeated = 10.0**record.log10_p_adjusted
+    assert crosses(repeated * (1 + 1e-4))
+    assert not crosses(repeated * (1 - 1e-4))
+
+
+def test_the_anytime_mode_is_the_sequence_of_runs_paired_in_arrival_order() -> None:
+    data = with_options(look_experiment(3, 6, 1.0, 3.0, 7), {})
+    record = baseline_record(tables(data))
+    means = data.evaluation.groupby(RUN)[METRIC].mean()
+    runs = data.runs.assign(order=data.runs[LOOK].astype(int)).sort_values(["order", RUN])
+    a = [means[r] for r in runs.loc[runs[SYSTEM] == "A", RUN]]
+    b = [means[r] for r in runs.loc[runs[SYSTEM] == "B", RUN]]
+    d = np.asarray(b) - np.asarray(a)  # higher is better: the improvement of B
+    cs = confidence_sequence(d, ALPHA, 1.5)
+    assert record.improvement == pytest.approx(d.mean())
+    assert (record.lower, record.upper) == pytest.approx((cs.lower[-1], cs.upper[-1]))
+    assert 10.0**record.log10_p == pytest.approx(anytime_p(d, 1.5)[-1], rel=1e-6)
+    assert record.conditional_power != record.conditional_power  # NaN: no plan, no power
+
+
+def _family(seed: int) -> MetricData:
+    rng = np.random.default_rng(seed)
+    data = _frame([("A", 5, RUN_SD, 0.5), ("B", 5, RUN_SD, 0.5), ("C", 5, RUN_SD, 0.5)], rng)
+    runs = data.runs.copy()
+    runs[LOOK] = [str(max(int(r.rsplit("_", 1)[1]) - 2, 0) + 1) for r in runs[RUN]]
+    return replace(data, runs=runs)
+
+
+def test_a_family_of_m_comparisons_spends_alpha_over_m_on_each() -> None:
+    data = with_options(_family(3), {"max_runs": 8})
+    records = records_of(tables(data)["decisions"])
+    for record in records:
+        m = 2 if record.family == FAMILY_BASELINE else 3
+        assert record.family_size == m
+        assert record.plan_alpha == pytest.approx(ALPHA / m)
+    assert {r.family for r in records} == {FAMILY_BASELINE, FAMILY_ALL}
+
+
+def test_without_a_look_column_the_decision_is_todays() -> None:
+    data = with_options(look_experiment(3, 5, 1.0, 2.0, 3), {"max_runs": 8})
+    plain = replace(data, runs=data.runs.drop(columns=[LOOK]))
+    found = tables(plain)
+    assert found["looks"].empty
+    record = baseline_record(found)
+    today = decide(plain, FitLog(METRIC), Settings(alpha=ALPHA, draws=2000, seed=1)).records[0]
+    pd.testing.assert_series_equal(pd.Series(record.row()), pd.Series(today.row()))
+    assert (record.sequential, record.looks, record.look) == ("", 1, 1)
+
+
+def test_an_added_look_leaves_the_history_of_earlier_looks_as_it_was() -> None:
+    """What an incremental rerun relies on: looks 1-2 read the same with or without look 3."""
+    data = with_options(look_experiment(3, 5, 2.0, 1.0, 9), {"max_runs": 8})
+    later = tables(data)["looks"]
+    kept = set(data.runs.loc[data.runs[LOOK].astype(int) <= 2, RUN])
+    earlier = tables(
+        replace(
+            data,
+            runs=data.runs[data.runs[RUN].isin(kept)].reset_index(drop=True),
+            evaluation=data.evaluation[data.evaluation[RUN].isin(kept)].reset_index(drop=True),
+        )
+    )["looks"]
+    head = later[later["look"] <= 2].reset_index(drop=True)
+    pd.testing.assert_frame_equal(head, earlier.reset_index(drop=True))
+
+
+def test_the_planned_maximum_ends_the_plan() -> None:
+    data = with_options(look_experiment(3, 6, 1.0, 0.0, 21), {"max_runs": 5})
+    found = tables(data)
+    record = baseline_record(found)
+    looks = found["looks"]
+    mine = looks[looks["family"] == FAMILY_BASELINE].sort_values("look")
+    assert list(mine["note"].fillna(""))[-1] == "after the final look: not tested"
+    if not record.directional:
+        assert record.action == STOP_MAXIMUM and record.look == 3  # 5 runs: the maximum
