@@ -374,6 +374,38 @@ def test_headline_verdict_is_the_decision_record(report: Path, example_run: Path
     assert "rejects identical systems in 41-54 % of simulated A-vs-A experiments" in ter_card
 
 
+def test_the_look_history_and_the_decision_in_the_browser(
+    chromium_executable: str, sequential_example_run: Path
+) -> None:
+    """The example declared as three looks: under each metric's decision table the look history
+    is shown (its table with one row per look, its figure drawn), the decision is said in words,
+    and the headline card and the table give the sequential verdict of ``decisions.csv``."""
+    report = sequential_example_run / "results" / "report.html"
+    decisions = pd.read_csv(sequential_example_run / "results/tables/decisions.csv")
+    with Browser(chromium_executable) as browser:
+        browser.open(report.as_uri(), width=1280, height=900)
+        browser.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        blocks = browser.evaluate(
+            "Array.from(document.querySelectorAll('div.looks')).map(d => {"
+            " const r = d.getBoundingClientRect();"
+            " const svg = d.querySelector('svg.plot'); const s = svg && svg.getBBox();"
+            " return {id: d.id, width: r.width, height: r.height,"
+            " rows: d.querySelectorAll('tbody tr').length, text: d.innerText,"
+            " figure: s ? s.width * s.height : 0}; })"
+        )
+    assert [b["id"] for b in blocks] == [f"looks-{m}" for m in decisions["metric"].unique()]
+    for block in blocks:
+        assert block["width"] > 300 and block["height"] > 100 and block["figure"] > 0
+        assert block["rows"] == 3  # one comparison, three looks
+        assert f"(look {len(set(decisions['look']))}" in block["text"] or "(look " in block["text"]
+    headline = section(html_of(report), "headline")
+    for row in decisions[decisions["family"] == "baseline"].itertuples():
+        card = headline.split(f'data-decision="{row.metric}|baseline|')[1].split("</article>")[0]
+        badge = {"better": f"{row.system} better", "worse": f"{row.reference} better"}
+        assert f">{badge.get(row.verdict, row.verdict)}</span>" in card
+        assert f"at look {row.look}," in card and "repeated 95 % CI" in card
+
+
 def test_inputs_and_software_are_listed(report: Path, example_run: Path) -> None:
     methods = section(html_of(report), "methods")
     inputs = pd.read_csv(example_run / "results/tables/inputs.csv")
