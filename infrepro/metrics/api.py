@@ -1,8 +1,10 @@
 """`score_segments`: per-segment metric scores for (hypothesis, references) pairs.
 
 Identical (hypothesis, references) pairs are scored once. `implementation="fast"` uses the compiled
-TER and ROUGE scorers (bit-identical to the packages; see `ter.py`, `rouge.py`), and
-`implementation="reference"` plain loops over sacrebleu and rouge-score (`reference.py`).
+TER and ROUGE scorers (bit-identical to the packages; see `ter.py`, `rouge.py`),
+`implementation="reference"` plain loops over sacrebleu and rouge-score (`reference.py`), and
+`implementation="auto"` the compiled scorers once they are compiled, the reference loops before
+that within a budget (`kernels.py`: no first-run compile stall).
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ import pandas as pd
 
 from infrepro.catalog import KNOWN_METRICS
 
-from . import reference, rouge, sacre, ter
+from . import kernels, reference, rouge, sacre, ter
 
-Implementation = Literal["fast", "reference"]
+Implementation = Literal["fast", "reference", "auto"]
 
 
 def _check_metrics(metrics: Sequence[str]) -> list[str]:
@@ -74,8 +76,10 @@ def score_segments(
     """
     names = _check_metrics(metrics)
     refs = _check_pairs(hypotheses, references)
-    if implementation not in ("fast", "reference"):
-        raise ValueError(f"implementation must be 'fast' or 'reference', not {implementation!r}")
+    if implementation not in ("fast", "reference", "auto"):
+        raise ValueError(
+            f"implementation must be 'fast', 'reference' or 'auto', not {implementation!r}"
+        )
     if int(threads) < 1:
         raise ValueError(f"threads must be >= 1, not {threads!r}")
 
@@ -89,20 +93,15 @@ def score_segments(
     d_refs = [k[1] for k in distinct]
 
     scores: dict[str, np.ndarray] = {}
-    rouge_types = [m for m in names if m.startswith("rouge")]
-    fast = implementation == "fast"
-    if "ter" in names:
-        scores["ter"] = (
-            ter.ter_scores(d_hyp, d_refs, threads)
-            if fast
-            else reference.ter_reference(d_hyp, d_refs)
+    done = 0  # segments the auto implementation scored with the reference packages
+    if implementation == "auto":
+        scores, done = _reference_while_compiling(d_hyp, d_refs, names)
+    if done < len(d_hyp) or not d_hyp:
+        rest = _ter_rouge(
+            d_hyp[done:], d_refs[done:], names, implementation != "reference", threads
         )
-    if rouge_types:
-        scores.update(
-            rouge.rouge_scores(d_hyp, d_refs, rouge_types, threads)
-            if fast
-            else reference.rouge_reference(d_hyp, d_refs, rouge_types)
-        )
+        for m, values in rest.items():
+            scores[m] = np.concatenate([scores[m], values]) if m in scores else values
     if "bleu" in names:
         scores["bleu"] = sacre.bleu_scores(d_hyp, d_refs)
     if "chrf" in names:
@@ -113,3 +112,50 @@ def score_segments(
         index=pd.RangeIndex(len(refs)),
         columns=names,
     )
+
+
+def _ter_rouge(
+    hypotheses: list[str],
+    references: list[tuple[str, ...]],
+    names: list[str],
+    fast: bool,
+    threads: int,
+) -> dict[str, np.ndarray]:
+    """TER and ROUGE (those of `names`) with the compiled scorers (`fast`) or the packages."""
+    out: dict[str, np.ndarray] = {}
+    rouge_types = [m for m in names if m.startswith("rouge")]
+    if "ter" in names:
+        out["ter"] = (
+            ter.ter_scores(hypotheses, references, threads)
+            if fast
+            else reference.ter_reference(hypotheses, references)
+        )
+    if rouge_types:
+        out.update(
+            rouge.rouge_scores(hypotheses, references, rouge_types, threads)
+            if fast
+            else reference.rouge_reference(hypotheses, references, rouge_types)
+        )
+    if fast:
+        for kernel in {kernels.kernel_for(m) for m in out}:
+            kernels.mark_ready(kernel)  # type: ignore[arg-type]
+    return out
+
+
+def _reference_while_compiling(
+    hypotheses: list[str], references: list[tuple[str, ...]], names: list[str]
+) -> tuple[dict[str, np.ndarray], int]:
+    """`implementation="auto"` before the kernels are compiled: the first segments' TER and ROUGE
+    with the reference packages, within this process' remaining budget (`kernels.py`), while a
+    background process compiles the kernels. Returns their scores and how many segments."""
+    metrics = [m for m in names if kernels.kernel_for(m)]
+    needed = {kernels.kernel_for(m) for m in metrics}
+    if all(kernels.ready(k) for k in needed):  # type: ignore[arg-type]
+        return {}, 0
+    budget = kernels.reference_budget()
+    if budget <= 0:
+        return {}, 0
+    kernels.start_background()
+    scores, done, spent = reference.reference_prefix(hypotheses, references, metrics, budget)
+    kernels.charge(spent)
+    return scores, done
