@@ -1,6 +1,7 @@
 """`score_segments`: per-segment metric scores for (hypothesis, references) pairs.
 
-Identical (hypothesis, references) pairs are scored once. `implementation="fast"` uses the compiled
+Identical (hypothesis, references) pairs are scored once, across calls too (`pair_memo`: a worker
+process scores run after run). `implementation="fast"` uses the compiled
 TER and ROUGE scorers (bit-identical to the packages; see `ter.py`, `rouge.py`),
 `implementation="reference"` plain loops over sacrebleu and rouge-score (`reference.py`), and
 `implementation="auto"` the compiled scorers once they are compiled, the reference loops before
@@ -17,7 +18,7 @@ import pandas as pd
 
 from infrepro.catalog import KNOWN_METRICS
 
-from . import kernels, reference, rouge, sacre, ter
+from . import kernels, pair_memo, reference, rouge, sacre, ter
 
 Implementation = Literal["fast", "reference", "auto"]
 
@@ -92,26 +93,66 @@ def score_segments(
     d_hyp = [k[0] for k in distinct]
     d_refs = [k[1] for k in distinct]
 
-    scores: dict[str, np.ndarray] = {}
-    done = 0  # segments the auto implementation scored with the reference packages
-    if implementation == "auto":
-        scores, done = _reference_while_compiling(d_hyp, d_refs, names)
-    if done < len(d_hyp) or not d_hyp:
-        rest = _ter_rouge(
-            d_hyp[done:], d_refs[done:], names, implementation != "reference", threads
-        )
-        for m, values in rest.items():
-            scores[m] = np.concatenate([scores[m], values]) if m in scores else values
-    if "bleu" in names:
-        scores["bleu"] = sacre.bleu_scores(d_hyp, d_refs)
-    if "chrf" in names:
-        scores["chrf"] = sacre.chrf_scores(d_hyp, d_refs)
+    if implementation == "reference":  # verification: every pair scored by the packages
+        scores = _score_distinct(d_hyp, d_refs, names, implementation, threads)
+    else:
+        scores = _score_remembered(d_hyp, d_refs, names, implementation, threads)
 
     return pd.DataFrame(
         {m: np.asarray(scores[m], dtype=np.float64)[inverse] for m in names},
         index=pd.RangeIndex(len(refs)),
         columns=names,
     )
+
+
+def _score_remembered(
+    hypotheses: list[str],
+    references: list[tuple[str, ...]],
+    names: list[str],
+    implementation: Implementation,
+    threads: int,
+) -> dict[str, np.ndarray]:
+    """`_score_distinct` for the pairs this process has not scored yet (`pair_memo.PAIRS`)."""
+    keys = [pair_memo.digest(h, r) for h, r in zip(hypotheses, references, strict=True)]
+    scores = pair_memo.PAIRS.lookup(keys, names)
+    todo = np.flatnonzero(~scores.pop(""))
+    if len(todo):
+        new = _score_distinct(
+            [hypotheses[i] for i in todo],
+            [references[i] for i in todo],
+            names,
+            implementation,
+            threads,
+        )
+        pair_memo.PAIRS.store([keys[i] for i in todo], new)
+        for m in names:
+            scores[m][todo] = new[m]
+    return scores
+
+
+def _score_distinct(
+    hypotheses: list[str],
+    references: list[tuple[str, ...]],
+    names: list[str],
+    implementation: Implementation,
+    threads: int,
+) -> dict[str, np.ndarray]:
+    """Every metric of `names` for distinct pairs."""
+    scores: dict[str, np.ndarray] = {}
+    done = 0  # segments the auto implementation scored with the reference packages
+    if implementation == "auto":
+        scores, done = _reference_while_compiling(hypotheses, references, names)
+    if done < len(hypotheses) or not hypotheses:
+        rest = _ter_rouge(
+            hypotheses[done:], references[done:], names, implementation != "reference", threads
+        )
+        for m, values in rest.items():
+            scores[m] = np.concatenate([scores[m], values]) if m in scores else values
+    if "bleu" in names:
+        scores["bleu"] = sacre.bleu_scores(hypotheses, references)
+    if "chrf" in names:
+        scores["chrf"] = sacre.chrf_scores(hypotheses, references)
+    return scores
 
 
 def _ter_rouge(
