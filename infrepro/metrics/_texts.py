@@ -53,9 +53,10 @@ class TokenEncoder:
         self._split = split
         self._token = token
         self.lock = threading.Lock()
-        self._start_afresh()
+        self.start_afresh()
 
-    def _start_afresh(self) -> None:
+    def start_afresh(self) -> None:
+        """Forget every piece, token and remembered text."""
         self._piece_ids: dict[str, int] = {}  # piece -> token id, -1 if dropped
         self._token_ids: dict[str, int] = {}
         self._texts: dict[str, np.ndarray] = {}
@@ -63,7 +64,7 @@ class TokenEncoder:
     def start(self) -> None:
         """Begin a scoring call's encodings (with `lock` held): forget everything if full."""
         if len(self._piece_ids) > MEMO_LIMIT or len(self._texts) > MEMO_LIMIT // 10:
-            self._start_afresh()
+            self.start_afresh()
 
     @property
     def size(self) -> int:
