@@ -216,12 +216,13 @@ def _myers_distance(n: int, vp: np.ndarray, vn: np.ndarray, last_mask: np.uint64
 
 
 @jit()
-def _myers_prefixes(eq: np.ndarray, vp: np.ndarray, vn: np.ndarray) -> None:
-    """Myers' state after each prefix of the current hypothesis (row i: after i words)."""
+def _myers_prefixes(eq: np.ndarray, vp: np.ndarray, vn: np.ndarray, start: int) -> None:
+    """Myers' state after each prefix of the current hypothesis (row i: after i words), rows
+    start + 1..n (rows up to `start` are up to date)."""
     for w in range(vp.shape[1]):
         vp[0, w] = ~np.uint64(0)
         vn[0, w] = np.uint64(0)
-    for i in range(eq.shape[0]):
+    for i in range(start, eq.shape[0]):
         for w in range(vp.shape[1]):
             vp[i + 1, w] = vp[i, w]
             vn[i + 1, w] = vn[i, w]
@@ -498,16 +499,18 @@ def _myers4(
 ) -> tuple[int, int, int, int]:
     """Unbanded distances of four shifted hypotheses (word x of hypothesis l is current word
     s_l[x]) that equal the current one before x0, whose Myers state there is (pv, mv); a
-    one-block reference. The four independent chains run interleaved: one chain is bound by
-    its latency, four fill the core's ALUs."""
+    one-block reference (eq: one word per hypothesis word). The four independent chains run
+    interleaved: one chain is bound by its latency, four fill the core's ALUs."""
     one = np.uint64(1)
     pv0 = pv1 = pv2 = pv3 = pv
     mv0 = mv1 = mv2 = mv3 = mv
-    for x in range(x0, s0.shape[0]):
-        e0 = eq[s0[x], 0]
-        e1 = eq[s1[x], 0]
-        e2 = eq[s2[x], 0]
-        e3 = eq[s3[x], 0]
+    # unsigned indices (the positions are uint64): no negative-index wraparound on each access
+    for k in range(s0.shape[0] - x0):
+        x = np.uint64(x0 + k)
+        e0 = eq[s0[x]]
+        e1 = eq[s1[x]]
+        e2 = eq[s2[x]]
+        e3 = eq[s3[x]]
         xv0 = e0 | mv0
         xv1 = e1 | mv1
         xv2 = e2 | mv2
@@ -563,6 +566,7 @@ def _bound_candidates(
     and the four distances in one interleaved pass from the smallest p.
     """
     n = cur.shape[0]
+    eq1 = eq.reshape(eq.shape[0] * eq.shape[1])  # one block: eq1[i] = eq[i, 0]
     kept = 0
     ps = np.empty(4, np.int64)
     spans = np.empty((4, 2), np.int64)
@@ -584,7 +588,7 @@ def _bound_candidates(
             x0 = min(x0, ps[lane])
         if x0 < n and vp.shape[0] == 1:
             d0, d1, d2, d3 = _myers4(
-                eq,
+                eq1,
                 srcs[0],
                 srcs[min(1, lanes - 1)],
                 srcs[min(2, lanes - 1)],
@@ -716,7 +720,7 @@ def ter_edits(h: np.ndarray, r: np.ndarray) -> int:
     for x in range(n):
         ident[x] = x
     src = np.empty_like(h)
-    srcs = np.empty((4, n), h.dtype)
+    srcs = np.empty((4, n), np.uint64)
     for lane in range(4):
         for x in range(n):
             srcs[lane, x] = x
@@ -745,14 +749,15 @@ def ter_edits(h: np.ndarray, r: np.ndarray) -> int:
     # the callees twice (once for the literal, once for int64)
     checked = np.int64(0)
     shifts = 0
-    pre_score = _base_rows(cur, r, lo, hi, vals, absd, np.int64(1))
+    first_row = np.int64(1)  # rows below first_row are up to date for `cur`
+    pre_score = _base_rows(cur, r, lo, hi, vals, absd, first_row)
     while True:
         if not _alignment(cur, r, lo, hi, vals, align, hyp_err, ref_err, herr, rerr):
             return -1
         checked, k = _candidates(cur, r, eq, align, hyp_err, ref_err, checked, cands)
         if checked >= MAX_SHIFT_CANDIDATES:
             return shifts + pre_score
-        _myers_prefixes(eq, bp_vp, bp_vn)
+        _myers_prefixes(eq, bp_vp, bp_vn, first_row - 1)
         kept = _bound_candidates(
             cur, eq, last_mask, bp_vp, bp_vn, vp, vn, srcs, cands, k, pre_score
         )

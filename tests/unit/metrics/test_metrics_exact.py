@@ -324,7 +324,7 @@ def test_myers_blocks_equal_levenshtein() -> None:
                     eq[i, j // 64] |= np.uint64(1) << np.uint64(j % 64)
             vp = np.empty((n + 1, blocks), np.uint64)
             vn = np.empty((n + 1, blocks), np.uint64)
-            _myers_prefixes(eq, vp, vn)
+            _myers_prefixes(eq, vp, vn, 0)
             last_mask = ~np.uint64(0) >> np.uint64(63 - (m - 1) % 64)
             for i in sorted({0, n // 2, n}):  # every prefix's column is exact too
                 got = _myers_distance(i, vp[i], vn[i], last_mask)
