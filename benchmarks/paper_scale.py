@@ -224,6 +224,35 @@ def run_tree(
     }
 
 
+def same_outputs(work: Path, names: list[str]) -> list[str]:
+    """Whether the trees' end states agree: every results/tables/*.csv byte for byte and every
+    run's scores equal (==), for the paper-scale experiment and the bundled example; one line
+    each."""
+    import pandas as pd
+
+    lines = []
+    for suffix in ("", "-example"):
+        a, b = (work / f"{n}{suffix}" / "results" for n in names)
+        tables = sorted(p.name for p in (a / "tables").glob("*.csv"))
+        differ = [
+            t for t in tables if (a / "tables" / t).read_bytes() != (b / "tables" / t).read_bytes()
+        ]
+        missing = sorted({p.name for p in (b / "tables").glob("*.csv")} ^ set(tables))
+        scores = sorted(p.name for p in (a / "scores").glob("*.parquet"))
+        unequal = [
+            s
+            for s in scores
+            if not pd.read_parquet(a / "scores" / s).equals(pd.read_parquet(b / "scores" / s))
+        ]
+        what = "bundled example" if suffix else "paper scale"
+        verdict = "identical" if not (differ or missing or unequal) else "DIFFERENT"
+        lines.append(
+            f"{what}: {len(tables)} tables, {len(scores)} runs' scores: {verdict}"
+            + (f" (tables {differ + missing}, scores {unequal})" if verdict != "identical" else "")
+        )
+    return lines
+
+
 def _seconds(run: dict[str, object], key: str) -> float:
     value = run[key]
     return float(value["wall"] if isinstance(value, dict) else value)  # type: ignore[index]
@@ -234,13 +263,13 @@ def print_side_by_side(runs: dict[str, dict[str, object]]) -> None:
     names = list(runs)
     print("\n### Side by side\n")
     ratio = len(names) == 2
-    print("| | " + " | ".join(names) + (" | ratio | goal |" if ratio else " | goal |"))
+    print("| | " + " | ".join(names) + (" | before / after | goal |" if ratio else " | goal |"))
     print("|---" * (len(names) + (3 if ratio else 2)) + "|")
     for label, key, goal in GOALS:
         times = [_seconds(runs[n], key) for n in names]
         cells = [f"{t:.2f} s" if t < 10 else f"{t:.0f} s" for t in times]
         if ratio:
-            cells.append(f"{times[0] / times[1]:.2f}x faster")
+            cells.append(f"{times[0] / times[1]:.2f}x")
         met = "met" if times[-1] <= (goal or 0) else "NOT met"
         verdict = "" if goal is None else f"<= {goal:g} s: {met}"
         print(f"| {label} | " + " | ".join(cells) + f" | {verdict} |")
@@ -343,6 +372,9 @@ def main(argv: list[str] | None = None) -> None:
         name: run_tree(name, tree, data, testset, work, args) for name, tree in trees.items()
     }
     print_side_by_side(results)
+    if len(results) == 2:
+        agree = same_outputs(work, list(results))
+        print("\nOutputs, before against after:\n\n" + "\n".join(f"- {line}" for line in agree))
 
     speed = scoring_speed(work / list(trees)[-1], args.sample)
     full = results[list(trees)[-1]]["full"]
@@ -380,6 +412,7 @@ def main(argv: list[str] | None = None) -> None:
         "segments": n_segments,
         "runs": len(runs),
         "trees": results,
+        "outputs": same_outputs(work, list(results)) if len(results) == 2 else None,
         "scoring": {**speed, "workflow_seg_per_s": workflow_rate, "stage_span_s": span},
     }
     args.out.write_text(json.dumps(report, indent=1))
