@@ -31,22 +31,19 @@ def ter_tokenize(text: str) -> list[str]:
     return text.rstrip().lower().split()
 
 
-def ter_from_edits(edits: Sequence[int], ref_lengths: Sequence[int]) -> float:
-    """TER (stored scale: sacrebleu's percent / 100) from per-reference edits and lengths."""
-    best = int(1e16)
-    for e in edits:
-        if e < best:
-            best = e
-    total = 0
-    for n in ref_lengths:
-        total += n
-    avg_ref_len = total / len(ref_lengths)
-    if avg_ref_len > 0:
-        score = best / avg_ref_len
-    elif best > 0:
-        score = 1.0
-    else:
-        score = 0.0
+def ter_from_edits(edits: np.ndarray, ref_lengths: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """TER per segment (stored scale: sacrebleu's percent / 100) from per-reference edits and
+    lengths; segment i's references are entries starts[i] up to the next start.
+
+    sacrebleu's arithmetic, elementwise in float64 (the same IEEE operations as its Python
+    floats): best = min edits, avg = sum of lengths / references, score = best / avg (1 or 0 if
+    avg is 0), then (100 * score) / 100.
+    """
+    best = np.minimum.reduceat(edits, starts)
+    total = np.add.reduceat(ref_lengths, starts)
+    avg = total / np.diff(np.append(starts, len(edits)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where(avg > 0, best / avg, np.where(best > 0, 1.0, 0.0))
     return (100 * score) / 100
 
 
@@ -80,15 +77,11 @@ def ter_fast(
     for k in np.flatnonzero(edits < 0):  # sacrebleu's trace met an undefined cell: let it decide
         h, r = hypotheses[pair_h[k]], flat_refs[k]
         edits[k] = translation_edit_rate(ter_tokenize(h), ter_tokenize(r))[0]
-    ref_len = np.diff(offsets)[pair_r]
-    out = np.empty(len(hypotheses), np.float64)
-    pos = 0
-    for i, k in enumerate(n_refs):
-        out[i] = ter_from_edits(
-            [int(e) for e in edits[pos : pos + k]], [int(n) for n in ref_len[pos : pos + k]]
-        )
-        pos += k
-    return out
+    if not n_refs:
+        return np.zeros(0, np.float64)
+    starts = np.zeros(len(n_refs), np.int64)  # each segment's first pair
+    np.cumsum(n_refs[:-1], out=starts[1:])
+    return ter_from_edits(edits, np.diff(offsets)[pair_r], starts)
 
 
 def ter_scores(
