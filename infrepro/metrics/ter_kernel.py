@@ -555,11 +555,15 @@ def _bound_candidates(
     vn: np.ndarray,
     srcs: np.ndarray,
     cands: np.ndarray,
+    order: np.ndarray,
     k: int,
+    pool: np.ndarray,
+    pooled: int,
     pre_score: int,
 ) -> int:
-    """Keep the candidates whose gain can be positive, with an upper bound on the gain in
-    column 3 (pre_score minus Myers' unbanded distance); returns how many are kept.
+    """Add to `pool` (after its first `pooled` rows) candidates cands[order[:k]] whose gain can
+    be positive, as rows (start, length, target, upper bound on the gain: pre_score minus Myers'
+    unbanded distance); returns the new number of pool rows.
 
     Four candidates at a time: each one's positions in srcs[l] (identity outside its span, and
     restored after), its first differing word p (n if its words equal the current ones: gain 0),
@@ -567,7 +571,6 @@ def _bound_candidates(
     """
     n = cur.shape[0]
     eq1 = eq.reshape(eq.shape[0] * eq.shape[1])  # one block: eq1[i] = eq[i, 0]
-    kept = 0
     ps = np.empty(4, np.int64)
     spans = np.empty((4, 2), np.int64)
     dist = np.empty(4, np.int64)
@@ -576,9 +579,8 @@ def _bound_candidates(
         lanes = min(4, k - t)
         x0 = n
         for lane in range(lanes):
-            a, b = _shift_span(
-                cands[t + lane, 0], cands[t + lane, 1], cands[t + lane, 2], n, srcs[lane]
-            )
+            c = order[t + lane]
+            a, b = _shift_span(cands[c, 0], cands[c, 1], cands[c, 2], n, srcs[lane])
             spans[lane, 0] = a
             spans[lane, 1] = b
             p = a
@@ -612,16 +614,16 @@ def _bound_candidates(
             for x in range(spans[lane, 0], spans[lane, 1]):
                 srcs[lane, x] = x
             if ps[lane] < n and pre_score - dist[lane] >= 1:
-                for c in range(3):
-                    cands[kept, c] = cands[t + lane, c]
-                cands[kept, 3] = pre_score - dist[lane]
-                kept += 1
+                for col in range(3):
+                    pool[pooled, col] = cands[order[t + lane], col]
+                pool[pooled, 3] = pre_score - dist[lane]
+                pooled += 1
         t += lanes
-    return kept
+    return pooled
 
 
 @jit()
-def _best_shift(
+def _resolve(
     cur: np.ndarray,
     r: np.ndarray,
     lo: np.ndarray,
@@ -632,49 +634,48 @@ def _best_shift(
     last_state: np.ndarray,
     absd: np.ndarray,
     cand: np.ndarray,
-    cands: np.ndarray,
-    kept: int,
+    pool: np.ndarray,
+    pooled: int,
     pre_score: int,
     best: np.ndarray,
-) -> None:
-    """The best-ranked candidate with a positive gain into best[0:4] (best[0] == 0: none);
-    best[4] is 1 if `work` holds its rows (it was the last candidate computed).
+    stop_gain: int,
+    stop_length: int,
+) -> int:
+    """Exact (beam) distances of pool candidates, best-ranked bound first, into `best`.
 
-    Candidates are taken in decreasing order of their ranking with the gain's upper bound; a
-    candidate's exact (beam) distance is computed only while its bound could still rank above
-    the best exact one found, so usually once per round.
+    best[0:4] is the best-ranked shift found with a positive gain (best[0] == 0: none yet);
+    best[4] is 1 if `work` holds its rows (it was the last candidate computed). A candidate is
+    computed only while its bound ranks above `best`, and only while its (bound, length) is at
+    least (stop_gain, stop_length), the most any candidate not yet bounded could reach; returns
+    the number of pool rows left (0 once none can rank above `best`).
     """
-    best[0] = 0
-    best[1] = 0
-    best[2] = 0
-    best[3] = 0
-    best[4] = 0
-    last_state[1] = 0  # the previous round's rows belong to another hypothesis
-    while kept > 0:
+    while pooled > 0:
         t = 0
-        for u in range(1, kept):
+        for u in range(1, pooled):
             if _ranks_above(
-                cands[u, 3],
-                cands[u, 1],
-                cands[u, 0],
-                cands[u, 2],
-                cands[t, 3],
-                cands[t, 1],
-                cands[t, 0],
-                cands[t, 2],
+                pool[u, 3],
+                pool[u, 1],
+                pool[u, 0],
+                pool[u, 2],
+                pool[t, 3],
+                pool[t, 1],
+                pool[t, 0],
+                pool[t, 2],
             ):
                 t = u
-        sh = cands[t, 0]
-        length = cands[t, 1]
-        idx = cands[t, 2]
-        bound = cands[t, 3]
+        sh = pool[t, 0]
+        length = pool[t, 1]
+        idx = pool[t, 2]
+        bound = pool[t, 3]
         if best[0] > 0 and not _ranks_above(
             bound, length, sh, idx, best[0], best[1], best[2], best[3]
         ):
-            return
-        kept -= 1
+            return 0
+        if bound < stop_gain or (bound == stop_gain and length < stop_length):
+            return pooled
+        pooled -= 1
         for c in range(4):
-            cands[t, c] = cands[kept, c]
+            pool[t, c] = pool[pooled, c]
         # the least gain that ranks above `best`
         need = 1
         if best[0] > 0:
@@ -692,6 +693,86 @@ def _best_shift(
             best[2] = sh
             best[3] = idx
             best[4] = 1
+    return 0
+
+
+@jit()
+def _jump(start: int, length: int, target: int, n: int) -> int:
+    """The number of words a shift moves its block past (`_shift_span`'s other segment)."""
+    if target < start:
+        return start - target
+    if target > start + length:
+        return target - start - length
+    return min(length + target, n) - start - length
+
+
+@jit()
+def _best_shift(
+    cur: np.ndarray,
+    r: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    vals: np.ndarray,
+    last: np.ndarray,
+    work: np.ndarray,
+    last_state: np.ndarray,
+    absd: np.ndarray,
+    cand: np.ndarray,
+    eq: np.ndarray,
+    last_mask: np.uint64,
+    bp_vp: np.ndarray,
+    bp_vn: np.ndarray,
+    vp: np.ndarray,
+    vn: np.ndarray,
+    srcs: np.ndarray,
+    cands: np.ndarray,
+    k: int,
+    order: np.ndarray,
+    pool: np.ndarray,
+    pre_score: int,
+    best: np.ndarray,
+) -> None:
+    """`lib_ter._shift`'s best shift among the round's k candidates into `best` (`_resolve`).
+
+    A shift of a block of L words past D others is at most 2 min(L, D) edits away from the
+    current hypothesis, so its gain is at most excess + 2 min(L, D), where excess is the beam
+    distance minus the unbanded one (usually 0). Candidates are bounded (Myers) longest blocks
+    first; one whose cheap bound cannot rank above the best exact shift found is skipped, and
+    exact distances are computed as soon as a bound ranks above every cheap bound left.
+    """
+    n = cur.shape[0]
+    for c in range(5):
+        best[c] = 0
+    last_state[1] = 0  # the previous round's rows belong to another hypothesis
+    excess = pre_score - _myers_distance(n, bp_vp[n], bp_vn[n], last_mask)
+    pooled = 0
+    for length in range(MAX_SHIFT_SIZE, 0, -1):
+        count = 0
+        for t in range(k):
+            if cands[t, 1] != length:
+                continue
+            sh = cands[t, 0]
+            idx = cands[t, 2]
+            cheap = excess + 2 * min(length, _jump(sh, length, idx, n))
+            if cheap < 1 or (
+                best[0] > 0
+                and not _ranks_above(cheap, length, sh, idx, best[0], best[1], best[2], best[3])
+            ):
+                continue
+            order[count] = t
+            count += 1
+        pooled = _bound_candidates(
+            cur, eq, last_mask, bp_vp, bp_vn, vp, vn, srcs, cands, order, count, pool, pooled,
+            pre_score,
+        )  # fmt: skip
+        pooled = _resolve(
+            cur, r, lo, hi, vals, last, work, last_state, absd, cand, pool, pooled, pre_score,
+            best, excess + 2 * (length - 1), length - 1,
+        )  # fmt: skip
+    _resolve(
+        cur, r, lo, hi, vals, last, work, last_state, absd, cand, pool, pooled, pre_score, best,
+        np.int64(-1), np.int64(-1),
+    )  # fmt: skip
 
 
 @jit()
@@ -737,7 +818,9 @@ def ter_edits(h: np.ndarray, r: np.ndarray) -> int:
     bp_vn = np.empty((n + 1, blocks), np.uint64)
     vp = np.empty(blocks, np.uint64)
     vn = np.empty(blocks, np.uint64)
-    cands = np.empty((MAX_SHIFT_CANDIDATES + MAX_SHIFT_SIZE + 1, 4), np.int64)
+    cands = np.empty((MAX_SHIFT_CANDIDATES + MAX_SHIFT_SIZE + 1, 3), np.int64)
+    order = np.empty(cands.shape[0], np.int64)
+    pool = np.empty((cands.shape[0], 4), np.int64)
     align = np.empty(m, np.int64)
     hyp_err = np.zeros(n + 1, np.int64)
     ref_err = np.zeros(m + 1, np.int64)
@@ -758,12 +841,10 @@ def ter_edits(h: np.ndarray, r: np.ndarray) -> int:
         if checked >= MAX_SHIFT_CANDIDATES:
             return shifts + pre_score
         _myers_prefixes(eq, bp_vp, bp_vn, first_row - 1)
-        kept = _bound_candidates(
-            cur, eq, last_mask, bp_vp, bp_vn, vp, vn, srcs, cands, k, pre_score
-        )
         _best_shift(
-            cur, r, lo, hi, vals, last, work, last_state, absd, cand, cands, kept, pre_score, best
-        )
+            cur, r, lo, hi, vals, last, work, last_state, absd, cand, eq, last_mask, bp_vp,
+            bp_vn, vp, vn, srcs, cands, k, order, pool, pre_score, best,
+        )  # fmt: skip
         if best[0] <= 0:
             return shifts + pre_score
         shifts += 1
