@@ -243,21 +243,6 @@ def _myers_lower_bound(
     """Unbanded Levenshtein distance of the shifted hypothesis (word x is current word src[x]),
     which equals the current one before position p: a lower bound on its beam distance."""
     n = src.shape[0]
-    if vp.shape[0] == 1:  # one block: the state stays in registers
-        one = np.uint64(1)
-        pv = bp_vp[p, 0]
-        mv = bp_vn[p, 0]
-        for x in range(p, n):
-            e = eq[src[x], 0]
-            xv = e | mv
-            xh = (((e & pv) + pv) ^ pv) | e
-            ph = mv | ~(xh | pv)
-            mh = pv & xh
-            ph = (ph << one) | one
-            mh = mh << one
-            pv = mh | ~(xv | ph)
-            mv = ph & xv
-        return n + _popcount(pv & last_mask) - _popcount(mv & last_mask)
     for w in range(vp.shape[0]):
         vp[w] = bp_vp[p, w]
         vn[w] = bp_vn[p, w]
