@@ -21,7 +21,6 @@ The scores are the same either way: the kernels are bit-identical to the referen
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import platform
@@ -32,6 +31,11 @@ from pathlib import Path
 from types import ModuleType
 
 from . import _jit, rouge_kernel, ter_kernel
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: no background compile, kernels compile here
+    fcntl = None  # type: ignore[assignment]
 
 # CPU seconds a process may spend on the reference packages while the kernels are not ready
 RENT_SECONDS = 8.0
@@ -119,7 +123,7 @@ def charge(seconds: float) -> None:
 def _compile_lock(blocking: bool):
     """An exclusive lock on the cache folder's compile lock file; yields whether it is held."""
     folder = cache_dir()
-    if folder is None:
+    if folder is None or fcntl is None:
         yield False
         return
     folder.mkdir(parents=True, exist_ok=True)
@@ -172,7 +176,8 @@ def compile_all() -> None:
 def main() -> None:
     """`python -m infrepro.metrics.kernels`: compile every kernel into the cache (no-op while
     another process holds the compile lock), at the lowest priority."""
-    os.nice(19)
+    if hasattr(os, "nice"):
+        os.nice(19)
     with _compile_lock(blocking=False) as held:
         if held:
             compile_all()
