@@ -1,31 +1,42 @@
-"""Benchmark: the whole workflow on an experiment the size of the paper's CNN/DailyMail study.
+"""Benchmark: the whole workflow on an experiment the size of the paper's CNN/DailyMail study,
+two source trees side by side in one invocation.
 
-Usage: `python benchmarks/paper_scale.py [--scale 1.0] [--workdir /tmp/infrepro-paper-scale]
-[--cores 2] [--added-seeds 2] [--sample 200]` (the work folder is emptied first)
+Usage: `python benchmarks/paper_scale.py [--before /tmp/base] [--scale 1.0]
+[--workdir /tmp/infrepro-paper-scale] [--cores 2] [--added-seeds 2] [--sample 200]
+[--only before|after] [--out benchmarks/results/paper_scale.json]`
+(the work folder is emptied first; `--before` is a checkout of the older tree, e.g.
+`git clone -q <repo> /tmp/base && git -C /tmp/base checkout -q 094788e`; without it only this
+tree runs)
 
 1. Generates a seeded synthetic summarization experiment (`paper_scale/generate.py`): 11,490
    inputs x `--scale` (sources ~700 words, references ~55, hypotheses ~60), baseline 18 seeds,
    competitor 3 lambda x 2 noise x 5 seeds (48 runs, 551,520 scored segments at full scale),
    metrics TER and ROUGE-1/2/L, properties length, readability, word_rarity, word_rarity_sum,
-   every analysis and the HTML report.
-2. Runs `snakemake --cores 2` on it from scratch and prints, per stage (rule), the number of
-   jobs, the stage's span (first job start to last job end), the summed and the longest job wall
-   time (from Snakemake's log, 1 s resolution: `paper_scale/joblog.py`), and the largest peak RSS
-   of a job process, of the worker processes and of Snakemake (`paper_scale/monitor.py`: /proc
-   polling of VmHWM).
-3. Appends `--added-seeds` baseline seeds to the runs sheet and times the incremental rerun.
-4. Compares segments scored per second: the workflow's scoring stage (1 thread per job,
-   including process start, reading and writing), infrepro's scorer in-process on a sample of
-   the same pairs, and a plain loop over sacrebleu's TER and rouge-score's RougeScorer on that
-   sample (extrapolated); the sample's scores must be identical (==).
+   every analysis and the HTML report. Both trees get the same files.
+2. Per tree, one after the other (never at once: the machine has 2 cores), with its own
+   Snakefile and `PYTHONPATH=<tree>`: its compiled kernels are loaded once first (numba's cache
+   warm, as on any run but a new user's first: `benchmarks/first_run.py` measures that one);
+   then `snakemake --cores 2` from scratch, three runs with nothing to do, `--added-seeds`
+   baseline seeds appended to the runs sheet and the incremental rerun; and the bundled example
+   (`config/config.yaml`) from scratch and three runs with nothing to do. Per stage (rule): the
+   number of jobs, the stage's span (first job start to last job end), the summed and the longest
+   job wall time (from Snakemake's log, 1 s resolution: `paper_scale/joblog.py`), and the largest
+   peak RSS of a job process, of the worker processes and of Snakemake
+   (`paper_scale/monitor.py`: /proc polling of VmHWM).
+3. A side-by-side table with each goal of issue 31 and its ratio (before / after), and the
+   stages side by side.
+4. Segments scored per second: the workflow's scoring stage, this tree's scorer in-process on a
+   sample of the same pairs, and a plain loop over sacrebleu's TER and rouge-score's RougeScorer
+   on that sample (extrapolated); the sample's scores must be identical (==).
 
-Results are also written to `<workdir>/paper_scale.json`.
+Results are also written to `--out` (JSON).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -52,28 +63,38 @@ STAGE_ORDER = [
     "report_provenance",
     "report",
 ]
+# issue 31's goals: (label, key of the run, seconds at most; None: measured, no goal here)
+GOALS = [
+    ("from scratch, paper scale", "full", 120.0),
+    ("2 added seeds, paper scale", "incremental", 30.0),
+    ("nothing to do, paper scale (mean of 3)", "noop", None),
+    ("bundled example from scratch", "example_full", None),
+    ("nothing to do, bundled example (mean of 3)", "example_noop", 1.3),
+]
 
 
-def run_workflow(workdir: Path, cores: int, name: str) -> dict[str, object]:
-    """Run Snakemake under the process monitor; return wall time, job records and exit code."""
+def _env(tree: Path) -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(tree))
+
+
+def run_workflow(
+    tree: Path, workdir: Path, cores: int, name: str, config: bool = True
+) -> dict[str, object]:
+    """Run the tree's Snakefile under the process monitor; wall time, job records, peaks."""
     command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--snakefile",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        str(cores),
-    ]
+        sys.executable, "-m", "snakemake", "--snakefile", str(tree / "Snakefile"),
+        "--directory", str(workdir), "--cores", str(cores),
+    ]  # fmt: skip
+    if config:
+        command += ["--configfile", str(workdir / "config.yaml")]
     log = workdir / f"snakemake_{name}.log"
+    load = os.getloadavg()[0]
     start = time.monotonic()
     epoch = time.time()
     with log.open("w") as handle:
-        process = subprocess.Popen(command, cwd=workdir, stdout=handle, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            command, cwd=workdir, stdout=handle, stderr=subprocess.STDOUT, env=_env(tree)
+        )
         monitor = ProcessMonitor(process.pid, workdir)
         monitor.start()
         code = process.wait()
@@ -102,6 +123,7 @@ def run_workflow(workdir: Path, cores: int, name: str) -> dict[str, object]:
         "jobs": jobs,
         "peaks_mib": peaks,
         "snakemake_peak_mib": monitor.root_peak_kib / 1024,
+        "load": [load, os.getloadavg()[0]],
     }
 
 
@@ -146,13 +168,136 @@ def print_stage_table(title: str, result: dict[str, object]) -> None:
     print(f"\nlargest process: {worst:.0f} MiB ({verdict} 4 GiB)")
 
 
+def warm_kernels(tree: Path) -> float:
+    """Load (or compile once) the tree's TER and ROUGE kernels in a process of its own."""
+    code = (
+        "from infrepro.metrics import score_segments;"
+        "score_segments(['a b c d'], [['d a b c']], ['ter', 'rouge1', 'rouge2', 'rougeL'])"
+    )
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-c", code], env=_env(tree), check=True, cwd="/")
+    return time.monotonic() - start
+
+
+def mean_noop(tree: Path, workdir: Path, cores: int, name: str, config: bool = True) -> float:
+    """Mean wall time of three reruns with nothing to do."""
+    walls = [run_workflow(tree, workdir, cores, f"{name}{i}", config)["wall"] for i in range(3)]
+    return sum(walls) / len(walls)  # type: ignore[arg-type]
+
+
+def run_tree(
+    name: str, tree: Path, data: Path, testset: list, work: Path, args
+) -> dict[str, object]:
+    """Every measurement of one tree on its own copy of the generated experiment."""
+    workdir = work / name
+    shutil.copytree(data, workdir)
+    print(f"\n## {name}: {tree}\n\nkernels loaded in {warm_kernels(tree):.1f} s", flush=True)
+    full = run_workflow(tree, workdir, args.cores, "full")
+    print_stage_table(f"{name}: from scratch (scale {args.scale}, --cores {args.cores})", full)
+    noop = mean_noop(tree, workdir, args.cores, "noop")
+    print(f"\n{name}: rerun with nothing to do: {noop:.1f} s (mean of 3)", flush=True)
+    added = add_seeds(workdir, testset, args.added_seeds, args.seed)
+    incremental = run_workflow(tree, workdir, args.cores, "incremental")
+    print_stage_table(
+        f"{name}: incremental rerun after adding {len(added)} seeds "
+        f"({len(added) * len(testset):,} new pairs)",
+        incremental,
+    )
+    example = work / f"{name}-example"
+    example.mkdir()
+    shutil.copytree(tree / "config", example / "config")
+    shutil.copytree(tree / "resources" / "example", example / "resources" / "example")
+    example_full = run_workflow(tree, example, args.cores, "example", config=False)
+    example_noop = mean_noop(tree, example, args.cores, "example_noop", config=False)
+    print(
+        f"\n{name}: bundled example from scratch {example_full['wall']:.1f} s, "
+        f"nothing to do {example_noop:.2f} s (mean of 3)",
+        flush=True,
+    )
+    return {
+        "tree": str(tree),
+        "full": {**full, "stages": stage_table(full)},
+        "noop": noop,
+        "incremental": {**incremental, "stages": stage_table(incremental)},
+        "example_full": example_full["wall"],
+        "example_noop": example_noop,
+    }
+
+
+def same_outputs(work: Path, names: list[str]) -> list[str]:
+    """Whether the trees' end states agree: every results/tables/*.csv byte for byte and every
+    run's scores equal (==), for the paper-scale experiment and the bundled example; one line
+    each."""
+    import pandas as pd
+
+    lines = []
+    for suffix in ("", "-example"):
+        a, b = (work / f"{n}{suffix}" / "results" for n in names)
+        tables = sorted(p.name for p in (a / "tables").glob("*.csv"))
+        differ = [
+            t for t in tables if (a / "tables" / t).read_bytes() != (b / "tables" / t).read_bytes()
+        ]
+        missing = sorted({p.name for p in (b / "tables").glob("*.csv")} ^ set(tables))
+        scores = sorted(p.name for p in (a / "scores").glob("*.parquet"))
+        unequal = [
+            s
+            for s in scores
+            if not pd.read_parquet(a / "scores" / s).equals(pd.read_parquet(b / "scores" / s))
+        ]
+        what = "bundled example" if suffix else "paper scale"
+        verdict = "identical" if not (differ or missing or unequal) else "DIFFERENT"
+        lines.append(
+            f"{what}: {len(tables)} tables, {len(scores)} runs' scores: {verdict}"
+            + (f" (tables {differ + missing}, scores {unequal})" if verdict != "identical" else "")
+        )
+    return lines
+
+
+def _seconds(run: dict[str, object], key: str) -> float:
+    value = run[key]
+    return float(value["wall"] if isinstance(value, dict) else value)  # type: ignore[index]
+
+
+def print_side_by_side(runs: dict[str, dict[str, object]]) -> None:
+    """Each goal's time per tree, the ratio before / after and the goal; the stages."""
+    names = list(runs)
+    print("\n### Side by side\n")
+    ratio = len(names) == 2
+    print("| | " + " | ".join(names) + (" | before / after | goal |" if ratio else " | goal |"))
+    print("|---" * (len(names) + (3 if ratio else 2)) + "|")
+    for label, key, goal in GOALS:
+        times = [_seconds(runs[n], key) for n in names]
+        cells = [f"{t:.2f} s" if t < 10 else f"{t:.0f} s" for t in times]
+        if ratio:
+            cells.append(f"{times[0] / times[1]:.2f}x")
+        met = "met" if times[-1] <= (goal or 0) else "NOT met"
+        verdict = "" if goal is None else f"<= {goal:g} s: {met}"
+        print(f"| {label} | " + " | ".join(cells) + f" | {verdict} |")
+    for key, title in (("full", "from scratch"), ("incremental", "added seeds")):
+        print(f"\n| stage, {title}: span / job time sum (s) | " + " | ".join(names) + " |")
+        print("|---" * (len(names) + 1) + "|")
+        tables = {n: {r["stage"]: r for r in runs[n][key]["stages"]} for n in names}  # type: ignore
+        stages = sorted(
+            {s for t in tables.values() for s in t}, key=lambda s: (STAGE_ORDER + [s]).index(s)
+        )
+        for stage in stages:
+            cells = [
+                f"{tables[n][stage]['jobs']} x: {tables[n][stage]['span_s']:.0f} / "
+                f"{tables[n][stage]['sum_s']:.0f}"
+                if stage in tables[n]
+                else ""
+                for n in names
+            ]
+            print(f"| {stage} | " + " | ".join(cells) + " |")
+
+
 def scoring_speed(workdir: Path, sample: int, seed: int = 0) -> dict[str, float]:
     """Seconds per segment on a seeded sample of the experiment's pairs: infrepro's scorer
     (1 and 2 threads) vs a plain loop over sacrebleu TER and rouge-score ROUGE-1/2/L."""
     from rouge_score.rouge_scorer import RougeScorer
     from sacrebleu.metrics import TER
 
-    from infrepro.metrics import rouge, score_segments, ter
+    from infrepro.metrics import pair_memo, rouge, score_segments, ter
 
     refs = [
         line.split("\t")[2]
@@ -182,8 +327,9 @@ def scoring_speed(workdir: Path, sample: int, seed: int = 0) -> dict[str, float]
     score_segments(hyps[:5], pair_refs[:5], METRICS)  # load compiled kernels
     out: dict[str, float] = {"pairs": sample, "plain_s_per_seg": t_plain / sample}
     for threads in (1, 2):
-        rouge._TOKENIZER = None  # cold tokenizer caches, as in a new job
-        ter._TOKENIZER.__class__.__call__.cache_clear()  # type: ignore[attr-defined]
+        rouge._ENCODER = None  # cold tokenizer caches and pair memo, as in a new worker
+        ter._ENCODER.start_afresh()
+        pair_memo.PAIRS.clear()
         t0 = time.perf_counter()
         fast = score_segments(hyps, pair_refs, METRICS, threads=threads)
         out[f"fast{threads}_s_per_seg"] = (time.perf_counter() - t0) / sample
@@ -194,46 +340,50 @@ def scoring_speed(workdir: Path, sample: int, seed: int = 0) -> dict[str, float]
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", type=Path, help="a checkout of the older tree")
+    parser.add_argument("--after", type=Path, default=REPO)
+    parser.add_argument("--only", choices=["before", "after"])
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/infrepro-paper-scale"))
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the 11,490 inputs")
     parser.add_argument("--seed", type=int, default=6)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--added-seeds", type=int, default=2)
     parser.add_argument("--sample", type=int, default=200, help="pairs for the scorer comparison")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/paper_scale.json")
     args = parser.parse_args(argv)
     work = args.workdir.resolve()
 
     t0 = time.monotonic()
     shutil.rmtree(work, ignore_errors=True)
-    runs, testset = generate(work, args.scale, args.seed)
+    data = work / "data"
+    runs, testset = generate(data, args.scale, args.seed)
     n_segments = len(testset)
     print(
         f"generated {n_segments} inputs x {len(runs)} runs = {n_segments * len(runs):,} pairs "
-        f"in {time.monotonic() - t0:.0f} s under {work}",
+        f"in {time.monotonic() - t0:.0f} s under {data}",
         flush=True,
     )
+    trees = {"after": args.after.resolve()}
+    if args.before is not None:
+        trees = {"before": args.before.resolve(), **trees}
+    if args.only:
+        trees = {args.only: trees[args.only]}
+    results = {
+        name: run_tree(name, tree, data, testset, work, args) for name, tree in trees.items()
+    }
+    print_side_by_side(results)
+    if len(results) == 2:
+        agree = same_outputs(work, list(results))
+        print("\nOutputs, before against after:\n\n" + "\n".join(f"- {line}" for line in agree))
 
-    full = run_workflow(work, args.cores, "full")
-    print_stage_table(f"From scratch (scale {args.scale}, --cores {args.cores})", full)
-
-    noop = run_workflow(work, args.cores, "noop")
-    print(f"\nrerun with nothing to do: {noop['wall']:.1f} s", flush=True)
-
-    added = add_seeds(work, testset, args.added_seeds, args.seed)
-    incremental = run_workflow(work, args.cores, "incremental")
-    print_stage_table(
-        f"Incremental rerun after adding {len(added)} seeds "
-        f"({len(added) * n_segments:,} new pairs)",
-        incremental,
-    )
-
-    speed = scoring_speed(work, args.sample)
-    score_jobs = [j for j in full["jobs"] if j["stage"] == "score_run"]
+    speed = scoring_speed(work / list(trees)[-1], args.sample)
+    full = results[list(trees)[-1]]["full"]
+    score_jobs = [j for j in full["jobs"] if j["stage"] == "score_run"]  # type: ignore[index]
     workflow_rate = len(score_jobs) * n_segments / sum(j["wall"] for j in score_jobs)
-    span = next(r["span_s"] for r in stage_table(full) if r["stage"] == "score_run")
+    span = next(r["span_s"] for r in full["stages"] if r["stage"] == "score_run")  # type: ignore
     total = n_segments * len(runs)
     plain = 1 / speed["plain_s_per_seg"]
-    print(f"\n### Segments scored per second (TER + ROUGE-1/2/L), {total:,} pairs\n")
+    print(f"\n### Segments scored per second (TER + ROUGE-1/2/L), {total:,} pairs, this tree\n")
     print("| scorer | segments/s | time for all pairs |")
     print("|---|---:|---:|")
     print(
@@ -257,15 +407,15 @@ def main(argv: list[str] | None = None) -> None:
     print("\n(sample scores identical to sacrebleu / rouge-score: yes)")
 
     report = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "scale": args.scale,
         "segments": n_segments,
         "runs": len(runs),
-        "full": {**full, "stages": stage_table(full)},
-        "noop_wall": noop["wall"],
-        "incremental": {**incremental, "stages": stage_table(incremental)},
+        "trees": results,
+        "outputs": same_outputs(work, list(results)) if len(results) == 2 else None,
         "scoring": {**speed, "workflow_seg_per_s": workflow_rate, "stage_span_s": span},
     }
-    (work / "paper_scale.json").write_text(json.dumps(report, indent=1))
+    args.out.write_text(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 """`score_segments`: per-segment metric scores for (hypothesis, references) pairs.
 
-Identical (hypothesis, references) pairs are scored once. `implementation="fast"` uses the compiled
-TER and ROUGE scorers (bit-identical to the packages; see `ter.py`, `rouge.py`), and
-`implementation="reference"` plain loops over sacrebleu and rouge-score (`reference.py`).
+Identical (hypothesis, references) pairs are scored once, across calls too (`pair_memo`: a worker
+process scores run after run). `implementation="fast"` uses the compiled
+TER and ROUGE scorers (bit-identical to the packages; see `ter.py`, `rouge.py`),
+`implementation="reference"` plain loops over sacrebleu and rouge-score (`reference.py`), and
+`implementation="auto"` the compiled scorers once they are compiled, the reference loops before
+that within a budget (`kernels.py`: no first-run compile stall).
 """
 
 from __future__ import annotations
@@ -15,9 +18,9 @@ import pandas as pd
 
 from infrepro.catalog import KNOWN_METRICS
 
-from . import reference, rouge, sacre, ter
+from . import kernels, pair_memo, reference, rouge, sacre, ter
 
-Implementation = Literal["fast", "reference"]
+Implementation = Literal["fast", "reference", "auto"]
 
 
 def _check_metrics(metrics: Sequence[str]) -> list[str]:
@@ -74,8 +77,10 @@ def score_segments(
     """
     names = _check_metrics(metrics)
     refs = _check_pairs(hypotheses, references)
-    if implementation not in ("fast", "reference"):
-        raise ValueError(f"implementation must be 'fast' or 'reference', not {implementation!r}")
+    if implementation not in ("fast", "reference", "auto"):
+        raise ValueError(
+            f"implementation must be 'fast', 'reference' or 'auto', not {implementation!r}"
+        )
     if int(threads) < 1:
         raise ValueError(f"threads must be >= 1, not {threads!r}")
 
@@ -88,28 +93,110 @@ def score_segments(
     d_hyp = [k[0] for k in distinct]
     d_refs = [k[1] for k in distinct]
 
-    scores: dict[str, np.ndarray] = {}
-    rouge_types = [m for m in names if m.startswith("rouge")]
-    fast = implementation == "fast"
-    if "ter" in names:
-        scores["ter"] = (
-            ter.ter_scores(d_hyp, d_refs, threads)
-            if fast
-            else reference.ter_reference(d_hyp, d_refs)
-        )
-    if rouge_types:
-        scores.update(
-            rouge.rouge_scores(d_hyp, d_refs, rouge_types, threads)
-            if fast
-            else reference.rouge_reference(d_hyp, d_refs, rouge_types)
-        )
-    if "bleu" in names:
-        scores["bleu"] = sacre.bleu_scores(d_hyp, d_refs)
-    if "chrf" in names:
-        scores["chrf"] = sacre.chrf_scores(d_hyp, d_refs)
+    if implementation == "reference":  # verification: every pair scored by the packages
+        scores = _score_distinct(d_hyp, d_refs, names, implementation, threads)
+    else:
+        scores = _score_remembered(d_hyp, d_refs, names, implementation, threads)
 
     return pd.DataFrame(
         {m: np.asarray(scores[m], dtype=np.float64)[inverse] for m in names},
         index=pd.RangeIndex(len(refs)),
         columns=names,
     )
+
+
+def _score_remembered(
+    hypotheses: list[str],
+    references: list[tuple[str, ...]],
+    names: list[str],
+    implementation: Implementation,
+    threads: int,
+) -> dict[str, np.ndarray]:
+    """`_score_distinct` for the pairs this process has not scored yet (`pair_memo.PAIRS`)."""
+    keys = [pair_memo.digest(h, r) for h, r in zip(hypotheses, references, strict=True)]
+    scores = pair_memo.PAIRS.lookup(keys, names)
+    todo = np.flatnonzero(~scores.pop(""))
+    if len(todo):
+        new = _score_distinct(
+            [hypotheses[i] for i in todo],
+            [references[i] for i in todo],
+            names,
+            implementation,
+            threads,
+        )
+        pair_memo.PAIRS.store([keys[i] for i in todo], new)
+        for m in names:
+            scores[m][todo] = new[m]
+    return scores
+
+
+def _score_distinct(
+    hypotheses: list[str],
+    references: list[tuple[str, ...]],
+    names: list[str],
+    implementation: Implementation,
+    threads: int,
+) -> dict[str, np.ndarray]:
+    """Every metric of `names` for distinct pairs."""
+    scores: dict[str, np.ndarray] = {}
+    done = 0  # segments the auto implementation scored with the reference packages
+    if implementation == "auto":
+        scores, done = _reference_while_compiling(hypotheses, references, names)
+    if done < len(hypotheses) or not hypotheses:
+        rest = _ter_rouge(
+            hypotheses[done:], references[done:], names, implementation != "reference", threads
+        )
+        for m, values in rest.items():
+            scores[m] = np.concatenate([scores[m], values]) if m in scores else values
+    if "bleu" in names:
+        scores["bleu"] = sacre.bleu_scores(hypotheses, references)
+    if "chrf" in names:
+        scores["chrf"] = sacre.chrf_scores(hypotheses, references)
+    return scores
+
+
+def _ter_rouge(
+    hypotheses: list[str],
+    references: list[tuple[str, ...]],
+    names: list[str],
+    fast: bool,
+    threads: int,
+) -> dict[str, np.ndarray]:
+    """TER and ROUGE (those of `names`) with the compiled scorers (`fast`) or the packages."""
+    out: dict[str, np.ndarray] = {}
+    rouge_types = [m for m in names if m.startswith("rouge")]
+    if "ter" in names:
+        out["ter"] = (
+            ter.ter_scores(hypotheses, references, threads)
+            if fast
+            else reference.ter_reference(hypotheses, references)
+        )
+    if rouge_types:
+        out.update(
+            rouge.rouge_scores(hypotheses, references, rouge_types, threads)
+            if fast
+            else reference.rouge_reference(hypotheses, references, rouge_types)
+        )
+    if fast:
+        for kernel in {kernels.kernel_for(m) for m in out}:
+            kernels.mark_ready(kernel)  # type: ignore[arg-type]
+    return out
+
+
+def _reference_while_compiling(
+    hypotheses: list[str], references: list[tuple[str, ...]], names: list[str]
+) -> tuple[dict[str, np.ndarray], int]:
+    """`implementation="auto"` before the kernels are compiled: the first segments' TER and ROUGE
+    with the reference packages, within this process' remaining budget (`kernels.py`), while a
+    background process compiles the kernels. Returns their scores and how many segments."""
+    metrics = [m for m in names if kernels.kernel_for(m)]
+    needed = {kernels.kernel_for(m) for m in metrics}
+    if all(kernels.ready(k) for k in needed):  # type: ignore[arg-type]
+        return {}, 0
+    budget = kernels.reference_budget()
+    if budget <= 0:
+        return {}, 0
+    kernels.start_background()
+    scores, done, spent = reference.reference_prefix(hypotheses, references, metrics, budget)
+    kernels.charge(spent)
+    return scores, done

@@ -47,3 +47,44 @@ def rouge_reference(
         for t in types:
             out[t][i] = scores[t].fmeasure
     return out
+
+
+def reference_prefix(
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    metrics: Sequence[str],
+    budget: float,
+) -> tuple[dict[str, np.ndarray], int, float]:
+    """TER and ROUGE (the `metrics` among them) of the first k segments with the reference
+    packages, stopping once the CPU seconds spent, or projected for all segments, exceed `budget`.
+
+    Returns (scores of segments 0..k-1 per metric, k, CPU seconds spent). The projection is the
+    mean time per segment so far times the segments; the packages' set-up (imports, the
+    stemmer) counts against the budget but not into the projection.
+    """
+    import time
+
+    from rouge_score.rouge_scorer import RougeScorer
+    from sacrebleu.metrics import TER
+
+    start = time.process_time()
+    rouge_types = [m for m in metrics if m.startswith("rouge")]
+    ter = TER() if "ter" in metrics else None
+    scorer = RougeScorer(rouge_types, use_stemmer=True) if rouge_types else None
+    n = len(hypotheses)
+    out = {m: np.empty(n, np.float64) for m in metrics}
+    loop_start = time.process_time()
+    k = 0
+    while k < n:
+        h, refs = hypotheses[k], list(references[k])
+        if ter is not None:
+            out["ter"][k] = ter.sentence_score(h, refs).score / 100
+        if scorer is not None:
+            scores = scorer.score_multi(refs, h)
+            for t in rouge_types:
+                out[t][k] = scores[t].fmeasure
+        k += 1
+        now = time.process_time()
+        if now - start > budget or (now - loop_start) / k * n + loop_start - start > budget:
+            break
+    return {m: v[:k] for m, v in out.items()}, k, time.process_time() - start

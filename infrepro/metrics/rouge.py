@@ -19,19 +19,17 @@ import sys
 import threading
 import types
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 from rouge_score import tokenize as rouge_tokenize_module
 
 from . import rouge_kernel
 from ._jit import JIT_ENABLED, run_chunked
-from ._texts import Interner, to_csr
+from ._texts import Interner, TokenEncoder
 from .reference import ROUGE_TYPES, rouge_reference
 
 ROUGE_BACKEND: str = "numba" if JIT_ENABLED else "rouge-score"
-
-_MEMO_LIMIT = 1_000_000
-
 
 _PORTER_LOCK = threading.Lock()
 
@@ -77,51 +75,47 @@ def _load_porter_stemmer_class() -> type:
 
 
 class RougeTokenizer:
-    """`rouge_score.tokenize.tokenize(text, PorterStemmer())` with a memo per raw token.
+    """`rouge_score.tokenize.tokenize(text, PorterStemmer())`, in two steps for `TokenEncoder`.
 
     rouge-score lower-cases, replaces `NON_ALPHANUM_RE` matches by spaces, splits on `SPACES_RE`,
     stems pieces longer than 3 characters with nltk's PorterStemmer and keeps the results matching
-    `VALID_TOKEN_RE`. The piece -> kept token map is a pure function, so it is memoised (with ""
-    for a dropped piece: `VALID_TOKEN_RE` never matches the empty string); rouge-score's own
-    compiled patterns are used.
+    `VALID_TOKEN_RE` (rouge-score's own compiled patterns). After the replacement a text holds
+    only [a-z0-9] and single spaces, so `str.split()` gives the same pieces bar the empty ones,
+    which `VALID_TOKEN_RE` drops anyway. The piece -> token map is a pure function (memoised by
+    the encoder).
     """
 
     def __init__(self) -> None:
-        self._stemmer = porter_stemmer_class()()
-        self._memo: dict[str, str] = {}
+        self._stem = porter_stemmer_class()().stem
 
-    def _piece(self, piece: str) -> str:
-        token = self._stemmer.stem(piece) if len(piece) > 3 else piece
-        if not rouge_tokenize_module.VALID_TOKEN_RE.match(token):
-            token = ""
-        if len(self._memo) >= _MEMO_LIMIT:
-            self._memo.clear()
-        self._memo[piece] = token
-        return token
+    @staticmethod
+    def split(text: str) -> list[str]:
+        """A text's pieces."""
+        return rouge_tokenize_module.NON_ALPHANUM_RE.sub(" ", text.lower()).split()
 
-    def __call__(self, text: str) -> list[str]:
-        """rouge-score's tokens for `text`."""
-        text = rouge_tokenize_module.NON_ALPHANUM_RE.sub(" ", text.lower())
-        memo = self._memo
-        out = []
-        for piece in rouge_tokenize_module.SPACES_RE.split(text):
-            token = memo.get(piece)
-            if token is None:
-                token = self._piece(piece)
-            if token:
-                out.append(token)
-        return out
+    def token(self, piece: str) -> str:
+        """The token a piece becomes ("" if dropped)."""
+        token = self._stem(piece) if len(piece) > 3 else piece
+        return token if rouge_tokenize_module.VALID_TOKEN_RE.match(token) else ""
 
 
-_TOKENIZER: RougeTokenizer | None = None
+_ENCODER: TokenEncoder | None = None
+_ENCODER_LOCK = threading.Lock()
+
+
+def rouge_encoder() -> TokenEncoder:
+    """The process' ROUGE `TokenEncoder` (created on first use: it loads the stemmer)."""
+    global _ENCODER
+    with _ENCODER_LOCK:
+        if _ENCODER is None:
+            tokenizer = RougeTokenizer()
+            _ENCODER = TokenEncoder(tokenizer.split, tokenizer.token)
+        return _ENCODER
 
 
 def rouge_tokenize(text: str) -> list[str]:
     """rouge-score's tokens for `text` (`DefaultTokenizer(use_stemmer=True).tokenize`)."""
-    global _TOKENIZER
-    if _TOKENIZER is None:
-        _TOKENIZER = RougeTokenizer()
-    return _TOKENIZER(text)
+    return rouge_encoder().tokens(text)
 
 
 def rouge_sentences(text: str) -> list[str]:
@@ -146,27 +140,34 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 class _TextTable:
-    """Distinct texts tokenized once, as CSR id arrays for the kernel."""
+    """The hypotheses' and the references' tokens (and rougeLsum sentences), as CSR id arrays for
+    the kernel: text i < len(hypotheses) is hypothesis i, text len(hypotheses) + j reference j."""
 
-    def __init__(self, texts: Sequence[str], with_sentences: bool) -> None:
-        vocab = Interner()
-        tokens = [rouge_tokenize(t) for t in texts]
-        self.ids, self.offsets = to_csr(tokens, vocab)
+    def __init__(
+        self, hypotheses: Sequence[str], references: Sequence[str], with_sentences: bool
+    ) -> None:
+        encoder = rouge_encoder()
+        texts = [*hypotheses, *references]
+        with encoder.lock:
+            encoder.start()
+            h_ids, h_off = encoder.encode(hypotheses)
+            r_ids, r_off = encoder.encode(references, remember=True)
+            self.ids = np.concatenate([h_ids, r_ids])
+            self.offsets = np.concatenate([h_off, r_off[1:] + h_off[-1]])
+            sentences = Interner()
+            per_text = [
+                [sentences(x) for x in rouge_sentences(t)] if with_sentences else [] for t in texts
+            ]
+            s_ids, s_off = encoder.encode(sentences.items)  # type: ignore[arg-type]
+            self.vocab_size = encoder.size
         self.lengths = np.diff(self.offsets)
-        sent_cache: dict[str, list[str]] = {}
-        sent_tokens: list[list[str]] = []
         self.tsent = np.zeros(len(texts) + 1, np.int64)
-        if with_sentences:
-            for i, text in enumerate(texts):
-                for s in rouge_sentences(text):
-                    toks = sent_cache.get(s)
-                    if toks is None:
-                        toks = rouge_tokenize(s)
-                        sent_cache[s] = toks
-                    sent_tokens.append(toks)
-                self.tsent[i + 1] = len(sent_tokens)
-        self.stoks, self.soff = to_csr(sent_tokens, vocab)
-        self.vocab_size = max(len(vocab), 1)
+        np.cumsum([len(x) for x in per_text], out=self.tsent[1:])
+        occurrences = np.fromiter(chain.from_iterable(per_text), np.int64, count=self.tsent[-1])
+        self.soff = np.zeros(len(occurrences) + 1, np.int64)
+        np.cumsum(np.diff(s_off)[occurrences], out=self.soff[1:])
+        parts = [s_ids[s_off[d] : s_off[d + 1]] for d in occurrences]
+        self.stoks = np.concatenate(parts) if parts else np.zeros(0, np.int32)
         # total sentence tokens per text (rougeLsum's m and n)
         self.sent_lengths = self.soff[self.tsent[1:]] - self.soff[self.tsent[:-1]]
         self.n_sents = np.diff(self.tsent)
@@ -228,24 +229,17 @@ def rouge_fast(
 ) -> dict[str, np.ndarray]:
     """Per-segment ROUGE F-measures (max over references) through the compiled kernel."""
     types = [t for t in ROUGE_TYPES if t in rouge_types]
-    texts = Interner()
-    hyp_ids = [texts(h) for h in hypotheses]
-    pairs = Interner()
-    pair_of = [[pairs((hyp_ids[i], texts(r))) for r in refs] for i, refs in enumerate(references)]
-    table = _TextTable(texts.items, with_sentences="rougeLsum" in types)  # type: ignore[arg-type]
-    pair_arr = np.asarray(pairs.items, dtype=np.int64).reshape(-1, 2)
-    per_pair = _pair_scores(
-        table,
-        np.ascontiguousarray(pair_arr[:, 0]),
-        np.ascontiguousarray(pair_arr[:, 1]),
-        types,
-        threads,
-    )
-    out = {}
-    for t in types:
-        vals = per_pair[t]
-        out[t] = np.array([max(vals[k] for k in ks) for ks in pair_of], dtype=np.float64)
-    return out
+    n_refs = [len(rs) for rs in references]
+    flat_refs = list(chain.from_iterable(references))  # pair k's reference
+    table = _TextTable(hypotheses, flat_refs, with_sentences="rougeLsum" in types)
+    pair_h = np.repeat(np.arange(len(hypotheses), dtype=np.int64), n_refs)
+    pair_r = np.arange(len(flat_refs), dtype=np.int64) + len(hypotheses)
+    per_pair = _pair_scores(table, pair_h, pair_r, types, threads)
+    if not n_refs:
+        return {t: np.zeros(0) for t in types}
+    starts = np.zeros(len(n_refs), np.int64)  # each segment's first pair
+    np.cumsum(n_refs[:-1], out=starts[1:])
+    return {t: np.maximum.reduceat(per_pair[t], starts) for t in types}
 
 
 def rouge_scores(

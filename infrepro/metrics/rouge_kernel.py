@@ -22,23 +22,31 @@ def ngram_keys(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per text: sorted unigram ids, and sorted bigram keys (a * vocab_size + b) with offsets.
 
-    Vectorised with numpy (a compiled sort would add seconds of numba compile time).
+    Vectorised with numpy (a compiled sort would add seconds of numba compile time): each text's
+    keys are sorted in one `np.sort` of (text, key) packed into one int64 (text * span + key),
+    which keeps the texts in order; `np.lexsort` where the packed key could overflow.
     """
     n_texts = offsets.shape[0] - 1
     lengths = np.diff(offsets)
     text_of = np.repeat(np.arange(n_texts, dtype=np.int64), lengths)
-    uni = tokens.astype(np.int64)
-    uni = uni[np.lexsort((uni, text_of))]
+    uni = _sorted_within(tokens.astype(np.int64), text_of, vocab_size)
     # a bigram starts at every token but the last of its text
     starts = np.ones(tokens.shape[0], dtype=bool)
     starts[offsets[1:][lengths > 0] - 1] = False
     first = np.flatnonzero(starts)
     bi = tokens[first].astype(np.int64) * vocab_size + tokens[first + 1]
-    bi_text = text_of[first]
-    bi = bi[np.lexsort((bi, bi_text))]
+    bi = _sorted_within(bi, text_of[first], vocab_size * vocab_size)
     bi_off = np.zeros(n_texts + 1, np.int64)
     np.cumsum(np.maximum(lengths - 1, 0), out=bi_off[1:])
     return uni, bi, bi_off
+
+
+def _sorted_within(keys: np.ndarray, group: np.ndarray, span: int) -> np.ndarray:
+    """`keys` sorted within each run of equal `group` values (groups ascending, keys < span)."""
+    n_groups = int(group[-1]) + 1 if group.shape[0] else 0
+    if n_groups * span < 2**62:
+        return np.sort(group * span + keys) - group * span
+    return keys[np.lexsort((keys, group))]
 
 
 @jit()

@@ -9,92 +9,79 @@ Without numba (or with `NUMBA_DISABLE_JIT=1`) every call is delegated to sacrebl
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 from sacrebleu.metrics.lib_ter import translation_edit_rate
-from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
 
 from . import ter_kernel
 from ._jit import JIT_ENABLED, run_chunked
-from ._texts import Interner, to_csr, tokenize_distinct
+from ._texts import TokenEncoder
 from .reference import ter_reference
 
 TER_BACKEND: str = "numba" if JIT_ENABLED else "sacrebleu"
 
-_TOKENIZER = TercomTokenizer(
-    normalized=False, no_punct=False, asian_support=False, case_sensitive=False
-)
-
 
 def ter_tokenize(text: str) -> list[str]:
-    """TER's words for one segment, as `TER._preprocess_segment(text).split()`."""
-    return _TOKENIZER(text.rstrip()).split()
+    """TER's words for one segment, `TER._preprocess_segment(text).split()`.
+
+    With TER's default options `TercomTokenizer` lower-cases `text.rstrip()` and joins its
+    `split()` with single spaces; split again, that is `text.rstrip().lower().split()`.
+    """
+    return text.rstrip().lower().split()
 
 
-def ter_from_edits(edits: Sequence[int], ref_lengths: Sequence[int]) -> float:
-    """TER (stored scale: sacrebleu's percent / 100) from per-reference edits and lengths."""
-    best = int(1e16)
-    for e in edits:
-        if e < best:
-            best = e
-    total = 0
-    for n in ref_lengths:
-        total += n
-    avg_ref_len = total / len(ref_lengths)
-    if avg_ref_len > 0:
-        score = best / avg_ref_len
-    elif best > 0:
-        score = 1.0
-    else:
-        score = 0.0
+def ter_from_edits(edits: np.ndarray, ref_lengths: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """TER per segment (stored scale: sacrebleu's percent / 100) from per-reference edits and
+    lengths; segment i's references are entries starts[i] up to the next start.
+
+    sacrebleu's arithmetic, elementwise in float64 (the same IEEE operations as its Python
+    floats): best = min edits, avg = sum of lengths / references, score = best / avg (1 or 0 if
+    avg is 0), then (100 * score) / 100.
+    """
+    best = np.minimum.reduceat(edits, starts)
+    total = np.add.reduceat(ref_lengths, starts)
+    avg = total / np.diff(np.append(starts, len(edits)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where(avg > 0, best / avg, np.where(best > 0, 1.0, 0.0))
     return (100 * score) / 100
 
 
-def _edits_for_pairs(
-    hyp_tokens: list[list[str]], ref_tokens: list[list[str]], threads: int
-) -> np.ndarray:
-    """Edits per (hypothesis tokens, reference tokens) pair, computed once per distinct pair."""
-    texts = Interner()
-    pairs = Interner()
-    pair_of = [
-        pairs((texts(tuple(h)), texts(tuple(r))))
-        for h, r in zip(hyp_tokens, ref_tokens, strict=True)
-    ]
-    vocab = Interner()
-    ids, offsets = to_csr(texts.items, vocab)  # type: ignore[arg-type]
-    pair_arr = np.asarray(pairs.items, dtype=np.int64).reshape(-1, 2)
-    out = np.empty(len(pairs), np.int64)
-    pair_h = np.ascontiguousarray(pair_arr[:, 0])
-    pair_r = np.ascontiguousarray(pair_arr[:, 1])
-    run_chunked(
-        lambda k0, k1: ter_kernel.ter_edits_batch(ids, offsets, pair_h, pair_r, out, k0, k1),
-        len(pairs),
-        threads,
-    )
-    for k in np.flatnonzero(out < 0):  # sacrebleu's trace met an undefined cell: let it decide
-        h, r = pairs.items[k]  # type: ignore[misc]
-        out[k] = translation_edit_rate(list(texts.items[h]), list(texts.items[r]))[0]  # type: ignore[index]
-    return out[np.asarray(pair_of, dtype=np.int64)]
+_ENCODER = TokenEncoder(ter_tokenize, str)
 
 
 def ter_fast(
     hypotheses: Sequence[str], references: Sequence[Sequence[str]], threads: int = 1
 ) -> np.ndarray:
-    """Per-segment TER through the compiled kernel; equals sacrebleu's value bit for bit."""
-    hyp_tok = tokenize_distinct(hypotheses, ter_tokenize)
-    flat_refs = [r for refs in references for r in refs]
-    ref_tok = tokenize_distinct(flat_refs, ter_tokenize)
-    flat_hyp = [hyp_tok[i] for i, refs in enumerate(references) for _ in refs]
-    edits = _edits_for_pairs(flat_hyp, ref_tok, threads)
-    out = np.empty(len(hypotheses), np.float64)
-    pos = 0
-    for i, refs in enumerate(references):
-        k = len(refs)
-        out[i] = ter_from_edits(
-            [int(e) for e in edits[pos : pos + k]], [len(t) for t in ref_tok[pos : pos + k]]
-        )
-        pos += k
-    return out
+    """Per-segment TER through the compiled kernel; equals sacrebleu's value bit for bit.
+
+    The kernel scores every (hypothesis, reference) pair; a worker process encodes each
+    reference once (`TokenEncoder`, remembered).
+    """
+    n_refs = [len(rs) for rs in references]
+    flat_refs = list(chain.from_iterable(references))  # pair k's reference
+    with _ENCODER.lock:
+        _ENCODER.start()
+        h_ids, h_off = _ENCODER.encode(hypotheses)
+        r_ids, r_off = _ENCODER.encode(flat_refs, remember=True)
+    ids = np.concatenate([h_ids, r_ids])
+    offsets = np.concatenate([h_off, r_off[1:] + h_off[-1]])
+    pair_h = np.repeat(np.arange(len(hypotheses), dtype=np.int64), n_refs)
+    pair_r = np.arange(len(flat_refs), dtype=np.int64) + len(hypotheses)
+    edits = np.empty(len(pair_h), np.int64)
+    run_chunked(
+        lambda k0, k1: ter_kernel.ter_edits_batch(ids, offsets, pair_h, pair_r, edits, k0, k1),
+        len(pair_h),
+        threads,
+    )
+    for k in np.flatnonzero(edits < 0):  # sacrebleu's trace met an undefined cell: let it decide
+        h, r = hypotheses[pair_h[k]], flat_refs[k]
+        edits[k] = translation_edit_rate(ter_tokenize(h), ter_tokenize(r))[0]
+    if not n_refs:
+        return np.zeros(0, np.float64)
+    starts = np.zeros(len(n_refs), np.int64)  # each segment's first pair
+    np.cumsum(n_refs[:-1], out=starts[1:])
+    return ter_from_edits(edits, np.diff(offsets)[pair_r], starts)
 
 
 def ter_scores(

@@ -69,55 +69,6 @@ def _bands(n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @jit()
-def _row_with_ops(
-    hw: int,
-    r: np.ndarray,
-    prev: np.ndarray,
-    cur: np.ndarray,
-    ops: np.ndarray,
-    lo: int,
-    hi: int,
-    hi_next: int,
-) -> None:
-    """One forward row with the operation chosen in each cell (for the trace), columns [lo, hi).
-
-    v = min(INF, diag + [hw != r[j-1]], up + 1, left + 1) with sacrebleu's strict `>` order; the
-    slots the next row reads outside [lo, hi) are set to INF.
-    """
-    left = INF
-    for j in range(lo, hi):
-        if j == 0:
-            v = prev[1] + 1
-            o = OP_DEL
-        else:
-            diag = prev[j]
-            up = prev[j + 1]
-            v = INF
-            o = OP_UNDEF
-            if hw == r[j - 1]:
-                c = diag
-                oc = OP_NOP
-            else:
-                c = diag + 1
-                oc = OP_SUB
-            if v > c:
-                v = c
-                o = oc
-            if v > up + 1:
-                v = up + 1
-                o = OP_DEL
-            if v > left + 1:
-                v = left + 1
-                o = OP_INS
-        cur[j + 1] = v
-        ops[j] = o
-        left = v
-    cur[lo] = INF
-    for j in range(hi, hi_next):
-        cur[j + 1] = INF
-
-
-@jit()
 def _row_values(
     hw: int,
     r: np.ndarray,
@@ -186,140 +137,118 @@ def _perform_shift(
 
 
 @jit()
-def _suffix_rows(
-    cur: np.ndarray,
-    r: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    suf: np.ndarray,
-    top: int,
-    e: int,
-) -> None:
-    """Rows top, top-1, ..., e of S, the banded distance from each cell (i, j) to (n, m).
-
-    S(n, j) = m - j; for i < n, S(i, j) = min(INF, S(i+1, j+1) + [cur[i] != r[j]], S(i+1, j) + 1,
-    S(i, j+1) + 1), each term only where its cell is in the beam: the same graph as the forward
-    rows, walked backwards. Row top + 1 must already hold S for hypothesis `cur`.
-    """
-    m = r.shape[0]
-    for i in range(top, e - 1, -1):
-        nlo = lo[i + 1]
-        nhi = hi[i + 1]
-        hw = cur[i]
-        right = INF
-        for j in range(hi[i] - 1, lo[i] - 1, -1):
-            v = INF
-            if j < m and nlo <= j + 1 < nhi:
-                d = suf[i + 1, j + 2]
-                c = d if hw == r[j] else d + 1
-                if c < v:
-                    v = c
-            if nlo <= j < nhi:
-                d = suf[i + 1, j + 1] + 1
-                if d < v:
-                    v = d
-            if right + 1 < v:
-                v = right + 1
-            suf[i, j + 1] = v
-            right = v
+def _shift_span(start: int, length: int, target: int, n: int, src: np.ndarray) -> tuple[int, int]:
+    """`_perform_shift` as positions: writes src[x] (the current position of the shifted
+    hypothesis' word x) for the span [a, b) it rearranges, and returns (a, b); outside the span
+    the words stay where they are (src must hold x there)."""
+    if target < start:
+        a, b = target, start + length
+        u1, v1, u2, v2 = start, start + length, target, start
+    elif target > start + length:
+        a, b = start, target
+        u1, v1, u2, v2 = start + length, target, start, start + length
+    else:
+        a, b = start, min(length + target, n)
+        u1, v1, u2, v2 = start + length, b, start, start + length
+    x = a
+    for y in range(u1, v1):
+        src[x] = y
+        x += 1
+    for y in range(u2, v2):
+        src[x] = y
+        x += 1
+    return a, b
 
 
 @jit()
-def _suffix_ready(
-    cur: np.ndarray,
-    r: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    suf: np.ndarray,
-    dt: np.ndarray,
-    dt_ok: np.ndarray,
-    suf_low: np.ndarray,
-    e: int,
-) -> None:
-    """Make S's row e and its distance transform valid for `cur`, computing only what is missing.
+def _myers_word(eq: np.ndarray, vp: np.ndarray, vn: np.ndarray) -> None:
+    """One hypothesis word of Myers' bit-vector Levenshtein distance (Hyyro's global form, in
+    64-bit blocks as edlib's `calculateBlock`), updating (vp, vn) in place.
 
-    suf_low[0] is the lowest row of S that is valid; dt_ok[i] says whether dt[i] is.
+    The reference is the bit pattern: block w, bit b stands for reference word 64 w + b, and eq[w]
+    has the bits of the reference words equal to this hypothesis word. vp / vn mark the +1 / -1
+    vertical deltas D(i, j + 1) - D(i, j) of the current column i, whose first cell D(i, 0) = i
+    grows by one per hypothesis word (+1 into block 0); a block passes its last row's horizontal
+    delta to the next. Branch-free: the carries are 0/1 masks.
     """
-    if e < suf_low[0]:
-        _suffix_rows(cur, r, lo, hi, suf, suf_low[0] - 1, e)
-        suf_low[0] = e
-    if not dt_ok[e]:
-        _distance_transform(suf[e], lo[e], hi[e], dt[e])
-        dt_ok[e] = True
-
-
-@jit()
-def _distance_transform(s: np.ndarray, lo: int, hi: int, out: np.ndarray) -> None:
-    """out[x] = min_j |x - j| + S(j) over the beam columns lo <= j < hi (S(j) = s[j + 1]).
-
-    For a cell (i, j) of a candidate whose rows from e on are the current ones, the distance to
-    (n, m) is at least out[j + e - i]: the e - i rows before row e cost at least |e - i - (j' - j)|
-    to reach column j' of row e, and S(e, j') from there. It also bounds |(n - i) - (m - j)|.
-    """
-    big = INF
-    for x in range(out.shape[0]):
-        v = big
-        if lo <= x < hi and s[x + 1] < v:
-            v = s[x + 1]
-        out[x] = v
-        big = v + 1
-    big = INF
-    for x in range(out.shape[0] - 1, -1, -1):
-        if big < out[x]:
-            out[x] = big
-        big = out[x] + 1
-
-
-@jit()
-def _myers(
-    eq: np.ndarray, p: int, m: int, vp: np.uint64, vn: np.uint64, score: int
-) -> tuple[np.uint64, np.uint64, int]:
-    """Myers' bit-vector Levenshtein distance (Hyyrö's global form), words p.. of a hypothesis.
-
-    The reference (m <= 64 words) is the bit pattern; eq[i] has bit j set iff hypothesis word i
-    equals reference word j. (vp, vn) are the +1/-1 vertical deltas of the current column and
-    `score` its last cell, the distance of the hypothesis prefix so far to the whole reference.
-    Unbanded, so never above the beam's distance: a lower bound that rejects candidates cheaply.
-    """
-    top = np.uint64(1) << np.uint64(m - 1)
     one = np.uint64(1)
-    for i in range(p, eq.shape[0]):
-        e = eq[i]
-        xv = e | vn
-        xh = (((e & vp) + vp) ^ vp) | e
-        ph = vn | ~(xh | vp)
-        mh = vp & xh
-        if ph & top:
-            score += 1
-        elif mh & top:
-            score -= 1
-        ph = (ph << one) | one  # the first row grows by one per hypothesis word
-        mh = mh << one
-        vp = mh | ~(xv | ph)
-        vn = ph & xv
-    return vp, vn, score
+    high = np.uint64(63)
+    h_pos = one  # horizontal delta into the block: +1 ...
+    h_neg = np.uint64(0)  # ... or -1
+    for w in range(eq.shape[0]):
+        e = eq[w]
+        pv = vp[w]
+        mv = vn[w]
+        xv = e | mv
+        e |= h_neg
+        xh = (((e & pv) + pv) ^ pv) | e
+        ph = mv | ~(xh | pv)
+        mh = pv & xh
+        out_pos = (ph >> high) & one
+        out_neg = (mh >> high) & one
+        ph = (ph << one) | h_pos
+        mh = (mh << one) | h_neg
+        vp[w] = mh | ~(xv | ph)
+        vn[w] = ph & xv
+        h_pos = out_pos
+        h_neg = out_neg
 
 
 @jit()
-def _myers_prefixes(eq: np.ndarray, m: int, vp: np.ndarray, vn: np.ndarray, sc: np.ndarray) -> None:
-    """Myers' state after each prefix of the current hypothesis (index i: after i words)."""
-    vp[0] = ~np.uint64(0)
-    vn[0] = np.uint64(0)
-    sc[0] = m
-    for i in range(eq.shape[0]):
-        a, b, c = _myers(eq[i : i + 1], 0, m, vp[i], vn[i], sc[i])
-        vp[i + 1] = a
-        vn[i + 1] = b
-        sc[i + 1] = c
+def _popcount(x: np.uint64) -> int:
+    """Number of set bits (SWAR)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @jit()
-def _common_suffix_start(a: np.ndarray, b: np.ndarray, stop: int) -> int:
-    """Smallest e >= stop with a[e:] == b[e:]."""
-    e = a.shape[0]
-    while e > stop and a[e - 1] == b[e - 1]:
-        e -= 1
-    return e
+def _myers_distance(n: int, vp: np.ndarray, vn: np.ndarray, last_mask: np.uint64) -> int:
+    """D(n, m) from column n's deltas: n + (+1 deltas) - (-1 deltas) over the m reference rows
+    (the last block's bits above m - 1 are padding, masked off)."""
+    d = n
+    last = vp.shape[0] - 1
+    for w in range(last + 1):
+        mask = last_mask if w == last else ~np.uint64(0)
+        d += _popcount(vp[w] & mask) - _popcount(vn[w] & mask)
+    return d
+
+
+@jit()
+def _myers_prefixes(eq: np.ndarray, vp: np.ndarray, vn: np.ndarray, start: int) -> None:
+    """Myers' state after each prefix of the current hypothesis (row i: after i words), rows
+    start + 1..n (rows up to `start` are up to date)."""
+    for w in range(vp.shape[1]):
+        vp[0, w] = ~np.uint64(0)
+        vn[0, w] = np.uint64(0)
+    for i in range(start, eq.shape[0]):
+        for w in range(vp.shape[1]):
+            vp[i + 1, w] = vp[i, w]
+            vn[i + 1, w] = vn[i, w]
+        _myers_word(eq[i], vp[i + 1], vn[i + 1])
+
+
+@jit()
+def _myers_lower_bound(
+    eq: np.ndarray,
+    src: np.ndarray,
+    p: int,
+    last_mask: np.uint64,
+    bp_vp: np.ndarray,
+    bp_vn: np.ndarray,
+    vp: np.ndarray,
+    vn: np.ndarray,
+) -> int:
+    """Unbanded Levenshtein distance of the shifted hypothesis (word x is current word src[x]),
+    which equals the current one before position p: a lower bound on its beam distance."""
+    n = src.shape[0]
+    for w in range(vp.shape[0]):
+        vp[w] = bp_vp[p, w]
+        vn[w] = bp_vn[p, w]
+    for x in range(p, n):
+        _myers_word(eq[src[x]], vp, vn)
+    return _myers_distance(n, vp, vn, last_mask)
 
 
 @jit()
@@ -327,62 +256,44 @@ def _candidate_distance(
     cand: np.ndarray,
     r: np.ndarray,
     p: int,
-    e: int,
     lo: np.ndarray,
     hi: np.ndarray,
     vals: np.ndarray,
-    suf: np.ndarray,
-    dt: np.ndarray,
     last: np.ndarray,
-    last_vals: np.ndarray,
+    work: np.ndarray,
     last_state: np.ndarray,
+    absd: np.ndarray,
     max_score: int,
 ) -> int:
-    """Edit distance of a shifted hypothesis; -1 if it exceeds max_score.
+    """Beam edit distance of a shifted hypothesis; -1 once it must exceed max_score.
 
-    `cand` equals the current hypothesis before position p and from position e on, so its rows
-    0..p are the current rows `vals` and its suffix distances from row e on are the current `suf`.
-    Rows p+1..e are computed, and the distance is min_j D(e, j) + S(e, j): every path from (0, 0)
-    to (n, m) crosses row e, and D + S is exact on its cells and an upper bound elsewhere.
-    Rows already computed for the previous candidate `last` (rows last_state[0]+1..last_state[1]
-    of `last_vals`) are reused where the two candidates share a prefix; the new candidate's rows
-    are stored there in turn (sacrebleu's prefix cache, kept for one candidate).
+    `cand` equals the current hypothesis before position p, so its rows 0..p are the current rows
+    `vals`; rows p+1..n are computed into `work`. Rows already computed for the previous
+    candidate `last` (rows last_state[0]+1..last_state[1] of `work`) are reused where the two
+    share a prefix (sacrebleu's prefix cache, kept for one candidate). A row's bound adds
+    |(n - i) - (m - j)|, the least cost from cell (i, j) to (n, m), read from `absd`.
     """
     n = cand.shape[0]
     m = r.shape[0]
-    if p >= n:
-        return vals[n, m + 1]
     start = p
-    shared = p
     valid = last_state[1]
     if valid > p and last_state[0] == p:  # else `last` cannot share more than p words
-        q = p
-        while q < valid and cand[q] == last[q]:
-            q += 1
-        if q > p:
-            shared = q
-            start = min(q, e)
+        while start < valid and cand[start] == last[start]:
+            start += 1
     for x in range(start, n):
         last[x] = cand[x]
-    prev = vals[p] if start == p else last_vals[start]
+    prev = vals[p] if start == p else work[start]
     last_state[0] = p
-    last_state[1] = shared
-    for i in range(start + 1, e + 1):
-        row = last_vals[i]
+    last_state[1] = start
+    for i in range(start + 1, n + 1):
+        row = work[i]
         hi_next = hi[i + 1] if i < n else hi[i]
-        bound = _row_values(cand[i - 1], r, prev, row, lo[i], hi[i], hi_next, dt[e, e - i :])
+        bound = _row_values(cand[i - 1], r, prev, row, lo[i], hi[i], hi_next, absd[2 * n - i :])
         last_state[1] = i
         if bound > max_score:
             return -1
         prev = row
-    best = INF
-    for j in range(lo[e], hi[e]):
-        s = prev[j + 1] + suf[e, j + 1]
-        if s < best:
-            best = s
-    if best > max_score:
-        return -1
-    return best
+    return prev[m + 1]
 
 
 @jit()
@@ -392,42 +303,63 @@ def _base_rows(
     lo: np.ndarray,
     hi: np.ndarray,
     vals: np.ndarray,
-    ops: np.ndarray,
+    rest: np.ndarray,
     first_row: int,
 ) -> int:
-    """Rows first_row..n of the current hypothesis' table (with ops); returns its edit distance."""
+    """Rows first_row..n of the current hypothesis' table; returns its edit distance (`rest`:
+    any array of m + 1 values; `_row_values`' bound is not needed here)."""
     n = cur.shape[0]
     m = r.shape[0]
     for i in range(first_row, n + 1):
         hi_next = hi[i + 1] if i < n else hi[i]
-        _row_with_ops(cur[i - 1], r, vals[i - 1], vals[i], ops[i], lo[i], hi[i], hi_next)
+        _row_values(cur[i - 1], r, vals[i - 1], vals[i], lo[i], hi[i], hi_next, rest)
     return m if n == 0 else vals[n, m + 1]
 
 
 @jit()
 def _alignment(
-    n: int,
-    m: int,
+    cur: np.ndarray,
+    r: np.ndarray,
     lo: np.ndarray,
     hi: np.ndarray,
-    ops: np.ndarray,
+    vals: np.ndarray,
     align: np.ndarray,
     hyp_err: np.ndarray,
     ref_err: np.ndarray,
     herr: np.ndarray,
     rerr: np.ndarray,
 ) -> bool:
-    """`trace_to_alignment(_flip_trace(trace))` from the stored ops; error flags as prefix sums.
+    """`trace_to_alignment(_flip_trace(trace))`; error flags as prefix sums.
 
-    Returns False if the trace meets an undefined cell.
+    Each cell's operation is recomputed from the stored values as `BeamEditDistance` chose it:
+    v = INF, then no-op/substitution, deletion, insertion, each taken only if strictly below v
+    (values at or above INF, unclamped here, compare as INF does). Returns False if the trace
+    meets an undefined cell.
     """
+    n = cur.shape[0]
+    m = r.shape[0]
     i = n
     j = m
     while i > 0 or j > 0:
         if i == 0:
             op = OP_INS
+        elif j < lo[i] or j >= hi[i]:
+            op = OP_UNDEF
+        elif j == 0:
+            op = OP_DEL
         else:
-            op = ops[i, j] if lo[i] <= j < hi[i] else OP_UNDEF
+            same = cur[i - 1] == r[j - 1]
+            v = INF
+            op = OP_UNDEF
+            c = vals[i - 1, j] + (0 if same else 1)
+            if v > c:
+                v = c
+                op = OP_NOP if same else OP_SUB
+            if v > vals[i - 1, j + 1] + 1:
+                v = vals[i - 1, j + 1] + 1
+                op = OP_DEL
+            if v > vals[i, j] + 1:
+                op = OP_INS
         if op == OP_NOP or op == OP_SUB:
             align[j - 1] = i - 1
             e = 0 if op == OP_NOP else 1
@@ -461,115 +393,371 @@ def _common_prefix(a: np.ndarray, b: np.ndarray, start: int) -> int:
 
 
 @jit()
-def _shift_search(
+def _candidates(
+    cur: np.ndarray,
+    r: np.ndarray,
+    eq: np.ndarray,
+    align: np.ndarray,
+    hyp_err: np.ndarray,
+    ref_err: np.ndarray,
+    checked: int,
+    cands: np.ndarray,
+) -> tuple[int, int]:
+    """`lib_ter._shift`'s candidates in its order, as rows (start, length, target) of `cands`.
+
+    Returns (checked candidates so far, candidates of this round). Candidates are counted as
+    sacrebleu counts them; once the count reaches MAX_SHIFT_CANDIDATES the round stops there, and
+    sacrebleu then ends the search without applying its best shift, so no distance is needed.
+    `_find_shifted_pairs` visits every (start_h, start_r) within MAX_SHIFT_DIST; only those whose
+    first words are equal yield anything, so start_r runs over the set bits of eq[start_h]
+    (ascending, as sacrebleu's loop).
+    """
+    n = cur.shape[0]
+    m = r.shape[0]
+    one = np.uint64(1)
+    k = 0
+    for sh in range(n):
+        r0 = max(0, sh - MAX_SHIFT_DIST)
+        r1 = min(m, sh + MAX_SHIFT_DIST + 1)
+        for w in range(r0 // 64, (r1 + 63) // 64):
+            bits = eq[sh, w]
+            if r0 > 64 * w:  # drop reference words before r0 and from r1 on
+                bits &= ~np.uint64(0) << np.uint64(r0 - 64 * w)
+            if r1 < 64 * (w + 1):
+                bits &= (one << np.uint64(r1 - 64 * w)) - one
+            while bits:
+                sr = 64 * w + _popcount((bits & (~bits + one)) - one)  # the lowest set bit
+                bits &= bits - one
+                length = 0
+                while cur[sh + length] == r[sr + length] and length < MAX_SHIFT_SIZE:
+                    length += 1
+                    consumed = n == sh + length or m == sr + length
+                    if (
+                        hyp_err[sh + length] - hyp_err[sh] != 0
+                        and ref_err[sr + length] - ref_err[sr] != 0
+                        and not (sh <= align[sr] < sh + length)
+                    ):
+                        prev_idx = -1
+                        for offset in range(-1, length):
+                            idx = 0 if sr + offset == -1 else align[sr + offset] + 1
+                            if idx == prev_idx:
+                                continue
+                            prev_idx = idx
+                            checked += 1
+                            cands[k, 0] = sh
+                            cands[k, 1] = length
+                            cands[k, 2] = idx
+                            k += 1
+                        if checked >= MAX_SHIFT_CANDIDATES:
+                            return checked, k
+                    if consumed:
+                        break
+    return checked, k
+
+
+@jit()
+def _ranks_above(
+    g: int, ln: int, sh: int, idx: int, g2: int, ln2: int, sh2: int, idx2: int
+) -> bool:
+    """Whether shift (g, ln, sh, idx) ranks above (g2, ln2, sh2, idx2) in sacrebleu's ranking
+    tuple (gain, length, -start, -target)."""
+    if g != g2:
+        return g > g2
+    if ln != ln2:
+        return ln > ln2
+    if sh != sh2:
+        return sh < sh2
+    return idx < idx2
+
+
+@jit()
+def _myers4(
+    eq: np.ndarray,
+    s0: np.ndarray,
+    s1: np.ndarray,
+    s2: np.ndarray,
+    s3: np.ndarray,
+    x0: int,
+    pv: np.uint64,
+    mv: np.uint64,
+    last_mask: np.uint64,
+) -> tuple[int, int, int, int]:
+    """Unbanded distances of four shifted hypotheses (word x of hypothesis l is current word
+    s_l[x]) that equal the current one before x0, whose Myers state there is (pv, mv); a
+    one-block reference (eq: one word per hypothesis word). The four independent chains run
+    interleaved: one chain is bound by its latency, four fill the core's ALUs."""
+    one = np.uint64(1)
+    pv0 = pv1 = pv2 = pv3 = pv
+    mv0 = mv1 = mv2 = mv3 = mv
+    # unsigned indices (the positions are uint64): no negative-index wraparound on each access
+    for k in range(s0.shape[0] - x0):
+        x = np.uint64(x0 + k)
+        e0 = eq[s0[x]]
+        e1 = eq[s1[x]]
+        e2 = eq[s2[x]]
+        e3 = eq[s3[x]]
+        xv0 = e0 | mv0
+        xv1 = e1 | mv1
+        xv2 = e2 | mv2
+        xv3 = e3 | mv3
+        xh0 = (((e0 & pv0) + pv0) ^ pv0) | e0
+        xh1 = (((e1 & pv1) + pv1) ^ pv1) | e1
+        xh2 = (((e2 & pv2) + pv2) ^ pv2) | e2
+        xh3 = (((e3 & pv3) + pv3) ^ pv3) | e3
+        ph0 = ((mv0 | ~(xh0 | pv0)) << one) | one
+        ph1 = ((mv1 | ~(xh1 | pv1)) << one) | one
+        ph2 = ((mv2 | ~(xh2 | pv2)) << one) | one
+        ph3 = ((mv3 | ~(xh3 | pv3)) << one) | one
+        mh0 = (pv0 & xh0) << one
+        mh1 = (pv1 & xh1) << one
+        mh2 = (pv2 & xh2) << one
+        mh3 = (pv3 & xh3) << one
+        pv0 = mh0 | ~(xv0 | ph0)
+        pv1 = mh1 | ~(xv1 | ph1)
+        pv2 = mh2 | ~(xv2 | ph2)
+        pv3 = mh3 | ~(xv3 | ph3)
+        mv0 = ph0 & xv0
+        mv1 = ph1 & xv1
+        mv2 = ph2 & xv2
+        mv3 = ph3 & xv3
+    n = s0.shape[0]
+    return (
+        n + _popcount(pv0 & last_mask) - _popcount(mv0 & last_mask),
+        n + _popcount(pv1 & last_mask) - _popcount(mv1 & last_mask),
+        n + _popcount(pv2 & last_mask) - _popcount(mv2 & last_mask),
+        n + _popcount(pv3 & last_mask) - _popcount(mv3 & last_mask),
+    )
+
+
+@jit()
+def _bound_candidates(
+    cur: np.ndarray,
+    eq: np.ndarray,
+    last_mask: np.uint64,
+    bp_vp: np.ndarray,
+    bp_vn: np.ndarray,
+    vp: np.ndarray,
+    vn: np.ndarray,
+    srcs: np.ndarray,
+    cands: np.ndarray,
+    order: np.ndarray,
+    k: int,
+    pool: np.ndarray,
+    pooled: int,
+    pre_score: int,
+) -> int:
+    """Add to `pool` (after its first `pooled` rows) candidates cands[order[:k]] whose gain can
+    be positive, as rows (start, length, target, upper bound on the gain: pre_score minus Myers'
+    unbanded distance); returns the new number of pool rows.
+
+    Four candidates at a time: each one's positions in srcs[l] (identity outside its span, and
+    restored after), its first differing word p (n if its words equal the current ones: gain 0),
+    and the four distances in one interleaved pass from the smallest p.
+    """
+    n = cur.shape[0]
+    eq1 = eq.reshape(eq.shape[0] * eq.shape[1])  # one block: eq1[i] = eq[i, 0]
+    ps = np.empty(4, np.int64)
+    spans = np.empty((4, 2), np.int64)
+    dist = np.empty(4, np.int64)
+    t = 0
+    while t < k:
+        lanes = min(4, k - t)
+        x0 = n
+        for lane in range(lanes):
+            c = order[t + lane]
+            a, b = _shift_span(cands[c, 0], cands[c, 1], cands[c, 2], n, srcs[lane])
+            spans[lane, 0] = a
+            spans[lane, 1] = b
+            p = a
+            while p < b and cur[srcs[lane, p]] == cur[p]:
+                p += 1
+            ps[lane] = n if p == b else p
+            x0 = min(x0, ps[lane])
+        if x0 < n and vp.shape[0] == 1:
+            d0, d1, d2, d3 = _myers4(
+                eq1,
+                srcs[0],
+                srcs[min(1, lanes - 1)],
+                srcs[min(2, lanes - 1)],
+                srcs[min(3, lanes - 1)],
+                x0,
+                bp_vp[x0, 0],
+                bp_vn[x0, 0],
+                last_mask,
+            )
+            dist[0] = d0
+            dist[1] = d1
+            dist[2] = d2
+            dist[3] = d3
+        elif x0 < n:
+            for lane in range(lanes):
+                if ps[lane] < n:
+                    dist[lane] = _myers_lower_bound(
+                        eq, srcs[lane], ps[lane], last_mask, bp_vp, bp_vn, vp, vn
+                    )
+        for lane in range(lanes):
+            for x in range(spans[lane, 0], spans[lane, 1]):
+                srcs[lane, x] = x
+            if ps[lane] < n and pre_score - dist[lane] >= 1:
+                for col in range(3):
+                    pool[pooled, col] = cands[order[t + lane], col]
+                pool[pooled, 3] = pre_score - dist[lane]
+                pooled += 1
+        t += lanes
+    return pooled
+
+
+@jit()
+def _resolve(
     cur: np.ndarray,
     r: np.ndarray,
     lo: np.ndarray,
     hi: np.ndarray,
     vals: np.ndarray,
-    suf: np.ndarray,
-    dt: np.ndarray,
-    dt_ok: np.ndarray,
-    suf_low: np.ndarray,
     last: np.ndarray,
-    last_vals: np.ndarray,
+    work: np.ndarray,
     last_state: np.ndarray,
+    absd: np.ndarray,
     cand: np.ndarray,
-    eq: np.ndarray,
-    cand_eq: np.ndarray,
-    bp_vp: np.ndarray,
-    bp_vn: np.ndarray,
-    bp_sc: np.ndarray,
-    align: np.ndarray,
-    hyp_err: np.ndarray,
-    ref_err: np.ndarray,
+    pool: np.ndarray,
+    pooled: int,
     pre_score: int,
     best: np.ndarray,
-    checked: int,
+    stop_gain: int,
+    stop_length: int,
 ) -> int:
-    """`lib_ter._shift`: best (gain, length, start, target) into `best`; returns checked count.
+    """Exact (beam) distances of pool candidates, best-ranked bound first, into `best`.
 
-    Only shifts with a positive gain are kept (others cannot change the outcome); best[0] == 0
-    means no such shift.
+    best[0:4] is the best-ranked shift found with a positive gain (best[0] == 0: none yet);
+    best[4] is 1 if `work` holds its rows (it was the last candidate computed). A candidate is
+    computed only while its bound ranks above `best`, and only while its (bound, length) is at
+    least (stop_gain, stop_length), the most any candidate not yet bounded could reach; returns
+    the number of pool rows left (0 once none can rank above `best`).
+    """
+    while pooled > 0:
+        t = 0
+        for u in range(1, pooled):
+            if _ranks_above(
+                pool[u, 3],
+                pool[u, 1],
+                pool[u, 0],
+                pool[u, 2],
+                pool[t, 3],
+                pool[t, 1],
+                pool[t, 0],
+                pool[t, 2],
+            ):
+                t = u
+        sh = pool[t, 0]
+        length = pool[t, 1]
+        idx = pool[t, 2]
+        bound = pool[t, 3]
+        if best[0] > 0 and not _ranks_above(
+            bound, length, sh, idx, best[0], best[1], best[2], best[3]
+        ):
+            return 0
+        if bound < stop_gain or (bound == stop_gain and length < stop_length):
+            return pooled
+        pooled -= 1
+        for c in range(4):
+            pool[t, c] = pool[pooled, c]
+        # the least gain that ranks above `best`
+        need = 1
+        if best[0] > 0:
+            ties_win = _ranks_above(best[0], length, sh, idx, best[0], best[1], best[2], best[3])
+            need = best[0] if ties_win else best[0] + 1
+        _perform_shift(cur, sh, length, idx, cand)
+        p = _common_prefix(cand, cur, min(sh, idx))
+        score = _candidate_distance(
+            cand, r, p, lo, hi, vals, last, work, last_state, absd, pre_score - need
+        )
+        best[4] = 0
+        if score >= 0:
+            best[0] = pre_score - score
+            best[1] = length
+            best[2] = sh
+            best[3] = idx
+            best[4] = 1
+    return 0
+
+
+@jit()
+def _jump(start: int, length: int, target: int, n: int) -> int:
+    """The number of words a shift moves its block past (`_shift_span`'s other segment)."""
+    if target < start:
+        return start - target
+    if target > start + length:
+        return target - start - length
+    return min(length + target, n) - start - length
+
+
+@jit()
+def _best_shift(
+    cur: np.ndarray,
+    r: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    vals: np.ndarray,
+    last: np.ndarray,
+    work: np.ndarray,
+    last_state: np.ndarray,
+    absd: np.ndarray,
+    cand: np.ndarray,
+    eq: np.ndarray,
+    last_mask: np.uint64,
+    bp_vp: np.ndarray,
+    bp_vn: np.ndarray,
+    vp: np.ndarray,
+    vn: np.ndarray,
+    srcs: np.ndarray,
+    cands: np.ndarray,
+    k: int,
+    order: np.ndarray,
+    pool: np.ndarray,
+    pre_score: int,
+    best: np.ndarray,
+) -> None:
+    """`lib_ter._shift`'s best shift among the round's k candidates into `best` (`_resolve`).
+
+    A shift of a block of L words past D others is at most 2 min(L, D) edits away from the
+    current hypothesis, so its gain is at most excess + 2 min(L, D), where excess is the beam
+    distance minus the unbanded one (usually 0). Candidates are bounded (Myers) longest blocks
+    first; one whose cheap bound cannot rank above the best exact shift found is skipped, and
+    exact distances are computed as soon as a bound ranks above every cheap bound left.
     """
     n = cur.shape[0]
-    m = r.shape[0]
-    best[0] = 0
-    best[1] = 0
-    best[2] = 0
-    best[3] = 0
-    for sh in range(n):
-        for sr in range(max(0, sh - MAX_SHIFT_DIST), min(m, sh + MAX_SHIFT_DIST + 1)):
-            length = 0
-            while cur[sh + length] == r[sr + length] and length < MAX_SHIFT_SIZE:
-                length += 1
-                consumed = n == sh + length or m == sr + length
-                if (
-                    hyp_err[sh + length] - hyp_err[sh] != 0
-                    and ref_err[sr + length] - ref_err[sr] != 0
-                    and not (sh <= align[sr] < sh + length)
-                ):
-                    prev_idx = -1
-                    for offset in range(-1, length):
-                        idx = 0 if sr + offset == -1 else align[sr + offset] + 1
-                        if idx == prev_idx:
-                            continue
-                        prev_idx = idx
-                        checked += 1
-                        threshold = best[0] if best[0] > 1 else 1
-                        _perform_shift(cur, sh, length, idx, cand)
-                        p = _common_prefix(cand, cur, min(sh, idx))
-                        if eq.shape[0] > 0 and p < n:  # the unbanded distance rejects first
-                            _perform_shift(eq, sh, length, idx, cand_eq)
-                            lower = _myers(cand_eq, p, m, bp_vp[p], bp_vn[p], bp_sc[p])[2]
-                            if lower > pre_score - threshold:
-                                continue
-                        e = _common_suffix_start(cand, cur, p)
-                        if p < n:
-                            _suffix_ready(cur, r, lo, hi, suf, dt, dt_ok, suf_low, e)
-                        score = _candidate_distance(
-                            cand,
-                            r,
-                            p,
-                            e,
-                            lo,
-                            hi,
-                            vals,
-                            suf,
-                            dt,
-                            last,
-                            last_vals,
-                            last_state,
-                            pre_score - threshold,
-                        )
-                        if score < 0:
-                            continue
-                        gain = pre_score - score
-                        if gain < threshold:
-                            continue
-                        if (
-                            best[0] == 0
-                            or gain > best[0]
-                            or (
-                                gain == best[0]
-                                and (
-                                    length > best[1]
-                                    or (
-                                        length == best[1]
-                                        and (sh < best[2] or (sh == best[2] and idx < best[3]))
-                                    )
-                                )
-                            )
-                        ):
-                            best[0] = gain
-                            best[1] = length
-                            best[2] = sh
-                            best[3] = idx
-                    if checked >= MAX_SHIFT_CANDIDATES:
-                        return checked
-                if consumed:
-                    break
-    return checked
+    for c in range(5):
+        best[c] = 0
+    last_state[1] = 0  # the previous round's rows belong to another hypothesis
+    excess = pre_score - _myers_distance(n, bp_vp[n], bp_vn[n], last_mask)
+    pooled = 0
+    for length in range(MAX_SHIFT_SIZE, 0, -1):
+        count = 0
+        for t in range(k):
+            if cands[t, 1] != length:
+                continue
+            sh = cands[t, 0]
+            idx = cands[t, 2]
+            cheap = excess + 2 * min(length, _jump(sh, length, idx, n))
+            if cheap < 1 or (
+                best[0] > 0
+                and not _ranks_above(cheap, length, sh, idx, best[0], best[1], best[2], best[3])
+            ):
+                continue
+            order[count] = t
+            count += 1
+        pooled = _bound_candidates(
+            cur, eq, last_mask, bp_vp, bp_vn, vp, vn, srcs, cands, order, count, pool, pooled,
+            pre_score,
+        )  # fmt: skip
+        pooled = _resolve(
+            cur, r, lo, hi, vals, last, work, last_state, absd, cand, pool, pooled, pre_score,
+            best, excess + 2 * (length - 1), length - 1,
+        )  # fmt: skip
+    _resolve(
+        cur, r, lo, hi, vals, last, work, last_state, absd, cand, pool, pooled, pre_score, best,
+        np.int64(-1), np.int64(-1),
+    )  # fmt: skip
 
 
 @jit()
@@ -586,89 +774,82 @@ def ter_edits(h: np.ndarray, r: np.ndarray) -> int:
     vals = np.full((n + 1, m + 2), INF, np.int32)
     for j in range(m + 1):  # sacrebleu's initial row: j insertions
         vals[0, j + 1] = j
-    ops = np.empty((n + 1, m + 1), np.int8)
-    suf = np.full((n + 1, m + 2), INF, np.int32)
-    dt = np.empty((n + 1, n + m + 2), np.int32)
-    dt_ok = np.zeros(n + 1, np.bool_)
-    suf_low = np.full(1, n, np.int64)  # S's rows suf_low..n are valid; row n needs no words
-    for j in range(lo[n], hi[n]):
-        suf[n, j + 1] = m - j
+    work = np.full((n + 1, m + 2), INF, np.int32)
+    absd = np.empty(2 * n + m + 2, np.int32)
+    for y in range(absd.shape[0]):
+        absd[y] = abs(y - (n + m))
     last = np.empty_like(h)
-    last_vals = np.full((n + 1, m + 2), INF, np.int32)
     last_state = np.zeros(2, np.int64)
     cur = h.copy()
     cand = np.empty_like(h)
-    # Myers' filter needs the reference in one 64-bit word; eq is empty (no filter) otherwise
-    eq = np.zeros(n if m <= 64 else 0, np.uint64)
-    for i in range(eq.shape[0]):
+    ident = np.empty_like(h)
+    for x in range(n):
+        ident[x] = x
+    src = np.empty_like(h)
+    srcs = np.empty((4, n), np.uint64)
+    for lane in range(4):
+        for x in range(n):
+            srcs[lane, x] = x
+    # Myers' pattern: the reference in 64-bit blocks; eq[i] has the bits of hypothesis word i
+    blocks = (m + 63) // 64
+    last_mask = ~np.uint64(0) >> np.uint64(63 - (m - 1) % 64)
+    eq = np.zeros((n, blocks), np.uint64)
+    for i in range(n):
         for j in range(m):
             if h[i] == r[j]:
-                eq[i] |= np.uint64(1) << np.uint64(j)
+                eq[i, j // 64] |= np.uint64(1) << np.uint64(j % 64)
     cand_eq = np.empty_like(eq)
-    bp_vp = np.empty(n + 1, np.uint64)
-    bp_vn = np.empty(n + 1, np.uint64)
-    bp_sc = np.empty(n + 1, np.int64)
+    bp_vp = np.empty((n + 1, blocks), np.uint64)
+    bp_vn = np.empty((n + 1, blocks), np.uint64)
+    vp = np.empty(blocks, np.uint64)
+    vn = np.empty(blocks, np.uint64)
+    cands = np.empty((MAX_SHIFT_CANDIDATES + MAX_SHIFT_SIZE + 1, 3), np.int64)
+    order = np.empty(cands.shape[0], np.int64)
+    pool = np.empty((cands.shape[0], 4), np.int64)
     align = np.empty(m, np.int64)
     hyp_err = np.zeros(n + 1, np.int64)
     ref_err = np.zeros(m + 1, np.int64)
     herr = np.zeros(n, np.int64)
     rerr = np.zeros(m, np.int64)
-    best = np.zeros(4, np.int64)
+    best = np.zeros(5, np.int64)
 
     # np.int64(...) rather than literals: a literal-typed first argument would make numba compile
     # the callees twice (once for the literal, once for int64)
     checked = np.int64(0)
     shifts = 0
     first_row = np.int64(1)  # rows below first_row are up to date for `cur`
+    pre_score = _base_rows(cur, r, lo, hi, vals, absd, first_row)
     while True:
-        pre_score = _base_rows(cur, r, lo, hi, vals, ops, first_row)
-        if not _alignment(n, m, lo, hi, ops, align, hyp_err, ref_err, herr, rerr):
+        if not _alignment(cur, r, lo, hi, vals, align, hyp_err, ref_err, herr, rerr):
             return -1
-        if eq.shape[0] > 0:
-            _myers_prefixes(eq, m, bp_vp, bp_vn, bp_sc)
-        last_state[1] = 0  # the previous candidate's rows belong to the old hypothesis
-        checked = _shift_search(
-            cur,
-            r,
-            lo,
-            hi,
-            vals,
-            suf,
-            dt,
-            dt_ok,
-            suf_low,
-            last,
-            last_vals,
-            last_state,
-            cand,
-            eq,
-            cand_eq,
-            bp_vp,
-            bp_vn,
-            bp_sc,
-            align,
-            hyp_err,
-            ref_err,
-            pre_score,
-            best,
-            checked,
-        )
-        if checked >= MAX_SHIFT_CANDIDATES or best[0] <= 0:
+        checked, k = _candidates(cur, r, eq, align, hyp_err, ref_err, checked, cands)
+        if checked >= MAX_SHIFT_CANDIDATES:
+            return shifts + pre_score
+        _myers_prefixes(eq, bp_vp, bp_vn, first_row - 1)
+        _best_shift(
+            cur, r, lo, hi, vals, last, work, last_state, absd, cand, eq, last_mask, bp_vp,
+            bp_vn, vp, vn, srcs, cands, k, order, pool, pre_score, best,
+        )  # fmt: skip
+        if best[0] <= 0:
             return shifts + pre_score
         shifts += 1
+        pre_score -= best[0]
         _perform_shift(cur, best[2], best[1], best[3], cand)
         first_row = _common_prefix(cand, cur, min(best[2], best[3])) + 1
-        last_row = _common_suffix_start(cand, cur, first_row - 1) - 1
-        # S's rows above last_row (and their transforms) do not see the shifted words
-        suf_low[0] = max(suf_low[0], last_row + 1)
-        for x in range(last_row + 1):
-            dt_ok[x] = False
+        _perform_shift(ident, best[2], best[1], best[3], src)
         for x in range(n):  # (an explicit loop: slice assignment costs seconds of compile time)
             cur[x] = cand[x]
-        if eq.shape[0] > 0:
-            _perform_shift(eq, best[2], best[1], best[3], cand_eq)
-            for x in range(n):
-                eq[x] = cand_eq[x]
+            for w in range(blocks):
+                cand_eq[x, w] = eq[src[x], w]
+        for x in range(n):
+            for w in range(blocks):
+                eq[x, w] = cand_eq[x, w]
+        if best[4]:  # the winner's rows first_row..n are in `work`
+            for i in range(first_row, n + 1):
+                for j in range(m + 2):
+                    vals[i, j] = work[i, j]
+        else:
+            _base_rows(cur, r, lo, hi, vals, absd, first_row)
 
 
 @jit()

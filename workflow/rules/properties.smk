@@ -16,6 +16,9 @@ rule properties:
     log:
         "logs/properties.log",
     threads: 1  # textstat is single-threaded; the job runs beside the scoring jobs (in a worker)
+    # first among the jobs ready at the start: the one long job runs beside the scoring jobs
+    # instead of after them, where it would hold up `assemble` with the other core idle
+    priority: 10
     resources:
         mem_mb=2000,
         runtime=30,

@@ -210,3 +210,45 @@ def test_public_names() -> None:
 
     assert m.score_segments is api.score_segments
     assert set(m.__all__) == {"BETTER", "KNOWN_METRICS", "TER_BACKEND", "score_segments"}
+
+
+def test_pairs_scored_in_an_earlier_call_are_not_scored_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker scores run after run: a pair another run had is looked up, not scored, with
+    the same score; `implementation="reference"` (verification) always scores."""
+    first = score_segments(HYPS, REFS, ["ter", "rougeL", "bleu"])
+    calls = {"ter": 0, "rouge": 0}
+    ter_batch, rouge_batch = ter_kernel.ter_edits_batch, rouge_kernel.rouge_counts
+
+    def ter_spy(*args):
+        calls["ter"] += args[-1] - args[-2]
+        return ter_batch(*args)
+
+    def rouge_spy(*args):
+        calls["rouge"] += args[1] - args[0]
+        return rouge_batch(*args)
+
+    monkeypatch.setattr(ter_kernel, "ter_edits_batch", ter_spy)
+    monkeypatch.setattr(rouge_kernel, "rouge_counts", rouge_spy)
+    hyps = [*HYPS, "a new hypothesis"]
+    refs = [*REFS, ["one reference"]]
+    second = score_segments(hyps, refs, ["ter", "rougeL", "bleu"])
+    assert calls == {"ter": 1, "rouge": 1}  # only the new pair
+    pd.testing.assert_frame_equal(second.iloc[: len(HYPS)], first, check_exact=True)
+    again = score_segments(hyps, refs, ["ter", "rougeL", "bleu"], implementation="reference")
+    pd.testing.assert_frame_equal(again, second, check_exact=True)
+    assert calls == {"ter": 1, "rouge": 1}
+
+
+def test_pair_keys_separate_hypothesis_and_references() -> None:
+    from infrepro.metrics.pair_memo import digest
+
+    keys = {
+        digest("a b", ["c"]),
+        digest("a", ["b", "c"]),
+        digest("a", ["b c"]),
+        digest("a\0b", ["c"]),
+        digest("", ["a b", "c"]),
+    }
+    assert len(keys) == 5 and all(len(k) == 16 for k in keys)

@@ -10,7 +10,11 @@ The oracles are the reference packages called directly:
   copies of a reference (moved chunks, substitutions, insertions, deletions);
 - 200-word segments;
 - hypothesis-driven edge cases: empty strings, whitespace and punctuation only, repeated words,
-  arbitrary Unicode, newlines (rougeLsum sentences), one side empty.
+  arbitrary Unicode, newlines (rougeLsum sentences), one side empty;
+- paper-scale-like summary pairs (references either side of 64 words);
+- the TER kernel's parts against independent oracles: Myers' bit-vector distance in 64-bit blocks
+  against a plain edit distance, the shifted positions against sacrebleu's `_perform_shift`; the
+  tokenizers against the packages'; encoders that remember references or start afresh.
 """
 
 from __future__ import annotations
@@ -286,3 +290,113 @@ def test_ter_kernel_many_shifts_and_beam_edges(kind: str) -> None:
             hyp = _shuffled_blocks(rng, ref, n, vocab).astype(np.int64)
         expected = translation_edit_rate([str(x) for x in hyp], [str(x) for x in ref])[0]
         assert ter_edits(hyp, ref) == expected, (list(hyp), list(ref))
+
+
+# --- the TER kernel's parts and the encoders, against independent oracles ---------------------
+
+
+def _levenshtein(a: list[int], b: list[int]) -> int:
+    """Plain unit-cost edit distance (the oracle for Myers' bit vectors)."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+    return row[-1]
+
+
+def test_myers_blocks_equal_levenshtein() -> None:
+    """Myers' distance in 64-bit blocks (the kernel's lower bound) is the exact unbanded edit
+    distance, for references either side of every block boundary up to three blocks."""
+    from infrepro.metrics.ter_kernel import _myers_distance, _myers_prefixes
+
+    rng = np.random.default_rng(64)
+    for m in [1, 2, 63, 64, 65, 100, 127, 128, 129, 190]:
+        for _ in range(4):
+            n = int(rng.integers(0, 150))
+            vocab = int(rng.integers(2, 12))
+            ref = rng.integers(0, vocab, m)
+            hyp = rng.integers(0, vocab, n)
+            blocks = (m + 63) // 64
+            eq = np.zeros((n, blocks), np.uint64)
+            for i in range(n):
+                for j in np.flatnonzero(ref == hyp[i]):
+                    eq[i, j // 64] |= np.uint64(1) << np.uint64(j % 64)
+            vp = np.empty((n + 1, blocks), np.uint64)
+            vn = np.empty((n + 1, blocks), np.uint64)
+            _myers_prefixes(eq, vp, vn, 0)
+            last_mask = ~np.uint64(0) >> np.uint64(63 - (m - 1) % 64)
+            for i in sorted({0, n // 2, n}):  # every prefix's column is exact too
+                got = _myers_distance(i, vp[i], vn[i], last_mask)
+                assert got == _levenshtein(list(hyp[:i]), list(ref)), (m, n, i)
+
+
+def test_shift_span_is_sacrebleus_perform_shift() -> None:
+    """The kernel's positions of a shifted hypothesis: every (start, length, target) sacrebleu
+    can try on hypotheses of up to 13 words, against `lib_ter._perform_shift` on lists."""
+    from sacrebleu.metrics.lib_ter import _perform_shift
+
+    from infrepro.metrics.ter_kernel import _shift_span
+
+    for n in range(1, 14):
+        words = list(range(n))
+        src = np.arange(n, dtype=np.int32)
+        for start in range(n):
+            for length in range(1, min(10, n - start) + 1):
+                for target in range(n + 1):
+                    a, b = _shift_span(start, length, target, n, src)
+                    assert list(src) == _perform_shift(words, start, length, target)
+                    assert list(src[:a]) == words[:a] and list(src[b:]) == words[b:]
+                    src[a:b] = np.arange(a, b)
+
+
+@settings(max_examples=200, deadline=None, database=None, derandomize=True)
+@given(_text())
+def test_tokenizers_are_the_packages(text: str) -> None:
+    """TER's words and ROUGE's tokens of any text are sacrebleu's and rouge-score's."""
+    from rouge_score.tokenizers import DefaultTokenizer
+
+    from infrepro.metrics.rouge import rouge_tokenize
+    from infrepro.metrics.ter import ter_tokenize
+
+    metric = TER()
+    assert ter_tokenize(text) == metric._preprocess_segment(text).split()
+    assert rouge_tokenize(text) == DefaultTokenizer(use_stemmer=True).tokenize(text)
+
+
+def _summary_pairs(n: int, seed: int) -> tuple[list[str], list[list[str]]]:
+    """Paper-scale-like pairs: references of 3-4 sentences (~55 words, some over 64), hypotheses
+    that copy them with reordered sentences, moved phrases, drops and novel padding."""
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(400)] + TOKENS
+    hyps, refs = [], []
+    for _ in range(n):
+        sents = [[rng.choice(vocab) for _ in range(rng.randint(10, 22))] for _ in range(4)]
+        hyp_sents = [_perturb(s, rng) for s in sents if rng.random() > 0.1]
+        rng.shuffle(hyp_sents)
+        hyp_sents.insert(rng.randint(0, len(hyp_sents)), [rng.choice(vocab) for _ in range(12)])
+        hyps.append(" . ".join(" ".join(s) for s in hyp_sents))
+        refs.append([" . ".join(" ".join(s) for s in sents)])
+    return hyps, refs
+
+
+def test_ter_summary_pairs_bit_identical() -> None:
+    hyps, refs = _summary_pairs(12, seed=551)
+    assert max(len(r[0].split()) for r in refs) > 64  # both Myers paths
+    fast = score_segments(hyps, refs, ["ter"])["ter"].to_numpy()
+    _assert_identical(fast, ter_oracle(hyps, refs), hyps, refs, "ter")
+
+
+def test_encoders_remember_and_start_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """References remembered from an earlier call, and an encoder that starts afresh past its
+    memo limit, give the same scores."""
+    from infrepro.metrics import _texts
+
+    hyps, refs = random_segments(300, seed=77)
+    oracle = {"ter": ter_oracle(hyps, refs), **rouge_oracle(hyps, refs)}
+    for limit in (_texts.MEMO_LIMIT, 50):
+        monkeypatch.setattr(_texts, "MEMO_LIMIT", limit)
+        for half in (slice(0, 150), slice(150, 300), slice(0, 300)):
+            fast = score_segments(hyps[half], refs[half], ["ter", *ROUGE])
+            for m, expected in oracle.items():
+                _assert_identical(fast[m].to_numpy(), expected[half], hyps, refs, m)
