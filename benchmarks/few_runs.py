@@ -15,7 +15,8 @@ Cells:
   marginal test's false claims (level ≤ 0.065) and, with every competitor 2 run-mean SDs
   better, its power, moderated against unmoderated on the same experiments (gain ≥ 0.10).
 
-Usage: nice python benchmarks/few_runs.py [--n 1000] [--cells level,power,moderation]
+Usage: nice python benchmarks/few_runs.py [--n 1000] [--n-moderation 1000]
+       [--cells level,power,moderation]
        [--processes 2] [--out benchmarks/results/few_runs.md]
 Each experiment's outcome is kept in benchmarks/results/few_runs.jsonl (not committed), so an
 interrupted run resumes; the same arguments give the same tables.
@@ -47,8 +48,9 @@ RATIOS = (0.5, 1.0, 2.0)
 SEED = 28_000
 
 
-def cells(names: list[str], n: int) -> list[tuple[str, dict]]:
-    """(key, parameters) of every cell to run."""
+def cells(names: list[str], n: int, n_many: int | None = None) -> list[tuple[str, dict]]:
+    """(key, parameters) of every cell to run: ``n`` experiments per cell, ``n_many`` (default
+    ``n``) per moderation cell (12 systems, each decided twice: the slow cells)."""
     out = []
     if "level" in names:
         for i, (a, b) in enumerate(LEVEL_DESIGNS):
@@ -94,10 +96,11 @@ def cells(names: list[str], n: int) -> list[tuple[str, dict]]:
                             "d0": d0,
                             "effect": effect,
                             "seed": SEED + 200_000_000 + 1_000_000 * (2 * i + j),
+                            "n": n if n_many is None else n_many,
                         },
                     )
                 )
-    return [(key, {**p, "n": n}) for key, p in out]
+    return [(key, {"n": n, **p}) for key, p in out]
 
 
 def one(job: tuple[str, dict, int]) -> dict:
@@ -134,7 +137,8 @@ def report(todo: list[tuple[str, dict]], done: dict, elapsed: float, args) -> st
     lines = [
         "# Few runs through the decision (issue 28)",
         "",
-        f"`nice python benchmarks/few_runs.py --n {args.n} --cells {args.cells}` on "
+        f"`nice python benchmarks/few_runs.py --n {args.n} --n-moderation "
+        f"{args.n_moderation or args.n} --cells {args.cells}` on "
         f"{platform.node()} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at the end), "
         f"{elapsed / 60:.0f} min wall. Every experiment is decided by `decide` (model M, REML, "
         "Kenward-Roger; the pair's calibrated test, §4b.11; moderation, §4b.12) at 1,000 segments, "
@@ -191,10 +195,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--cells", default="level,power,moderation")
+    parser.add_argument("--n-moderation", type=int, default=None, help="per moderation cell")
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS / "few_runs.md")
     args = parser.parse_args()
-    todo = cells(args.cells.split(","), args.n)
+    todo = cells(args.cells.split(","), args.n, args.n_moderation)
     store = RESULTS / "few_runs.jsonl"
     done = load(store)
     jobs = [(key, p, i) for key, p in todo for i in range(p["n"]) if (key, i) not in done]
