@@ -101,9 +101,15 @@ SPENDING_WORDS = {
 
 
 def runs_text(n_a: float, n_b: float) -> str:
-    """``5`` (both systems) or ``6/18`` (reference/system)."""
+    """``5`` (both systems) or ``6 + 18`` (reference + system)."""
     a, b = int(n_a), int(n_b)
-    return str(a) if a == b else f"{a}/{b}"
+    return str(a) if a == b else f"{a} + {b}"
+
+
+def runs_phrase(n_a: float, n_b: float) -> str:
+    """``10 runs per system`` or ``6 + 18 runs`` (reference + system)."""
+    per_system = " per system" if int(n_a) == int(n_b) else ""
+    return f"{runs_text(n_a, n_b)} runs{per_system}"
 
 
 def plan_sentence(
@@ -119,7 +125,7 @@ def plan_sentence(
     """A declared plan's decision in words (§4e.6), e.g. ``stop: B better (look 2, 5 of 10 runs
     per system)``, ``continue (look 3, 6 of 10 runs per system): about 3 more runs per system
     for 80 % conditional power at the minimum effect``."""
-    where = f"look {look}, {runs_text(*runs)} of {runs_text(*maxima)} runs per system"
+    where = f"look {look}, {runs_text(*runs)} of {runs_phrase(*maxima)}"
     target = f"{target_power:.0%}"
     if action == STOP_SIGNIFICANT:
         return f"stop: {winner} better ({where})"

@@ -38,7 +38,7 @@ from infrepro.decisions import (
     TARGET_CONDITIONAL_POWER,
     WORSE,
     PairDecision,
-    runs_text,
+    runs_phrase,
 )
 from infrepro.sequential import (
     BAND_LOOK_ALPHA_FACTOR,
@@ -552,7 +552,7 @@ def _readings(old: PairDecision, new: PairDecision) -> PairDecision:
 
 def _plan_note(options: SequentialOptions, maxima: tuple[int, int], beyond: int) -> str:
     words = SPENDING_WORDS[options.spending]
-    note = f"sequential plan: {words} spending, at most {runs_text(*maxima)} runs per system"
+    note = f"sequential plan: {words} spending, at most {runs_phrase(*maxima)}"
     if options.futility is not None:
         note += f", non-binding futility below {options.futility:.0%} conditional power"
     if beyond:

@@ -28,7 +28,7 @@ from infrepro.decisions import (
     VS_OUTPUT,
     PairDecision,
     family_label,
-    runs_text,
+    runs_phrase,
 )
 from infrepro.schema import with_defaults
 from infrepro.vocabulary import NOT_CONVERGED
@@ -161,10 +161,10 @@ def test_text(record: PairDecision) -> str:
 def plan_text(record: PairDecision) -> str:
     """The declared plan or mode of a sequential verdict, in words ('' for one look)."""
     if record.sequential == PLAN:
-        maxima = runs_text(record.max_runs_reference, record.max_runs_system)
+        maxima = runs_phrase(record.max_runs_reference, record.max_runs_system)
         return (
             f"sequential plan, {SPENDING_WORDS.get(record.spending, record.spending)} "
-            f"spending, at most {maxima} runs per system, α = {record.plan_alpha:.3g} for "
+            f"spending, at most {maxima}, α = {record.plan_alpha:.3g} for "
             "this comparison"
         )
     if record.sequential == ANYTIME:
