@@ -14,7 +14,8 @@ within 0.05 of the fixed design's, and the expected runs per system below 10). T
 read from each look's fit; on the first ``--check`` experiments of each null cell ``decide`` is
 also run on each look's runs and must agree.
 
-Usage: nice python benchmarks/sequential_decision.py [--n 1000] [--check 100] [--processes 2]
+Usage: nice python benchmarks/sequential_decision.py [--n 1000] [--n-others 1000] [--check 100]
+       [--processes 2]
        [--out benchmarks/results/sequential_decision.md]
 Each experiment's outcome is kept in benchmarks/results/sequential_decision.jsonl (not
 committed), so an interrupted run resumes; the same arguments give the same tables.
@@ -57,9 +58,11 @@ RULES = {
 PLANS = ("obrien_fleming", "pocock", "anytime")
 
 
-def jobs(n: int, check: int) -> list[tuple[str, str, int]]:
-    """(kind, cell, experiment) of every job: outcomes, and the naive rule's check."""
-    out = [("outcome", cell, i) for cell in CELLS for i in range(n)]
+def jobs(n: int, check: int, n_others: int | None = None) -> list[tuple[str, str, int]]:
+    """(kind, cell, experiment) of every job: outcomes (``n`` in the first null cell, the
+    acceptance's; ``n_others``, default ``n``, in the others), and the naive rule's check."""
+    sizes = {cell: n if k == 0 or n_others is None else n_others for k, cell in enumerate(CELLS)}
+    out = [("outcome", cell, i) for cell in CELLS for i in range(sizes[cell])]
     out += [("check", cell, i) for cell, (_, e) in CELLS.items() if e == 0 for i in range(check)]
     return out
 
@@ -160,13 +163,14 @@ def check_lines(done: dict) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=1000, help="experiments per cell")
+    parser.add_argument("--n-others", type=int, default=None, help="experiments per other cell")
     parser.add_argument("--check", type=int, default=100, help="decide-per-look checks per cell")
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS / "sequential_decision.md")
     args = parser.parse_args()
     store = RESULTS / "sequential_decision.jsonl"
     done = load(store)
-    todo = [j for j in jobs(args.n, args.check) if j not in done]
+    todo = [j for j in jobs(args.n, args.check, args.n_others) if j not in done]
     start = time.time()
     load_start = os.getloadavg()[0]
     with store.open("a") as sink, multiprocessing.Pool(args.processes) as pool:
@@ -181,7 +185,8 @@ def main() -> None:
     text = [
         "# Sequential looks through the decision (issue 29; docs/method.md §4e.9)",
         "",
-        f"`nice python benchmarks/sequential_decision.py --n {args.n} --check {args.check} "
+        f"`nice python benchmarks/sequential_decision.py --n {args.n} --n-others "
+        f"{args.n_others or args.n} --check {args.check} "
         f"--processes {args.processes}` on {platform.node()} ({os.cpu_count()} cores shared, "
         f"load {load_start:.1f} at the start), {elapsed / 60:.0f} min wall for {len(todo)} new "
         "jobs (earlier ones resumed from the store). Each experiment: A and B with 10 runs each "
