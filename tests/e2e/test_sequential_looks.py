@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from decision_views import check_views
 from workflow_helpers import run_snakemake, write_scores
 
 pytestmark = pytest.mark.e2e
@@ -139,3 +140,5 @@ def test_bundled_example_as_three_looks(sequential_example_run: Path) -> None:
     html = (root / "results/report.html").read_text(encoding="utf-8")
     for metric in ("ter", "rouge1", "rougeL"):
         assert f'id="looks-{metric}"' in html
+    # the table, the card, the forest, the sentence and the LaTeX say the sequential record
+    assert check_views(root / "results", "baseline") == 3
