@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.decisions import PairDecision
+from infrepro.decisions import ANYTIME, PairDecision
 from infrepro.plots import short_name
 from infrepro.plots.looks import LookPoint, look_history
 from infrepro.vocabulary import LOOKS_TABLE, SYSTEM
@@ -139,8 +139,10 @@ def history_figure(
     ]
     key = f"looks-{record.metric}-{record.system}"
     title = f"{label}: {short_name(record.system, 24)} vs {short_name(record.reference, 24)}"
+    # each look's own p (a plan's repeated p is the record's, not a look's); anytime: the sequence's
+    look_p = p_name(record) if record.sequential == ANYTIME else "p"
     description = "; ".join(
-        f"look {integer(row['look'])}: {_interval(row)}, {p_name(record)} "
+        f"look {integer(row['look'])}: {_interval(row)}, {look_p} "
         f"{row['p_value'] or '–'}, level {_level(row)}, {_outcome(row)}"
         for _, row in rows.iterrows()
     )
