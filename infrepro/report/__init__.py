@@ -1,10 +1,27 @@
-"""The HTML report: tables in ``results/tables/`` rendered into one self-contained page."""
+"""The HTML report: tables in ``results/tables/`` rendered into one self-contained page.
 
-from .checksums import input_checksums, sha256
-from .context import build_context
-from .inputs import REPORT_TABLES, ReportSettings, load_tables, table_paths
-from .render import render, render_report
-from .versions import software_table, software_versions
+The names below are imported on first use (PEP 562): the workflow's parse reads only
+``report.checksums``, and importing the package must not load the renderer, the figures and
+scipy for that (they are most of a no-op run's time)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+_WHERE = {
+    "input_checksums": "checksums",
+    "sha256": "checksums",
+    "build_context": "context",
+    "REPORT_TABLES": "inputs",
+    "ReportSettings": "inputs",
+    "load_tables": "inputs",
+    "table_paths": "inputs",
+    "render": "page",
+    "render_report": "page",
+    "software_table": "versions",
+    "software_versions": "versions",
+}
 
 __all__ = [
     "REPORT_TABLES",
@@ -19,3 +36,19 @@ __all__ = [
     "software_versions",
     "table_paths",
 ]
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
+    from .checksums import input_checksums, sha256
+    from .context import build_context
+    from .inputs import REPORT_TABLES, ReportSettings, load_tables, table_paths
+    from .page import render, render_report
+    from .versions import software_table, software_versions
+
+
+def __getattr__(name: str) -> object:
+    """The public name ``name`` from its module, imported on first use."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from infrepro.provenance import software_versions
-from infrepro.report.render import TEMPLATE_DIR, TEMPLATE_FILES
+from infrepro.report.assets import TEMPLATE_DIR, TEMPLATE_FILES
 from infrepro.vocabulary import REPORT_TABLES
 
 REPORT_OPTIONS = config["report"]

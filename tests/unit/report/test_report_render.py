@@ -22,9 +22,9 @@ from infrepro.report import (
     render_report,
     table_paths,
 )
+from infrepro.report.assets import TEMPLATE_DIR
 from infrepro.report.context import SECTIONS
 from infrepro.report.decisions import sentence
-from infrepro.report.render import TEMPLATE_DIR
 from infrepro.vocabulary import columns
 
 TEMPLATES = TEMPLATE_DIR  # package data

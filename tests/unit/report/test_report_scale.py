@@ -10,8 +10,8 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader
 
 from infrepro.plots import qq_panels
+from infrepro.report.assets import TEMPLATE_DIR
 from infrepro.report.htmltable import MOST_ROWS, Cell, Column, rows_table
-from infrepro.report.render import TEMPLATE_DIR
 
 
 def qq_frame(subsets: int, points: int = 400) -> pd.DataFrame:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +11,9 @@ from markupsafe import Markup
 
 from infrepro.plots.svg import share_glyphs
 
+from .assets import ASSETS, TEMPLATE, TEMPLATE_DIR
 from .context import build_context
 from .inputs import ReportSettings, load_tables
-
-# The page's template, its macros, style and script: package data (infrepro/report/templates).
-TEMPLATE_DIR = Path(str(files(__package__) / "templates"))
-TEMPLATE = "report.html.j2"
-ASSETS = {"css": "report.css", "js": "report.js"}
-TEMPLATE_FILES = (TEMPLATE, "macros.html.j2", *ASSETS.values())
 
 
 def environment(template_dir: str | Path = TEMPLATE_DIR) -> jinja2.Environment:
