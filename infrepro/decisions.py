@@ -78,7 +78,7 @@ def family_label(family: str, size: int, adjust: str) -> str:
 
 def interval_kind(adjust: str) -> str:
     """What an improvement's interval is under an adjustment method."""
-    return SIMULTANEOUS if adjust == MAX_T else UNADJUSTED
+    return SIMULTANEOUS if adjust in (MAX_T, BONFERRONI) else UNADJUSTED
 
 
 # -- sequential looks (docs/method.md §4e.10): the record's mode, the plan's actions ------------

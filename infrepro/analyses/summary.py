@@ -21,6 +21,7 @@ import pandas as pd
 
 from infrepro.decisions import (
     BETTER,
+    BONFERRONI,
     DIRECTIONAL,
     FAMILIES,
     FAMILY_ALL,
@@ -216,6 +217,7 @@ class Adjusted:
     log10_p: float
     critical: float
     level: float
+    method: str = MAX_T  # the procedure it came from: max-t, bonferroni or holm
 
 
 def adjust_family(
@@ -227,39 +229,42 @@ def adjust_family(
 ) -> list[Adjusted]:
     """Adjusted p and critical values of a family's contrasts (``cov``: their covariance from
     M). ``holm``: Holm's step-down on the marginal p, each test's critical value at α
-    (unadjusted intervals). ``max-t``: the single-step max-t of §4c.10 with the contrasts'
-    correlation, each test's critical value at its marginal level p*_j, so that its interval
-    excludes 0 exactly when its adjusted p is below α. The marginal p may be given
-    (``log10_p``: the facet-aware reading), else each test's own."""
+    (unadjusted intervals). ``max-t``: when every contrast is M's t, the single-step max-t of
+    §4c.10 with the contrasts' correlation (emmeans' ``mvt``); otherwise single-step
+    Bonferroni (§4c.10); either way each test's critical value is at its marginal level, so
+    that its interval excludes 0 exactly when its adjusted p is below α. The marginal p may
+    be given (``log10_p``: the facet-aware reading), else each test's own."""
     if not contrasts:
         return []
+    plain = log10_p is None and all(c.test.kind == T_TEST for c in contrasts)
     if adjust == HOLM:
         marginal = [c.log10_p for c in contrasts] if log10_p is None else list(log10_p)
         first = alpha / len(contrasts)  # Holm's first step: the level its power is at
         return [
-            Adjusted(float(p), c.test.critical(alpha), first)
+            Adjusted(float(p), c.test.critical(alpha), first, HOLM)
             for p, c in zip(holm_log10(marginal), contrasts, strict=True)
         ]
-    from .simultaneous import emmeans_df, max_t
+    if not plain:
+        # A family with tests other than M's t (calibrated, moderated, Berger-Boos; or the
+        # facet-aware reading): their joint law is not M's multivariate t, and max-t on M's
+        # correlation was liberal there (family-wise 0.062-0.114 at 5 and 10 systems, §4c.10).
+        # Single-step Bonferroni holds whatever the dependence (the union bound over tests that
+        # each hold their level) and keeps interval ⇔ verdict: each at level α / m.
+        m = len(contrasts)
+        marginal = [c.log10_p for c in contrasts] if log10_p is None else list(log10_p)
+        level = alpha / m
+        return [
+            Adjusted(min(0.0, float(p) + math.log10(m)), c.test.critical(level), level, BONFERRONI)
+            for p, c in zip(marginal, contrasts, strict=True)
+        ]
+    from .simultaneous import max_t
 
     assert cov is not None
     sd = np.sqrt(np.diag(cov))
     corr = cov / np.outer(sd, sd)
     t = np.array([c.delta.estimate / c.delta.se for c in contrasts])
     df = np.array([c.delta.df for c in contrasts])
-    plain = log10_p is None and all(c.test.kind == T_TEST for c in contrasts)
-    if plain:  # every contrast a t test: emmeans' adjust = "mvt" exactly
-        result = max_t(t, df, corr, alpha)
-    else:  # t tests at emmeans' df, so that their t*_j = |t_j| (§4c.10)
-        nu = emmeans_df(df) if len(contrasts) > 1 else df
-        own = [
-            t_log10_p(Estimate(c.delta.estimate, c.delta.se, float(v)))
-            if c.test.kind == T_TEST
-            else c.log10_p
-            for c, v in zip(contrasts, nu, strict=True)
-        ]
-        marginal = own if log10_p is None else list(log10_p)
-        result = max_t(None, df, corr, alpha, log10_p_marginal=np.asarray(marginal))
+    result = max_t(t, df, corr, alpha)  # every contrast M's t: emmeans' adjust = "mvt" exactly
     return [
         Adjusted(
             float(p),
@@ -398,7 +403,7 @@ def _record(
         metric=ctx.metric,
         family=family,
         family_size=size,
-        adjust=ctx.settings.adjust,
+        adjust=adjusted.method,
         reference=c.reference,
         system=c.system,
         runs_reference=runs_ref,
@@ -414,7 +419,7 @@ def _record(
         critical=adjusted.critical,
         lower=lower,
         upper=upper,
-        interval=interval_kind(ctx.settings.adjust),
+        interval=interval_kind(adjusted.method),
         level=adjusted.level,
         p_value=format_p(c.log10_p),
         log10_p=c.log10_p,

@@ -329,7 +329,7 @@ def test_report_section_from_the_csv(tmp_path: Path) -> None:
     (section,) = decision.build(tables, settings)
     assert [row[1].text for row in section.table.rows] == ["C", "B", "A", "D"]
     labels = [c.label for c in section.table.headers]
-    assert "p (max-t over 3 comparisons with the baseline)" in labels
+    assert "p (Bonferroni over 3 comparisons with the baseline)" in labels
     assert len(section.forest) == 1 and "<svg" in section.forest[0].svg
     assert len(section.sentences) == 3
     assert section.latex.startswith("% Engine: pdflatex") and "\\begin{table*}" in section.latex
@@ -440,8 +440,9 @@ def test_adding_a_run_never_withholds_a_verdict(n_a: int, n_b: int, side: int) -
 
 @pytest.mark.parametrize("family", [FAMILY_BASELINE, FAMILY_ALL])
 def test_an_interval_excludes_zero_exactly_when_the_verdict_is_directional(family: str) -> None:
-    """Issue 27, acceptance 3: under max-t (the default) every record's interval and verdict
-    come from one procedure, t tests and calibrated tests alike, in both families."""
+    """Issue 27, acceptance 3: under the default every record's interval and verdict come from
+    one procedure, t tests and calibrated tests alike, in both families (a family holding a
+    calibrated test is adjusted by single-step Bonferroni, §4c.10)."""
     shifts = {"A": 0.0, "B": 0.03, "C": 0.08, "D": -0.05, "E": 0.05, "F": 0.0}
     runs = {"A": 4, "B": 3, "C": 5, "D": 1, "E": 2, "F": 1}
     result = decide(_synthetic(1, runs, shifts), FitLog("y"), Settings(family=family))
@@ -449,8 +450,24 @@ def test_an_interval_excludes_zero_exactly_when_the_verdict_is_directional(famil
     assert {r.comparison for r in records} >= {SYSTEMS, VS_OUTPUT}
     assert any(r.directional for r in records) and not all(r.directional for r in records)
     for r in records:
-        assert r.adjust == "max-t" and r.interval == "simultaneous 95 %"
+        assert r.adjust == "bonferroni" and r.interval == "simultaneous 95 %"
         assert (r.lower > 0 or r.upper < 0) == r.directional, r
+
+
+def test_max_t_where_every_contrast_is_ms_t_bonferroni_where_a_test_is_calibrated() -> None:
+    """§4c.10: a single-run baseline's comparisons are all M's t tests, so the baseline family
+    is max-t (emmeans' mvt); over all pairs B vs C is calibrated, so that family is Bonferroni:
+    p̃ = m · p, each interval at α / m."""
+    runs = {"A": 1, "B": 3, "C": 4}
+    result = decide(_synthetic(1, runs, {"A": 0.0, "B": 0.02, "C": 0.04}), FitLog("y"), Settings())
+    named = [r for r in result.records if r.family == FAMILY_BASELINE]
+    assert {r.adjust for r in named} == {"max-t"}
+    pairs = [r for r in result.records if r.family == FAMILY_ALL]
+    assert {r.adjust for r in pairs} == {"bonferroni"} and len(pairs) == 3
+    for r in pairs:
+        assert r.level == pytest.approx(0.05 / 3)
+        assert r.log10_p_adjusted == pytest.approx(min(0.0, r.log10_p + math.log10(3)))
+        assert (r.lower > 0 or r.upper < 0) == r.directional
 
 
 def test_the_report_reads_the_records_back_exactly() -> None:
