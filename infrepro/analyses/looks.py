@@ -42,6 +42,7 @@ from infrepro.decisions import (
 )
 from infrepro.sequential import (
     BAND_LOOK_ALPHA_FACTOR,
+    ConfidenceSequence,
     LookData,
     LookResult,
     LookTest,
@@ -395,7 +396,7 @@ class Sequential:
             note = "looks declared, but fewer than two pairs of runs: the single-look verdict"
             return replace(record, looks=total, note=_joined(record.note, note))
         p = anytime_p(d, self.options.scale)
-        claimed = self._anytime_rows(record, looks, d, alpha_j)
+        claimed = self._anytime_rows(record, looks, d, alpha_j, cs, p)
         n = int(cs.n[-1])
         se = _se(d[:n])
         lower, upper, mean = float(cs.lower[-1]), float(cs.upper[-1]), float(cs.mean[-1])
@@ -437,12 +438,17 @@ class Sequential:
         return _readings(record, revised)
 
     def _anytime_rows(
-        self, record: PairDecision, looks: list[PairLook], d: np.ndarray, alpha_j: float
+        self,
+        record: PairDecision,
+        looks: list[PairLook],
+        d: np.ndarray,
+        alpha_j: float,
+        cs: ConfidenceSequence,
+        p: np.ndarray,
     ) -> PairLook | None:
-        """The look history of the confidence sequence; the look of the first claim."""
+        """The look history of the confidence sequence ``cs`` of ``d`` (anytime-valid p ``p``);
+        the look of the first claim."""
         scale = self.options.scale
-        cs = confidence_sequence(d, alpha_j, scale)
-        p = anytime_p(d, scale)
         claimed: PairLook | None = None
         for lk in looks:
             n = min(lk.n_a, lk.n_b)

@@ -11,6 +11,7 @@ Pure functions on the engine's fits.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Mapping
@@ -222,18 +223,18 @@ class Adjusted:
 
 def adjust_family(
     contrasts: list[Contrast],
-    cov: np.ndarray | None,
+    covariance: Callable[[], np.ndarray] | None,
     adjust: str,
     alpha: float,
     log10_p: list[float] | None = None,
 ) -> list[Adjusted]:
-    """Adjusted p and critical values of a family's contrasts (``cov``: their covariance from
-    M). ``holm``: Holm's step-down on the marginal p, each test's critical value at α
-    (unadjusted intervals). ``max-t``: when every contrast is M's t, the single-step max-t of
-    §4c.10 with the contrasts' correlation (emmeans' ``mvt``); otherwise single-step
-    Bonferroni (§4c.10); either way each test's critical value is at its marginal level, so
-    that its interval excludes 0 exactly when its adjusted p is below α. The marginal p may
-    be given (``log10_p``: the facet-aware reading), else each test's own."""
+    """Adjusted p and critical values of a family's contrasts (``covariance``: their covariance
+    from M, computed only when max-t needs it). ``holm``: Holm's step-down on the marginal p,
+    each test's critical value at α (unadjusted intervals). ``max-t``: when every contrast is
+    M's t, the single-step max-t of §4c.10 with the contrasts' correlation (emmeans' ``mvt``);
+    otherwise single-step Bonferroni (§4c.10); either way each test's critical value is at its
+    marginal level, so that its interval excludes 0 exactly when its adjusted p is below α. The
+    marginal p may be given (``log10_p``: the facet-aware reading), else each test's own."""
     if not contrasts:
         return []
     plain = log10_p is None and all(c.test.kind == T_TEST for c in contrasts)
@@ -259,7 +260,8 @@ def adjust_family(
         ]
     from .simultaneous import max_t
 
-    assert cov is not None
+    assert covariance is not None
+    cov = covariance()
     sd = np.sqrt(np.diag(cov))
     corr = cov / np.outer(sd, sd)
     t = np.array([c.delta.estimate / c.delta.se for c in contrasts])
@@ -345,7 +347,7 @@ def records(
     if not contrasts:
         return []
     L = np.vstack([c.row for c in contrasts])
-    cov = model.fit.contrast_cov(L, model.method) if ctx.settings.adjust == MAX_T else None
+    cov = functools.cache(lambda: model.fit.contrast_cov(L, model.method))
     alpha = ctx.settings.alpha
     adjusted = adjust_family(contrasts, cov, ctx.settings.adjust, alpha)
     facet_adjusted: list[Adjusted] = []
