@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from infrepro.calibrated import DEFAULT_BAND, critical_t, power
+from infrepro.calibrated import DEFAULT_BAND, critical_t, critical_t_floor, power
 from infrepro.decisions import FAMILY_BASELINE, FIRST_LOOK
 from infrepro.registry import PLANNING
 from infrepro.schema import defaults
@@ -165,14 +165,28 @@ class PlannedTest:
         f = (n_a - 1 + self.prior_df, n_b - 1 + self.prior_df)
         return critical_t(self.level, n_a, n_b, self.band, *f)
 
+    def critical_floor(self, n_a: int, n_b: int) -> float:
+        """A closed-form lower bound of :meth:`critical` (``calibrated.critical_t_floor``)."""
+        return critical_t_floor(self.level, n_a - 1 + self.prior_df, n_b - 1 + self.prior_df)
 
-def analytic_power(comp: Components, delta: float, n_a: int, n_b: int, test: PlannedTest) -> float:
+
+def analytic_power(
+    comp: Components,
+    delta: float,
+    n_a: int,
+    n_b: int,
+    test: PlannedTest,
+    critical: float | None = None,
+) -> float:
     """Directional power of the calibrated test on run means with the true lambdas, by
-    quadrature (``calibrated.power``; the boundary pooling of REML left out)."""
+    quadrature (``calibrated.power``; the boundary pooling of REML left out); with
+    ``critical``, of |T| > critical instead."""
     s = comp.segments
     v_a, v_b = comp.lam(comp.run_a) / s, comp.lam(comp.run_b) / s
     f = (n_a - 1 + test.prior_df, n_b - 1 + test.prior_df)
-    return power(abs(delta), v_a, v_b, n_a, n_b, test.level, test.band, *f).directional
+    return power(
+        abs(delta), v_a, v_b, n_a, n_b, test.level, test.band, *f, critical=critical
+    ).directional
 
 
 @dataclass(frozen=True)
@@ -221,6 +235,14 @@ def _cheapest(
     for total in range(4, 2 * max_runs + 1):
         pairs = [(a, total - a) for a in range(2, max_runs + 1) if 2 <= total - a <= max_runs]
         if not pairs:
+            continue
+        # an upper bound first (the critical value's closed-form floor): a total it keeps
+        # below the window is skipped without a calibrated critical value (the costly part)
+        bound = [
+            analytic_power(comp, delta, a, b, run.test, run.test.critical_floor(a, b))
+            for a, b in pairs
+        ]
+        if max(bound) < target - 0.1:
             continue
         guide = [analytic_power(comp, delta, a, b, run.test) for a, b in pairs]
         if max(guide) < target - 0.1:

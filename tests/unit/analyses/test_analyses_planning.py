@@ -162,6 +162,18 @@ def test_cheapest_allocations_are_judged_designs():
         assert float(np.mean(np.abs(t) > TEST.critical(cheap.n_a, cheap.n_b))) < 0.056
 
 
+def test_the_bounded_search_finds_what_the_full_search_finds(monkeypatch):
+    """`_cheapest` skips a total when the power at the critical value's floor stays below the
+    window: the same answers as evaluating every allocation's calibrated guide."""
+    run = PowerRun(TEST, 400, 3)
+    cases = [(EXAMPLE, 0.02), (Components(0.0089, 0.00002, 0.0008, 0.0045, 500), 0.03)]
+    fast = [plan(comp, delta, (5, 5), run, max_runs=12).cheapest for comp, delta in cases]
+    monkeypatch.setattr(PlannedTest, "critical_floor", lambda self, a, b: 0.0)
+    full = [plan(comp, delta, (5, 5), run, max_runs=12).cheapest for comp, delta in cases]
+    assert fast == full
+    assert any(p is not None for answer in fast for p in answer.values())
+
+
 def test_planning_analysis_table():
     data = simulate(_design(4, 5, 0.01, 0.01, segments=40), 2).metric_data(
         options={"planning": {"draws": 200, "min_effect": 2.0}}

@@ -19,6 +19,7 @@ from infrepro.calibrated import (
     band_log10_p,
     berger_boos_log10_p,
     critical_t,
+    critical_t_floor,
     log10_tail,
     moderated_variances,
     moderated_welch,
@@ -200,6 +201,29 @@ def test_critical_t_between_known_limits() -> None:
         hsu = stats.t.isf(0.025, min(n_a, n_b) - 1)
         assert critical_t(0.05, n_a, n_b, 1.0) < critical_t(0.05, n_a, n_b) < hsu
         assert critical_t(0.05, n_a, n_b, 1e6) == pytest.approx(hsu, rel=1e-4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(min_value=2, max_value=30),
+    st.integers(min_value=2, max_value=30),
+    st.sampled_from([0.05, 0.01, 1e-4]),
+    st.sampled_from([1.0, 1.5, 2.0, 4.0]),
+    st.sampled_from([0.0, 2.5]),
+)
+def test_critical_t_floor_bounds_every_band(
+    n_a: int, n_b: int, level: float, band: float, prior: float
+) -> None:
+    """The closed-form floor (t with f_A + f_B df) is below the calibrated critical value, and
+    power at the floor is at least the power at the critical value (the planning's skip)."""
+    f_a, f_b = n_a - 1 + prior, n_b - 1 + prior
+    floor = critical_t_floor(level, f_a, f_b)
+    assert floor <= critical_t(level, n_a, n_b, band, f_a, f_b)
+    exact = power(0.3, 1.0, 2.0, n_a, n_b, level, band, f_a, f_b)
+    bound = power(0.3, 1.0, 2.0, n_a, n_b, level, band, f_a, f_b, critical=floor)
+    assert bound.directional >= exact.directional
+    assert critical_t_floor(level, math.inf, f_b) == pytest.approx(stats.norm.isf(level / 2))
+    assert critical_t_floor(level, f_a, f_b) == pytest.approx(stats.t.isf(level / 2, f_a + f_b))
 
 
 _runs = st.integers(min_value=2, max_value=40)
