@@ -3,10 +3,12 @@
 import pandas as pd
 
 from infrepro.analyses import load_metric_data, read_evaluation, run_analysis
+from infrepro.analyses.units import UnitStore
 from infrepro.io import write_csv
 from infrepro.io.results import read_result_table
 from infrepro.registry import analysis_spec
 from infrepro.workflow.jobs import run_rule_script
+from infrepro.workflow.outputs import unit_store
 
 
 def main(smk) -> None:
@@ -26,6 +28,7 @@ def main(smk) -> None:
         facets=list(smk.params.facets),
         properties=list(smk.params.properties),
         options=smk.params.options,
+        units=UnitStore.open(unit_store(smk.wildcards.metric, smk.params.analysis)),
     )
     needed = {  # the tables this analysis needs from other analyses' jobs (the registry's needs)
         need.argument: read_result_table(need.table, smk.input[need.argument])
@@ -34,6 +37,7 @@ def main(smk) -> None:
     tables = run_analysis(smk.params.analysis, data, needed)
     for name in smk.output.keys():
         write_csv(tables[name], smk.output[name])
+    data.units.save()  # after the tables: a failed job keeps the previous run's units
 
 
 if __name__ == "__main__":

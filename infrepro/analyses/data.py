@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -15,6 +15,9 @@ from infrepro.schema import with_defaults
 from infrepro.vocabulary import BIN_SUFFIX, RUN, SEGMENT, SYSTEM
 
 from .names import Names
+
+if TYPE_CHECKING:
+    from .units import UnitStore
 
 
 def distinct_strings(values: pd.Series) -> set[str]:
@@ -61,6 +64,7 @@ class MetricData:
     options: Mapping[str, Any] = field(default_factory=dict)
     bin_order: Mapping[str, list[str]] = field(default_factory=dict)
     names: Names = field(default_factory=Names)
+    units: UnitStore | None = None  # units kept from the job's previous run (units.py)
 
     def __post_init__(self) -> None:
         # options not given take the config schema's defaults (the only source of defaults); an

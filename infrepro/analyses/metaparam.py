@@ -29,6 +29,7 @@ from .conditional import Cell, _Tables, factor_analysis, property_rows
 from .data import MetricData, distinct_strings
 from .effects import effect_scale
 from .fitlog import FitLog
+from .units import UnitStore, options_part
 
 
 def facet_importance(data: MetricData, log: FitLog, components: pd.DataFrame) -> pd.DataFrame:
@@ -108,6 +109,16 @@ def metaparameter_interactions(
     """Importance ranking and, per system, every tested facet crossed with every property."""
     tables = _Tables(data.binned_columns)
     tables.scale = effect_scale(data, log)
+    store = data.units or UnitStore()
+    structure = (
+        data.metric,
+        data.better,
+        data.baseline,
+        tuple(data.facets),
+        tuple(data.properties),
+        tuple(sorted((k, tuple(v)) for k, v in data.bin_order.items())),
+        options_part(data.options),
+    )
     for system in data.systems:
         facets = tested_facets(data, system)
         untested = untested_facets(data, system)
@@ -116,7 +127,17 @@ def metaparameter_interactions(
         for facet in facets:
             for variant, variant_rows, reference in facet_variants(data, system, facet):
                 cell = Cell(facet, variant, METAPARAM, system, reference)
-                factor_analysis(data, log, tables, variant_rows, cell)
+                # a system whose rows did not change since the job's last run: its units' rows
+                # are taken from then (units.py)
+                store.run(
+                    store.key(variant_rows, cell, data.is_numeric(variant), structure),
+                    tables,
+                    log.rows,
+                    log.qq,
+                    lambda rows=variant_rows, cell=cell: factor_analysis(
+                        data, log, tables, rows, cell
+                    ),
+                )
     frames = tables.frames()
     frames["importance"] = facet_importance(data, log, components)
     return frames

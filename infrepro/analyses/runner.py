@@ -16,6 +16,7 @@ from .data import MetricData
 from .fitlog import FitLog
 from .names import Names
 from .tables import conform
+from .units import UnitStore
 
 __all__ = ["ANALYSES", "load_metric_data", "run_analysis"]
 
@@ -31,11 +32,13 @@ def load_metric_data(
     facets: list[str],
     properties: list[str],
     options: Mapping[str, Any],
+    units: UnitStore | None = None,
 ) -> MetricData:
     """Bundle one metric's view of the evaluation table with the experiment's structure.
 
     The metric, facet and property columns (and the properties' bins) get safe internal names
     here, once (:class:`Names`); :func:`run_analysis` gives the tables back the user's names.
+    ``units``: the job's store of per-system units (:class:`UnitStore`), none by default.
     """
     binned = [p + BIN_SUFFIX for p in properties if p + BIN_SUFFIX in evaluation]
     names = Names.of([metric, *facets, *properties, *binned], _user_values(evaluation, runs))
@@ -54,6 +57,7 @@ def load_metric_data(
         options=names.internal_options(options),
         bin_order=bin_order,
         names=names,
+        units=units,
     )
 
 

@@ -38,6 +38,16 @@ FIXED_FILES = frozenset(
 PAPER_SUFFIXES = frozenset({".tex", ".md"})
 
 
+UNIT_STORES = ".snakemake/infrepro/units"  # workflow state beside Snakemake's, not a result
+
+
+def unit_store(metric_stem: str, analysis: str) -> Path:
+    """Where an analysis job keeps its units for its next run (infrepro.analyses.units): in the
+    experiment's ``.snakemake/`` folder, with Snakemake's own state: not an output, so never
+    listed, pruned or pasted from; moved with the folder, and rebuilt when lost."""
+    return Path(UNIT_STORES) / metric_stem / f"{analysis}.json"
+
+
 def is_owned(relative: str | PurePosixPath) -> bool:
     """True for a path (relative to ``results/``) that infrepro writes: a fixed name, a table of
     ``tables/``, a run's ``scores/<run>.parquet``, a paper table ``paper/<stem>.tex|md`` or an
