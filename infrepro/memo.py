@@ -1,4 +1,5 @@
-"""Values remembered per DataFrame object while it lives.
+"""Values remembered per DataFrame object while it lives, and content digests for values kept
+across runs (an analysis's units, the report's figures).
 
 The analyses count the same rows' segments and runs for every fit, and the report looks up the
 same tables thousands of times; neither changes a frame in place (they derive new ones), so what
@@ -7,9 +8,16 @@ is computed from a frame stays valid for the frame's lifetime.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import platform
 import weakref
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 
@@ -27,3 +35,86 @@ class FrameMemo:
             entry = (weakref.ref(frame, lambda _, key=key: self._entries.pop(key, None)), {})
             self._entries[key] = entry
         return entry[1]
+
+
+# ---------------------------------------------------------------------------- across runs
+
+
+@cache
+def code_digest() -> str:
+    """A digest of the package's source and the libraries its numbers and figures depend on:
+    a value kept across runs is reused only by the code that made it."""
+    import matplotlib
+    import scipy
+
+    digest = hashlib.blake2b(digest_size=16)
+    root = Path(__file__).resolve().parent
+    for path in sorted(root.rglob("*")):
+        if path.suffix in {".py", ".html", ".css", ".js", ".yaml", ".json"} and path.is_file():
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+    versions = (platform.python_version(), np.__version__, scipy.__version__, pd.__version__)
+    digest.update(repr((*versions, matplotlib.__version__)).encode())
+    return digest.hexdigest()
+
+
+_FRAME_DIGESTS = FrameMemo()
+
+
+def frame_digest(frame: pd.DataFrame, index: bool = True) -> bytes:
+    """A digest of ``frame``: column names, dtypes, values in row order and (with ``index``) the
+    index, remembered per DataFrame object (the frames digested are never modified in place)."""
+    memo = _FRAME_DIGESTS.of(frame)
+    name = f"digest:{index}"
+    if name not in memo:
+        digest = hashlib.blake2b(digest_size=16)
+        digest.update(repr([(str(c), str(t)) for c, t in frame.dtypes.items()]).encode())
+        values = pd.util.hash_pandas_object(frame, index=index).to_numpy()
+        digest.update(np.ascontiguousarray(values).tobytes())
+        memo[name] = digest.digest()
+    return memo[name]
+
+
+class Undigestible(TypeError):
+    """A value without a content digest (an object known only by its identity)."""
+
+
+def content_digest(*values: object) -> str:
+    """A digest of plain values: numbers, strings, None, frames, series, arrays, and mappings,
+    sequences and dataclasses of them (:class:`Undigestible` for anything else)."""
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(code_digest().encode())
+    _digest_into(digest, values)
+    return digest.hexdigest()
+
+
+def _digest_into(digest: Any, value: object) -> None:
+    if value is None or isinstance(value, (str, int, float, bool, np.generic)):
+        digest.update(f"{type(value).__name__}:{value!r};".encode())
+    elif isinstance(value, pd.DataFrame):
+        digest.update(b"frame:" + frame_digest(value))
+    elif isinstance(value, pd.Series):
+        digest.update(b"series:" + frame_digest(value.to_frame()))
+    elif isinstance(value, np.ndarray):
+        digest.update(f"array:{value.dtype}:{value.shape}:".encode())
+        digest.update(
+            np.ascontiguousarray(value).tobytes()
+            if value.dtype != object
+            else repr(value.tolist()).encode()
+        )
+    elif isinstance(value, Mapping):
+        digest.update(b"{")
+        for key, item in value.items():
+            _digest_into(digest, key)
+            _digest_into(digest, item)
+        digest.update(b"}")
+    elif isinstance(value, (list, tuple)):
+        digest.update(b"[")
+        for item in value:
+            _digest_into(digest, item)
+        digest.update(b"]")
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        digest.update(type(value).__qualname__.encode())
+        _digest_into(digest, {f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    else:
+        raise Undigestible(f"no content digest for a {type(value).__name__}")

@@ -4,12 +4,14 @@ import os
 from pathlib import Path
 
 from infrepro.io import write_text
+from infrepro.plots.cache import FigureStore, figures_from
 from infrepro.report import (
     REPORT_TABLES,
     ReportSettings,
     render_report,
 )
 from infrepro.workflow.jobs import run_rule_script
+from infrepro.workflow.outputs import FIGURE_STORE
 
 
 def main(smk) -> None:
@@ -31,7 +33,10 @@ def main(smk) -> None:
         rerun=smk.params.rerun,
         units=dict(smk.params.units),
     )
-    write_text(smk.output.html, render_report(paths, settings))
+    # figures whose data did not change since the last render are not drawn again
+    with figures_from(FigureStore.open(FIGURE_STORE)) as figures:
+        write_text(smk.output.html, render_report(paths, settings))
+    figures.save()  # after the page: a failed render keeps the previous figures
 
 
 if __name__ == "__main__":

@@ -23,19 +23,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import platform
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy
 
 from infrepro.io.atomic import atomic_open
-from infrepro.memo import FrameMemo
+from infrepro.memo import code_digest, frame_digest
 
 from .effects import EffectScale, effect_label
 
@@ -43,35 +40,6 @@ FORMAT = 1  # the store's layout; another value is ignored
 UNIT_TABLES = ("glrt", "means", "contrasts", "slopes", "predictions", "tests")
 
 Row = dict[str, object]
-
-
-@cache
-def code_digest() -> str:
-    """A digest of the package's source and the numeric libraries a unit's numbers depend on."""
-    digest = hashlib.blake2b(digest_size=16)
-    root = Path(__file__).resolve().parents[1]
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode())
-        digest.update(path.read_bytes())
-    versions = (platform.python_version(), np.__version__, scipy.__version__, pd.__version__)
-    digest.update(repr(versions).encode())
-    return digest.hexdigest()
-
-
-_FRAME_DIGESTS = FrameMemo()
-
-
-def frame_digest(frame: pd.DataFrame) -> bytes:
-    """A digest of every column of ``frame`` (names, dtypes, values in row order), remembered
-    per DataFrame object (a system's variants share one frame)."""
-    memo = _FRAME_DIGESTS.of(frame)
-    if "digest" not in memo:
-        digest = hashlib.blake2b(digest_size=16)
-        digest.update(repr([(str(c), str(t)) for c, t in frame.dtypes.items()]).encode())
-        values = pd.util.hash_pandas_object(frame, index=False).to_numpy()
-        digest.update(np.ascontiguousarray(values).tobytes())
-        memo["digest"] = digest.digest()
-    return memo["digest"]
 
 
 @dataclass
@@ -109,7 +77,7 @@ class UnitStore:
         """The key of a unit on ``frame`` described by ``parts`` (cell, options, structure)."""
         digest = hashlib.blake2b(digest_size=20)
         digest.update(code_digest().encode())
-        digest.update(frame_digest(frame))
+        digest.update(frame_digest(frame, index=False))  # labels are not data
         digest.update(repr(parts).encode())
         return digest.hexdigest()
 

@@ -11,6 +11,7 @@ from matplotlib.lines import Line2D
 
 from infrepro.vocabulary import SYSTEM
 
+from .cache import cached_figure
 from .names import label_width, short_names, text_width
 from .palette import level_styles, system_style
 from .svg import figure, legend_below, legend_columns, legend_rows, to_svg
@@ -30,6 +31,7 @@ BOX_STYLE = {
 }
 
 
+@cached_figure
 def run_distribution(
     runs: pd.DataFrame,
     systems: Sequence[str],

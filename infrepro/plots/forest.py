@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .cache import cached_figure
 from .names import label_width, short_names
 from .svg import figure, to_svg
 
@@ -13,6 +14,7 @@ SIGNIFICANT = "#1f5fa8"
 NOT_SHOWN = "#8a8f98"
 
 
+@cached_figure
 def improvement_forest(
     systems: Sequence[str],
     estimates: Sequence[float],

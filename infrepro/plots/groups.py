@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from matplotlib.ticker import MaxNLocator
 
+from .cache import cached_figure
 from .names import label_width, short_names
 from .svg import figure, to_svg
 
@@ -93,6 +94,7 @@ def _groups(letters: dict[str, list[int]], screen: Sequence[float]) -> list[tupl
     return sorted(shown, key=lambda g: (min(screen[i] for i in g[1]), g[0]))
 
 
+@cached_figure
 def groups_diagram(
     systems: Sequence[str],
     means: Sequence[float],

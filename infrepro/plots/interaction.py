@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .cache import cached_figure
 from .svg import figure, legend_below, legend_columns, legend_rows, to_svg
 
 LEGEND_COLUMNS = 4
@@ -29,6 +30,7 @@ class PlotText:
     legend_title: str = ""
 
 
+@cached_figure
 def numeric_interaction(
     lines: pd.DataFrame,
     points: pd.DataFrame,
@@ -72,6 +74,7 @@ def numeric_interaction(
         return to_svg(fig, text.key, text.title)
 
 
+@cached_figure
 def categorical_interaction(
     points: pd.DataFrame,
     levels: Sequence[str],

@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .cache import cached_figure
 from .forest import NOT_SHOWN, SIGNIFICANT
 from .svg import figure, to_svg
 
@@ -41,6 +42,7 @@ def _limits(points: Sequence[LookPoint]) -> tuple[float, float]:
     return low - pad, high + pad
 
 
+@cached_figure
 def look_history(
     points: Sequence[LookPoint],
     *,

@@ -10,11 +10,13 @@ from matplotlib.ticker import MaxNLocator
 
 from infrepro.vocabulary import BUDGET_COLUMN, SYSTEM
 
+from .cache import cached_figure
 from .svg import figure, legend_below, legend_columns, legend_rows, lines_legend_svg, to_svg
 
 TARGETS = (0.8, 0.9)
 
 
+@cached_figure
 def power_curve(curves: pd.DataFrame, *, title: str, key: str) -> str:
     """Simulated power (± 2 Monte Carlo SE) against runs per system (equal allocation), one line
     per effect (``effect_source, improvement_points, runs_baseline, power, mc_se``); dashed lines at
@@ -58,6 +60,7 @@ def power_curve(curves: pd.DataFrame, *, title: str, key: str) -> str:
         return to_svg(fig, key, title)
 
 
+@cached_figure
 def budget_curves(
     curves: pd.DataFrame,
     styles: Mapping[str, Mapping[str, object]],

@@ -8,6 +8,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 
+from .cache import cached_figure
 from .names import short_name
 from .svg import figure, to_svg
 
@@ -17,6 +18,7 @@ RASTER_BELOW = 1.9  # zorder under which the overlaid lines are rasterized (the 
 RASTER_DPI = 150  # overlaid lines are drawn as one image at this resolution (SVG size)
 
 
+@cached_figure
 def qq_panels(panels: Sequence[tuple[str, pd.DataFrame]], *, title: str, key: str) -> str:
     """Each panel: (title, frame with ``theoretical`` and ``sample`` quantiles) as a line."""
     count = max(len(panels), 1)

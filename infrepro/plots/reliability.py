@@ -10,6 +10,7 @@ from matplotlib.patches import Patch
 
 from infrepro.vocabulary import SYSTEM
 
+from .cache import cached_figure
 from .names import label_width, short_names
 from .svg import figure, legend_below, legend_columns, legend_rows, lines_legend_svg, to_svg
 
@@ -22,6 +23,7 @@ KOO_LI_BANDS = (
 PHI_TARGET = 0.8
 
 
+@cached_figure
 def variance_bars(
     shares: pd.DataFrame,
     systems: Sequence[str],
@@ -78,6 +80,7 @@ def variance_bars(
         return to_svg(fig, key, title)
 
 
+@cached_figure
 def dstudy_curve(
     curves: pd.DataFrame,
     styles: Mapping[str, Mapping[str, object]],

@@ -48,6 +48,9 @@ def unit_store(metric_stem: str, analysis: str) -> Path:
     return Path(UNIT_STORES) / metric_stem / f"{analysis}.json"
 
 
+FIGURE_STORE = ".snakemake/infrepro/figures.json"  # the report's figures of its last render
+
+
 def is_owned(relative: str | PurePosixPath) -> bool:
     """True for a path (relative to ``results/``) that infrepro writes: a fixed name, a table of
     ``tables/``, a run's ``scores/<run>.parquet``, a paper table ``paper/<stem>.tex|md`` or an

@@ -1,0 +1,102 @@
+"""Figures kept from the report's previous render, by content.
+
+A figure is a deterministic function of its plotting function and arguments (frames, styles,
+texts) and of the code: a render after new seeds of one system draws only the figures whose
+data changed and takes the others' SVG from the previous render (issue 31; most of a paper-scale
+report's time is matplotlib's). The store is one JSON file
+(``.snakemake/infrepro/figures.json``, data only), written atomically after the page and holding
+only the figures of that render. A figure is reused only under the same key: the function's
+name and a digest of its arguments and of the package's source and library versions
+(:func:`infrepro.memo.content_digest`). A missing, unreadable or foreign file is ignored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ParamSpec
+
+from infrepro.io.atomic import atomic_open
+from infrepro.memo import Undigestible, code_digest, content_digest
+
+FORMAT = 1
+P = ParamSpec("P")
+
+
+@dataclass
+class FigureStore:
+    """The figures of the previous render (``previous``) and of this one (``current``)."""
+
+    path: Path | None = None
+    previous: dict[str, str] = field(default_factory=dict)
+    current: dict[str, str] = field(default_factory=dict)
+    reused: int = 0
+
+    @classmethod
+    def open(cls, path: str | Path) -> FigureStore:
+        """The store at ``path``, with its figures when this code drew them."""
+        path = Path(path)
+        previous: dict[str, str] = {}
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            if saved.get("format") == FORMAT and saved.get("code") == code_digest():
+                previous = {str(k): str(v) for k, v in saved["figures"].items()}
+        except Exception:  # noqa: BLE001 - absent, truncated or foreign: draw every figure
+            previous = {}
+        return cls(path, previous)
+
+    def svg(self, key: str, draw: Callable[[], str]) -> str:
+        """The figure under ``key``: from the previous render, else drawn; kept for the next."""
+        if key in self.previous:
+            self.reused += 1
+            svg = self.previous[key]
+        else:
+            svg = self.current.get(key) or draw()
+        self.current[key] = svg
+        return svg
+
+    def save(self) -> None:
+        """Write this render's figures (atomically), replacing the previous render's."""
+        if self.path is None:
+            return
+        saved = {"format": FORMAT, "code": code_digest(), "figures": self.current}
+        with atomic_open(self.path) as handle:
+            json.dump(saved, handle, separators=(",", ":"), sort_keys=True)
+
+
+_ACTIVE: ContextVar[FigureStore | None] = ContextVar("infrepro_figures", default=None)
+
+
+@contextlib.contextmanager
+def figures_from(store: FigureStore) -> Iterator[FigureStore]:
+    """Draw the figures of the block through ``store``."""
+    token = _ACTIVE.set(store)
+    try:
+        yield store
+    finally:
+        _ACTIVE.reset(token)
+
+
+def cached_figure(function: Callable[P, str]) -> Callable[P, str]:
+    """A plotting function whose SVG is taken from the active store when its arguments are the
+    same as in the previous render (drawn as ever without a store, or for arguments that have
+    no content digest)."""
+    name = f"{function.__module__}.{function.__qualname__}"
+
+    @functools.wraps(function)
+    def drawn(*args: P.args, **kwargs: P.kwargs) -> str:
+        store = _ACTIVE.get()
+        if store is None:
+            return function(*args, **kwargs)
+        try:
+            key = content_digest(name, args, sorted(kwargs.items()))
+        except Undigestible:
+            return function(*args, **kwargs)
+        return store.svg(key, lambda: function(*args, **kwargs))
+
+    return drawn

@@ -1,0 +1,92 @@
+"""Figures kept from the previous render (infrepro/plots/cache.py): a render through the store
+is byte-identical to one without it, and only figures whose data changed are drawn again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_report_render import TEMPLATES, figure_tables
+
+from infrepro.io import write_csv
+from infrepro.plots.cache import FigureStore, figures_from
+from infrepro.plots.planning import power_curve
+from infrepro.report import ReportSettings, render_report, table_paths
+
+SETTINGS = ReportSettings(
+    name="Toy",
+    baseline="bl",
+    systems=["bl", "comp"],
+    metrics=["ter"],
+    better={"ter": "lower"},
+    properties=["length"],
+    facets=["lambda", "seed"],
+)
+
+
+def _render(folder: Path, store: FigureStore | None) -> str:
+    if store is None:
+        return render_report(table_paths(folder), SETTINGS, TEMPLATES)
+    with figures_from(store):
+        return render_report(table_paths(folder), SETTINGS, TEMPLATES)
+
+
+def test_a_render_through_the_store_equals_one_without(tmp_path: Path) -> None:
+    for name, frame in figure_tables().items():
+        if not frame.empty:
+            write_csv(frame, tmp_path / f"{name}.csv")
+    path = tmp_path / "figures.json"
+    plain = _render(tmp_path, None)
+    first = FigureStore.open(path)
+    assert _render(tmp_path, first) == plain
+    assert first.reused == 0 and len(first.current) == 4
+    first.save()
+    second = FigureStore.open(path)
+    assert _render(tmp_path, second) == plain
+    assert second.reused == 4
+
+
+CURVES = pd.DataFrame(
+    {
+        "effect_source": ["observed"] * 3,
+        "improvement_points": [1.0] * 3,
+        "runs_baseline": [2, 3, 4],
+        "power": [0.2, 0.4, 0.6],
+        "mc_se": [0.01] * 3,
+    }
+)
+
+
+def test_changed_data_is_drawn_again(tmp_path: Path) -> None:
+    store = FigureStore.open(tmp_path / "figures.json")
+    with figures_from(store):
+        first = power_curve(CURVES, title="t", key="k")
+        again = power_curve(CURVES.copy(), title="t", key="k")
+        changed = power_curve(CURVES.assign(power=[0.2, 0.4, 0.7]), title="t", key="k")
+        retitled = power_curve(CURVES, title="other", key="k")
+    assert first == again == power_curve(CURVES, title="t", key="k")
+    assert changed != first and retitled != first
+    assert changed == power_curve(CURVES.assign(power=[0.2, 0.4, 0.7]), title="t", key="k")
+    assert len(store.current) == 3
+
+
+@pytest.mark.parametrize("content", ["", "{broken", "[]", "foreign"])
+def test_an_unreadable_or_foreign_store_is_ignored(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "figures.json"
+    if content == "foreign":  # drawn by other code: its digest differs
+        store = FigureStore.open(path)
+        with figures_from(store):
+            power_curve(CURVES, title="t", key="k")
+        store.save()
+        saved = json.loads(path.read_text())
+        saved["code"] = "another version"
+        path.write_text(json.dumps(saved))
+    else:
+        path.write_text(content)
+    store = FigureStore.open(path)
+    assert store.previous == {}
+    with figures_from(store):
+        assert power_curve(CURVES, title="t", key="k") == power_curve(CURVES, title="t", key="k")
+    assert store.reused == 0
