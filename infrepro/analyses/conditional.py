@@ -349,7 +349,7 @@ class _PostHoc:
     def predictions(self, tables: _Tables) -> None:
         """Prediction lines with 95 % bands over the property's range, and binned raw means."""
         values = self.rows[self.prop].to_numpy(dtype=float)
-        grid = np.linspace(*np.quantile(np.sort(values), [0.01, 0.99]), GRID_POINTS)
+        grid = np.linspace(*np.quantile(values, [0.01, 0.99]), GRID_POINTS)
         newdata = pd.DataFrame(
             {
                 self.factor: np.repeat(self.levels, GRID_POINTS),
