@@ -63,16 +63,21 @@ _FRAME_DIGESTS = FrameMemo()
 
 def frame_digest(frame: pd.DataFrame, index: bool = True) -> bytes:
     """A digest of ``frame``: column names, dtypes, values in row order and (with ``index``) the
-    index, remembered per DataFrame object (the frames digested are never modified in place)."""
+    index, remembered per DataFrame object (for frames never modified in place, as the
+    analyses' rows; see :func:`content_digest` for the others)."""
     memo = _FRAME_DIGESTS.of(frame)
     name = f"digest:{index}"
     if name not in memo:
-        digest = hashlib.blake2b(digest_size=16)
-        digest.update(repr([(str(c), str(t)) for c, t in frame.dtypes.items()]).encode())
-        values = pd.util.hash_pandas_object(frame, index=index).to_numpy()
-        digest.update(np.ascontiguousarray(values).tobytes())
-        memo[name] = digest.digest()
+        memo[name] = _frame_bytes(frame, index)
     return memo[name]
+
+
+def _frame_bytes(frame: pd.DataFrame, index: bool) -> bytes:
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(repr([(str(c), str(t)) for c, t in frame.dtypes.items()]).encode())
+    values = pd.util.hash_pandas_object(frame, index=index).to_numpy()
+    digest.update(np.ascontiguousarray(values).tobytes())
+    return digest.digest()
 
 
 class Undigestible(TypeError):
@@ -80,8 +85,10 @@ class Undigestible(TypeError):
 
 
 def content_digest(*values: object) -> str:
-    """A digest of plain values: numbers, strings, None, frames, series, arrays, and mappings,
-    sequences and dataclasses of them (:class:`Undigestible` for anything else)."""
+    """A digest of plain values: numbers, strings, None, frames (without their row labels),
+    series (with theirs), arrays, and mappings, sequences and dataclasses of them
+    (:class:`Undigestible` for anything else). Computed afresh on every call: a frame may have
+    changed since."""
     digest = hashlib.blake2b(digest_size=20)
     digest.update(code_digest().encode())
     _digest_into(digest, values)
@@ -91,10 +98,11 @@ def content_digest(*values: object) -> str:
 def _digest_into(digest: Any, value: object) -> None:
     if value is None or isinstance(value, (str, int, float, bool, np.generic)):
         digest.update(f"{type(value).__name__}:{value!r};".encode())
-    elif isinstance(value, pd.DataFrame):
-        digest.update(b"frame:" + frame_digest(value))
+    elif isinstance(value, pd.DataFrame):  # a frame's row labels are not data: no code
+        # that takes one reads its index (rows filtered from a table keep their old labels)
+        digest.update(b"frame:" + _frame_bytes(value, index=False))
     elif isinstance(value, pd.Series):
-        digest.update(b"series:" + frame_digest(value.to_frame()))
+        digest.update(b"series:" + _frame_bytes(value.to_frame(), index=True))
     elif isinstance(value, np.ndarray):
         digest.update(f"array:{value.dtype}:{value.shape}:".encode())
         digest.update(

@@ -1,5 +1,7 @@
 """Snakemake script: run one analysis of one metric and write its tables."""
 
+import logging
+
 import pandas as pd
 
 from infrepro.analyses import load_metric_data, read_evaluation, run_analysis
@@ -38,6 +40,9 @@ def main(smk) -> None:
     for name in smk.output.keys():
         write_csv(tables[name], smk.output[name])
     data.units.save()  # after the tables: a failed job keeps the previous run's units
+    units = data.units
+    if units.current:
+        logging.info("units: %d of %d from the last run", units.reused, len(units.current))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Snakemake script: render results/report.html from results/tables/*.csv."""
 
+import logging
 import os
 from pathlib import Path
 
@@ -37,6 +38,7 @@ def main(smk) -> None:
     with figures_from(FigureStore.open(FIGURE_STORE)) as figures:
         write_text(smk.output.html, render_report(paths, settings))
     figures.save()  # after the page: a failed render keeps the previous figures
+    logging.info("figures: %d of %d from the last render", figures.reused, len(figures.current))
 
 
 if __name__ == "__main__":
