@@ -23,7 +23,10 @@ SCHEMA = Path(str(files("infrepro") / "assets" / "config.schema.yaml"))
 def _schema() -> dict[str, Any]:
     import yaml
 
-    return yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
+    # libyaml's loader when PyYAML has it: the same document, parsed in a fraction of the time
+    # (every workflow parse, a run with nothing to do included, reads this file)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(SCHEMA.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 (safe)
 
 
 def schema() -> dict[str, Any]:
