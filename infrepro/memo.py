@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import platform
 import weakref
 from collections.abc import Mapping
@@ -126,3 +127,32 @@ def _digest_into(digest: Any, value: object) -> None:
         _digest_into(digest, {f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
     else:
         raise Undigestible(f"no content digest for a {type(value).__name__}")
+
+
+def read_kept(path: Path, fmt: int) -> dict[str, Any]:
+    """The entries a store file of layout ``fmt`` holds when this code wrote them; {} when the
+    file is absent, unreadable, of another layout or written by other code (a JSON file: data
+    only, so a copied or cloned folder's store can never run anything)."""
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if saved.get("format") == fmt and saved.get("code") == code_digest():
+            return dict(saved["entries"])
+    except Exception:  # noqa: BLE001 - absent, truncated or foreign: nothing is kept
+        pass
+    return {}
+
+
+def write_kept(path: Path, fmt: int, entries: Mapping[str, Any]) -> None:
+    """Write a store file (atomically): the layout, this code's digest and the entries (numpy
+    scalars as the Python values they hold; floats, NaN and infinities round-trip exactly)."""
+    from infrepro.io.atomic import atomic_open
+
+    saved = {"format": fmt, "code": code_digest(), "entries": entries}
+    with atomic_open(path) as handle:
+        json.dump(saved, handle, default=_plain, separators=(",", ":"), sort_keys=True)
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"a value of type {type(value).__name__} cannot be kept")

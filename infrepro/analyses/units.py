@@ -22,17 +22,14 @@ on reuse: the cached contrasts keep their estimate and get the current effect si
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from infrepro.io.atomic import atomic_open
-from infrepro.memo import code_digest, frame_digest
+from infrepro.memo import code_digest, frame_digest, read_kept, write_kept
 
 from .effects import EffectScale, effect_label
 
@@ -64,12 +61,9 @@ class UnitStore:
     def open(cls, path: str | Path) -> UnitStore:
         """The store at ``path``, with the units it holds when they were made by this code."""
         path = Path(path)
-        previous: dict[str, _Unit] = {}
         try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
-            if saved.get("format") == FORMAT and saved.get("code") == code_digest():
-                previous = {key: _Unit(**unit) for key, unit in saved["units"].items()}
-        except Exception:  # noqa: BLE001 - absent, truncated or foreign: compute every unit
+            previous = {key: _Unit(**unit) for key, unit in read_kept(path, FORMAT).items()}
+        except TypeError:  # entries of another shape: compute every unit
             previous = {}
         return cls(path, previous)
 
@@ -120,10 +114,7 @@ class UnitStore:
         if not self.current:  # an analysis without units keeps no file
             self.path.unlink(missing_ok=True)
             return
-        units = {key: asdict(unit) for key, unit in self.current.items()}
-        saved = {"format": FORMAT, "code": code_digest(), "units": units}
-        with atomic_open(self.path) as handle:
-            json.dump(saved, handle, default=_plain, allow_nan=True, separators=(",", ":"))
+        write_kept(self.path, FORMAT, {key: asdict(u) for key, u in self.current.items()})
 
 
 def options_part(options: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -135,10 +126,3 @@ def _rescaled(row: Row, scale: EffectScale) -> Row:
     """A cached contrast row with the current effect scale's d (its estimate is the unit's)."""
     d = scale.d(float(row["estimate"]))  # type: ignore[arg-type]
     return {**row, "effect_size": d, "effect_sd": scale.sd, "effect_label": effect_label(d)}
-
-
-def _plain(value: object) -> object:
-    """A numpy scalar as the Python number or bool it holds (floats round-trip exactly)."""
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"a unit's cell of type {type(value).__name__} cannot be kept")

@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ParamSpec
 
-from infrepro.io.atomic import atomic_open
-from infrepro.memo import Undigestible, code_digest, content_digest
+from infrepro.memo import Undigestible, content_digest, read_kept, write_kept
 
 FORMAT = 1
 P = ParamSpec("P")
@@ -41,13 +39,7 @@ class FigureStore:
     def open(cls, path: str | Path) -> FigureStore:
         """The store at ``path``, with its figures when this code drew them."""
         path = Path(path)
-        previous: dict[str, str] = {}
-        try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
-            if saved.get("format") == FORMAT and saved.get("code") == code_digest():
-                previous = {str(k): str(v) for k, v in saved["figures"].items()}
-        except Exception:  # noqa: BLE001 - absent, truncated or foreign: draw every figure
-            previous = {}
+        previous = {str(k): str(v) for k, v in read_kept(path, FORMAT).items()}
         return cls(path, previous)
 
     def svg(self, key: str, draw: Callable[[], str]) -> str:
@@ -64,9 +56,7 @@ class FigureStore:
         """Write this render's figures (atomically), replacing the previous render's."""
         if self.path is None:
             return
-        saved = {"format": FORMAT, "code": code_digest(), "figures": self.current}
-        with atomic_open(self.path) as handle:
-            json.dump(saved, handle, separators=(",", ":"), sort_keys=True)
+        write_kept(self.path, FORMAT, self.current)
 
 
 _ACTIVE: ContextVar[FigureStore | None] = ContextVar("infrepro_figures", default=None)
