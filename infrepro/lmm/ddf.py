@@ -450,7 +450,9 @@ def _kr_df(q: int, a1: float, a2: float) -> tuple[float, float]:
     v0 = 0.0 if abs(v0) < 1e-10 else v0
     x = 1 - a2 / q
     ratio = 1.0 if abs(x) < 1e-14 and abs(v1) < 1e-14 else x / v1
-    rho = ratio**2 * v0 / v2 / q
+    # v2 = 0 (e.g. A1 = A2 = 1/2 exactly for one row, as when both systems' run variances are
+    # estimated at 0): rho is infinite and ddf takes its limit, 4 (a rounding away, it did)
+    rho = ratio**2 * v0 / v2 / q if v2 != 0 else np.inf
     df2 = 4 + (q + 2) / (q * rho - 1)
     scaling = 1.0 if abs(df2 - 2) < 1e-2 else df2 * (1 - a2 / q) / (df2 - 2)
     return df2, scaling

@@ -219,3 +219,13 @@ def test_contest_rows_is_contest_of_each_row(formula: str, method: str, monkeypa
         assert (test.method, test.numdf) == (alone.method, alone.numdf)
         for name in ("estimate", "se", "statistic", "dendf", "log10_p"):
             assert getattr(test, name) == pytest.approx(getattr(alone, name), rel=1e-10), name
+
+
+def test_one_row_df_at_a_equal_to_one_half_is_the_limit_4() -> None:
+    """A1 = A2 = 1/2 exactly (as M's pairs give when run variances sit at 0) makes pbkrtest's
+    v2 zero: the df is rho's limit, 4, as at any A a rounding away, not a division by zero."""
+    from infrepro.lmm.ddf import _kr_df
+
+    assert _kr_df(1, 0.5, 0.5)[0] == 4.0
+    for a in (0.5 - 1e-12, 0.5 + 1e-12):
+        assert _kr_df(1, a, a)[0] == pytest.approx(4.0, abs=1e-9)
