@@ -1,8 +1,8 @@
 """Benchmark: the whole workflow on 30 systems x 5 runs x 500 segments x 2 metrics (issue 20,
 item 8; other designs with --systems/--runs/--segments, e.g. 62 x 3 x 40 for issue 31): wall
 time with `snakemake --cores 2`, time per job, size of `results/tables/*.csv` (total and per
-file), size of the report page and the height of its top (header, decision tables, forest plots)
-at 1400 px, for two source trees side by side in one invocation.
+file), size of the report page, the height of its top (header, decision tables, forest plots)
+and of the whole page at 1400 px, for two source trees side by side in one invocation.
 
 Usage: `python benchmarks/many_systems.py [--before /tmp/before] [--after .] [--workdir
 /tmp/infrepro-many] [--repeat 1] [--only before|after] [--systems 30] [--runs 5] [--segments
@@ -51,6 +51,7 @@ TOP = (
     "'#decision table.decision-table, #decision svg.plot')).map("
     "e => e.getBoundingClientRect().bottom + window.scrollY))"
 )
+PAGE = "document.documentElement.scrollHeight"
 STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]")
 STARTED = re.compile(r"^(?:local)?(?:rule|checkpoint) (\w+):")
 JOBID = re.compile(r"^\s+jobid: (\d+)")
@@ -124,19 +125,19 @@ def job_times(output: str) -> dict[str, list[float]]:
     return dict(times)
 
 
-def top_height(report: Path) -> float | None:
-    """Bottom of the last decision table or forest plot, in px at 1400 px wide (None without
-    Chromium)."""
+def page_heights(report: Path) -> tuple[float | None, float | None]:
+    """Bottom of the last decision table or forest plot, and the whole page's height (its
+    details closed, as it opens), in px at 1400 px wide ((None, None) without Chromium)."""
     sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "e2e")]
     from optional_tools import find_chromium
     from test_report_browser import Browser
 
     executable = find_chromium()
     if executable is None:
-        return None
+        return None, None
     with Browser(executable, timeout=300) as browser:
         browser.open(report.as_uri(), width=WIDTH, height=SCREEN)
-        return float(browser.evaluate(TOP))
+        return float(browser.evaluate(TOP)), float(browser.evaluate(PAGE))
 
 
 def _children_cpu() -> float:
@@ -184,7 +185,7 @@ def run_tree(tree: Path, data: Path, workdir: Path) -> dict[str, object]:
         "page_bytes": report.stat().st_size,
         "tables_bytes": sum(tables.values()),
         "table_bytes": dict(sorted(tables.items(), key=lambda item: -item[1])),
-        "top_px": top_height(report),
+        **dict(zip(("top_px", "page_px"), page_heights(report), strict=True)),
     }
 
 
@@ -222,6 +223,7 @@ def summarise(runs: list[dict]) -> str:
         for name in largest
     ]
     lines.append(_row("top of report at 1400 px", [_top_cell(r["top_px"]) for r in runs]))
+    lines.append(_row("whole page at 1400 px", [_top_cell(r.get("page_px")) for r in runs]))
     loads = [f"{r['load_before'][0]} / {r['load_after'][0]}" for r in runs]
     lines.append(_row("load average (1 min) at start / end", loads))
     return "\n".join(lines)
