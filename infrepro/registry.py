@@ -111,7 +111,8 @@ ANALYSES: dict[str, AnalysisSpec] = {
             COMPARISON,
             "infrepro.analyses.comparison:compare_systems",
             (*MODEL_TABLES, *LOG_TABLES),
-            ("dev_score_better", "bootstrap_lrt", "bootstrap", "facets"),
+            # comparisons: the decision's family, whose pairs it fits (baseline or all pairs)
+            ("dev_score_better", "bootstrap_lrt", "bootstrap", "facets", "comparisons"),
             Cost(300, 510, 5, 9),
         ),
         AnalysisSpec(

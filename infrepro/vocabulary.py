@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 # -- columns of the inputs and of the evaluation table (docs/method.md §1) ----------------------
 SEGMENT = "segment_id"
@@ -106,6 +107,34 @@ class TableSpec:
         return tuple(c.name for c in self.columns if c.kind in kinds)
 
 
+# -- qq.csv: residual quantiles of every fit (docs/method.md §4.6) ------------------------------
+QQ_POINTS = 50  # standardized-residual quantiles stored per fitted model
+QQ_DIGITS = 4  # significant digits of each (a plot's resolution; the table stays small)
+
+
+def qq_probabilities() -> list[float]:
+    """The probabilities (i + 0.5) / QQ_POINTS of a fit's stored quantiles: the normal
+    quantiles of these are the QQ plot's x values."""
+    return [(i + 0.5) / QQ_POINTS for i in range(QQ_POINTS)]
+
+
+def qq_theoretical() -> list[float]:
+    """The standard normal quantiles of :func:`qq_probabilities`: the QQ plot's x values."""
+    normal = NormalDist()
+    return [normal.inv_cdf(p) for p in qq_probabilities()]
+
+
+def qq_cell(quantiles: Sequence[float]) -> str:
+    """A fit's quantiles as the ``sample`` cell of qq.csv: space-separated, QQ_DIGITS
+    significant digits."""
+    return " ".join(f"{float(q):.{QQ_DIGITS}g}" for q in quantiles)
+
+
+def qq_values(cell: str) -> list[float]:
+    """The quantiles of a ``sample`` cell of qq.csv (the inverse of :func:`qq_cell`)."""
+    return [float(v) for v in str(cell).split()]
+
+
 def table(name: str, declaration: str, extra: bool = False) -> TableSpec:
     """A TableSpec from ``"metric n_obs:int ..."``: names in order, ``:kind`` unless str."""
     columns = [Column(*item.split(":", 1)) for item in declaration.split()]
@@ -190,7 +219,8 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
         f"{_KEY} model reml:bool status reason {CONVERGED}:bool singular:bool n_obs:int "
         "n_segments:int n_runs:int facets_lt5 loglik:float messages",
     ),
-    table("qq", f"{_KEY} model theoretical:float sample:float"),
+    # one row per fitted model: its QQ_POINTS residual quantiles in one cell (qq_probabilities)
+    table("qq", f"{_KEY} model sample"),
     # the planning analysis (docs/method.md §4d): power of the headline test per design
     table(
         "planning",
@@ -311,6 +341,11 @@ def dummy_term(factor: str, level: str, group: str) -> str:
     return f"(0 + dummy({factor}, {string_literal(level)})|{group})"
 
 
+def dummy_term_text(level: str) -> str:
+    """``(0 + dummy(system, level)|run_id)`` with ``level`` as written (a placeholder)."""
+    return f"(0 + dummy({SYSTEM}, {level})|{RUN})"
+
+
 def run_terms(systems_with_runs: Sequence[str], pooled: bool, factor: str = SYSTEM) -> str:
     """A run variance per level of ``factor`` (per system), or one shared ``(1|run_id)`` when
     ``pooled``."""
@@ -330,6 +365,19 @@ def decision_formula(metric: str, systems_with_runs: Sequence[str]) -> str:
     if not systems_with_runs:
         return f"{metric} ~ system + {SEGMENT_TERM}"
     return headline_formula(metric, systems_with_runs, pooled=False)
+
+
+RUN_TERMS_RULE = f"<{dummy_term_text('s')} for each system s with two or more runs>"
+
+
+def decision_record_model(metric: str, systems_with_runs: Sequence[str]) -> str:
+    """Model M as each decision record names it (decisions.csv ``model``, docs/method.md
+    §4c.11): :func:`decision_formula` with its per-system run terms written once as their rule,
+    so that a record does not grow with the systems (summary.csv's ``model`` spells each term;
+    at 62 systems the spelled formula was 80 % of decisions.csv)."""
+    if not systems_with_runs:
+        return decision_formula(metric, [])
+    return f"{metric} ~ system + {SEGMENT_TERM} + {RUN_TERMS_RULE}"
 
 
 def facet_aware_formula(

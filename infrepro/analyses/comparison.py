@@ -1,10 +1,12 @@
 """System comparisons (docs/method.md §4.1, §4b).
 
-The paper's GLRTs, kept and labelled as inference conditional on the trained runs: best-vs-best
-(training reproducibility), all runs (inferential reproducibility), and all runs with one
-shared run intercept. The run-aware comparison the report concludes from: a REML fit with a run
-variance per system, the system contrast tested by t with Kenward-Roger (or Satterthwaite) df,
-and, where a system's runs share facet levels, the facet-aware sensitivity model beside it.
+The omnibus test of all systems and the pairs of the decision's family (``analyses.comparisons``:
+each system against the baseline, or every pair). The paper's GLRTs, kept and labelled as
+inference conditional on the trained runs: best-vs-best (training reproducibility), all runs
+(inferential reproducibility), and all runs with one shared run intercept. The run-aware
+comparison the report concludes from: a REML fit with a run variance per system, the system
+contrast tested by t with Kenward-Roger (or Satterthwaite) df, and, where a system's runs share
+facet levels, the facet-aware sensitivity model beside it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from infrepro.decisions import FAMILIES, FAMILY_ALL
 from infrepro.io.errors import plural
 from infrepro.io.scores import incomplete_runs
 from infrepro.lmm import ContrastTest, LmmResult
@@ -89,12 +92,21 @@ def compare_systems(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
     }
 
 
-def _subsets(systems: list[str]) -> list[tuple[str, list[str]]]:
-    """The comparisons: all systems (omnibus, with more than two) then every pair."""
+def _subsets(systems: list[str], family: str) -> list[tuple[str, list[str]]]:
+    """The comparisons: all systems (omnibus, with more than two) then the pairs of the
+    decision's family: each system against the baseline (first of ``systems``; k-1 pairs) or
+    every pair (k(k-1)/2). No report view or analysis reads a pair outside the family, and
+    fitting every pair made the job quadratic in systems."""
+    if family not in FAMILIES:
+        raise ValueError(f"analyses.comparisons: {family!r}; choose from {FAMILIES}")
     subsets: list[tuple[str, list[str]]] = []
     if len(systems) > 2:
         subsets.append(("all systems", systems))
-    subsets += [(f"{a} vs {b}", [a, b]) for a, b in itertools.combinations(systems, 2)]
+    if family == FAMILY_ALL:
+        pairs = list(itertools.combinations(systems, 2))
+    else:
+        pairs = [(systems[0], other) for other in systems[1:]]
+    subsets += [(f"{a} vs {b}", [a, b]) for a, b in pairs]
     return subsets
 
 
@@ -126,7 +138,7 @@ def _glrts(
             )
             continue
         h1, h0 = comparison_formulas(data.metric, run_aware)
-        for subset, members in _subsets(systems):
+        for subset, members in _subsets(systems, str(data.options["comparisons"])):
             omnibus = len(members) > 2
             sub = rows if omnibus else rows[rows[SYSTEM].isin(members)]
             outcome = run_glrt(
@@ -156,9 +168,9 @@ def _run_aware(
     scale: EffectScale,
     out: _Rows,
 ) -> None:
-    """The headline (per-system run variance) and facet-aware comparisons, pairwise and
-    (with more than two systems) omnibus."""
-    for subset, members in _subsets(data.systems):
+    """The headline (per-system run variance) and facet-aware comparisons, the family's pairs
+    and (with more than two systems) omnibus."""
+    for subset, members in _subsets(data.systems, str(data.options["comparisons"])):
         rows = data.rows_of(systems=members)
         n_runs = rows.groupby(SYSTEM, sort=False)[RUN].nunique()
         single = [s for s in members if n_runs.get(s, 0) < 2]

@@ -41,7 +41,7 @@ from .effects import EffectScale, effect_label, effect_scale
 from .fitlog import FitLog
 from .glrt import holm_within, run_glrt
 from .pvalues import format_p, normal_log10_two_sided
-from .smalltests import contest, method_label, t_quantile, test_row
+from .smalltests import contest, contest_rows, method_label, t_quantile, test_row
 
 GRID_POINTS = 25
 Z95 = 1.959963984540054
@@ -287,31 +287,41 @@ class _PostHoc:
     bin_column: str  # the binned property's column (data.bin_column: names are internal)
     log: FitLog | None = None  # set for run-aware fits: t tests with small-sample df
 
-    def test(self, weights: np.ndarray) -> tuple[float, float, float, float, float, str]:
-        """Estimate, SE, statistic, df, log10 p and method of ``weights @ beta``: Wald z for
-        the paper's fits, t with Kenward-Roger / Satterthwaite df for run-aware fits."""
+    def tests(self, weights: np.ndarray) -> list[tuple[float, float, float, float, float, str]]:
+        """Estimate, SE, statistic, df, log10 p and method of each row's ``weights @ beta``:
+        Wald z for the paper's fits, t with Kenward-Roger / Satterthwaite df for run-aware fits
+        (all rows' tests at once: their number grows with the square of the levels)."""
         if self.log is None:
-            estimate, se, z, log10_p = wald(weights, self.fitted)
-            return estimate, se, z, math.nan, log10_p, "Wald z"
-        result = contest(
+            out = []
+            for w in weights:
+                estimate, se, z, log10_p = wald(w, self.fitted)
+                out.append((estimate, se, z, math.nan, log10_p, "Wald z"))
+            return out
+        results = contest_rows(
             self.log,
             self.fitted,
-            weights[None, :],
+            weights,
             analysis=self.analysis,
             subset=self.subset,
             prop=self.prop,
         )
-        if result is None:
-            estimate, se, _, _ = wald(weights, self.fitted)
-            return estimate, se, math.nan, math.nan, math.nan, "not computed"
-        return (
-            result.estimate,
-            result.se,
-            result.statistic,
-            result.dendf,
-            result.log10_p,
-            method_label(result),
-        )
+        out = []
+        for w, result in zip(weights, results, strict=True):
+            if result is None:
+                estimate, se, _, _ = wald(w, self.fitted)
+                out.append((estimate, se, math.nan, math.nan, math.nan, "not computed"))
+                continue
+            out.append(
+                (
+                    result.estimate,
+                    result.se,
+                    result.statistic,
+                    result.dendf,
+                    result.log10_p,
+                    method_label(result),
+                )
+            )
+        return out
 
     def key(self) -> dict[str, object]:
         """The columns every row of these tables starts with."""
@@ -326,12 +336,13 @@ class _PostHoc:
     def slopes(self, tables: _Tables) -> None:
         """The slope of ``prop`` for every level of ``factor`` (reference + interaction)."""
         names = list(self.fitted.fixed_effects.index)
-        for level in self.levels:
-            weights = np.zeros(len(names))
-            weights[names.index(self.prop)] = 1.0
-            if level != self.levels[0]:
-                weights[names.index(f"{self.factor}{level}:{self.prop}")] = 1.0
-            slope, se, statistic, df, log10_p, method = self.test(weights)
+        weights = np.zeros((len(self.levels), len(names)))
+        weights[:, names.index(self.prop)] = 1.0
+        for i, level in enumerate(self.levels[1:], start=1):
+            weights[i, names.index(f"{self.factor}{level}:{self.prop}")] = 1.0
+        for level, (slope, se, statistic, df, log10_p, method) in zip(
+            self.levels, self.tests(weights), strict=True
+        ):
             tables.slopes.append(
                 {
                     **self.key(),
@@ -360,8 +371,8 @@ class _PostHoc:
         quantiles = np.full(len(newdata), Z95)
         if self.log is not None:  # t quantiles with each point's small-sample df
             x = self.fitted.design_matrix(newdata)
-            for i in range(len(newdata)):
-                df = self.test(x[i])[3]
+            for i, test in enumerate(self.tests(x)):
+                df = test[3]
                 quantiles[i] = t_quantile(df) if math.isfinite(df) else math.nan
         for (level, x), (estimate, se), q in zip(
             newdata[[self.factor, self.prop]].itertuples(index=False),
@@ -424,32 +435,37 @@ class _PostHoc:
                 }
             )
         index = {cell: i for i, cell in enumerate(present)}
-        for b in bins:
-            for first, second in itertools.combinations(self.levels, 2):
-                if (first, b) not in index or (second, b) not in index:
-                    continue
-                weights = x[index[(first, b)]] - x[index[(second, b)]]
-                difference, se, _, df, log10_p, method = self.test(weights)
-                d = self.scale.d(difference)
-                tables.contrasts.append(
-                    {
-                        **self.key(),
-                        "bin": b,
-                        "level1": first,
-                        "level2": second,
-                        "estimate": difference,
-                        "se": se,
-                        "p_value": format_p(log10_p),
-                        "p_holm": "",
-                        "log10_p": log10_p,
-                        "log10_p_holm": math.nan,
-                        "p_method": method,
-                        "df": df,
-                        "effect_size": d,
-                        "effect_sd": self.scale.sd,
-                        "effect_label": effect_label(d),
-                    }
-                )
+        pairs = [
+            (b, first, second)
+            for b in bins
+            for first, second in itertools.combinations(self.levels, 2)
+            if (first, b) in index and (second, b) in index
+        ]
+        if not pairs:
+            return
+        weights = np.array([x[index[(f, b)]] - x[index[(s, b)]] for b, f, s in pairs])
+        for (b, first, second), test in zip(pairs, self.tests(weights), strict=True):
+            difference, se, _, df, log10_p, method = test
+            d = self.scale.d(difference)
+            tables.contrasts.append(
+                {
+                    **self.key(),
+                    "bin": b,
+                    "level1": first,
+                    "level2": second,
+                    "estimate": difference,
+                    "se": se,
+                    "p_value": format_p(log10_p),
+                    "p_holm": "",
+                    "log10_p": log10_p,
+                    "log10_p_holm": math.nan,
+                    "p_method": method,
+                    "df": df,
+                    "effect_size": d,
+                    "effect_sd": self.scale.sd,
+                    "effect_label": effect_label(d),
+                }
+            )
 
 
 def _ordered_bins(rows: pd.DataFrame, prop: str, order: list[str]) -> list[str]:

@@ -7,15 +7,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from infrepro.lmm import FEW_LEVELS, FitCache, LmmError, LmmResult, fit, parse_formula
 from infrepro.lmm.formula import unquoted
-from infrepro.vocabulary import RUN, SEGMENT, columns
+from infrepro.vocabulary import RUN, SEGMENT, columns, qq_cell, qq_probabilities
 
 from .data import distinct_count
-
-QQ_POINTS = 50
 
 
 @dataclass
@@ -36,7 +33,7 @@ class FitLog:
     qq: list[dict[str, object]] = field(default_factory=list)
     _frame: pd.DataFrame | None = field(default=None, repr=False)
     _fits: dict[tuple[object, ...], LmmResult] = field(default_factory=dict, repr=False)
-    _quantiles: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    _quantiles: dict[int, str] = field(default_factory=dict, repr=False)
     _cache: FitCache = field(default_factory=FitCache, repr=False)
     _prop: str = field(default="", repr=False)
 
@@ -134,25 +131,21 @@ class FitLog:
         residuals = np.asarray(result.residuals, dtype="float64")
         if residuals.size < 2 or result.sigma <= 0:
             return
-        probabilities = (np.arange(QQ_POINTS) + 0.5) / QQ_POINTS
         sample = self._quantiles.get(id(result))
         if sample is None:
             # np.quantile selects the order statistics it needs (numpy >= 2: faster than a sort)
-            sample = np.quantile(residuals / result.sigma, probabilities)
+            sample = qq_cell(np.quantile(residuals / result.sigma, qq_probabilities()))
             self._quantiles[id(result)] = sample
-        theoretical = stats.norm.ppf(probabilities)
-        for t, s in zip(theoretical, sample, strict=True):
-            self.qq.append(
-                {
-                    "metric": self.metric,
-                    "analysis": analysis,
-                    "subset": subset,
-                    "property": prop,
-                    "model": formula,
-                    "theoretical": float(t),
-                    "sample": float(s),
-                }
-            )
+        self.qq.append(  # one row per fit: 50 rows each made qq.csv most of the tables' bytes
+            {
+                "metric": self.metric,
+                "analysis": analysis,
+                "subset": subset,
+                "property": prop,
+                "model": formula,
+                "sample": sample,
+            }
+        )
 
     def diagnostics(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=columns("diagnostics"))

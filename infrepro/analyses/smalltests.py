@@ -36,6 +36,36 @@ def contest(
             analysis, subset, prop, f"{fitted_but(result)} its small-sample test failed: {err}"
         )
         return None
+    return _reported(log, result, test, analysis=analysis, subset=subset, prop=prop)
+
+
+def contest_rows(
+    log: FitLog, result: LmmResult, L: np.ndarray, *, analysis: str, subset: str, prop: str
+) -> list[ContrastTest | None]:
+    """:func:`contest` of each row of ``L`` (t tests), the same tests and recorded failures in
+    the same order, computed together (``LmmResult.contest_rows``: Kenward-Roger's traces)."""
+    if ddf_method(result) != KENWARD_ROGER:
+        return [
+            contest(log, result, row[None, :], analysis=analysis, subset=subset, prop=prop)
+            for row in np.atleast_2d(L)
+        ]
+    try:
+        with np.errstate(all="ignore"):
+            tests = result.contest_rows(L, ddf_method(result))
+    except (LmmError, np.linalg.LinAlgError, ValueError) as err:
+        reason = f"{fitted_but(result)} its small-sample test failed: {err}"
+        for _ in range(len(L)):
+            log.skip(analysis, subset, prop, reason)
+        return [None] * len(L)
+    return [
+        _reported(log, result, test, analysis=analysis, subset=subset, prop=prop) for test in tests
+    ]
+
+
+def _reported(
+    log: FitLog, result: LmmResult, test: ContrastTest, *, analysis: str, subset: str, prop: str
+) -> ContrastTest | None:
+    """The test, or None (recorded) when its df or p is no finite positive number."""
     if not math.isfinite(test.dendf) or test.dendf <= 0 or not math.isfinite(test.log10_p):
         log.skip(analysis, subset, prop, f"{fitted_but(result)} {no_df(test.dendf, result)}")
         return None

@@ -53,6 +53,7 @@ from infrepro.vocabulary import (
     SYSTEM,
     columns,
     decision_formula,
+    decision_record_model,
     facet_aware_formula,
 )
 
@@ -443,7 +444,9 @@ def _record(
         power=c.test.power(effect, adjusted.level),
         # one look (docs/method.md §4e.10): a look column lets ``looks.Sequential`` revise these
         **single_look(runs_ref, runs_sys),  # type: ignore[arg-type]
-        model=model.formula,
+        model=decision_record_model(
+            ctx.metric, [name for name in model.systems if model.runs[name] >= 2]
+        ),
         note="; ".join(notes),
     )
 

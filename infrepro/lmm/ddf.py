@@ -178,11 +178,21 @@ class DdfCore:
     _kr: dict[str, tuple[np.ndarray, list[np.ndarray], np.ndarray]] = field(
         default_factory=dict, repr=False
     )
+    _stacks: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
     def clear_cache(self) -> None:
         """Forget the cached Satterthwaite and Kenward-Roger parts (benchmarks time them cold)."""
         self._satt = None
         self._kr.clear()
+        self._stacks.clear()
+
+    def stacked(self, P: list[np.ndarray]) -> np.ndarray:
+        """The P_i of :meth:`kr_parts` stacked as one (parameters * p) x p matrix, once per
+        fit: a one-row contrast's P_i w are then one matrix-vector product."""
+        key = id(P)  # P stays alive in the kr_parts cache, so its id names it
+        if key not in self._stacks:
+            self._stacks[key] = np.concatenate(P, axis=0)
+        return self._stacks[key]
 
     @property
     def X(self) -> np.ndarray:
@@ -386,23 +396,50 @@ def _kr_adjust(core: DdfCore, L: np.ndarray) -> tuple[float, float, float]:
     phi_a, P, W = core.kr_parts()
     Phi = core.vcov
     q = L.shape[0]
-    theta_m = L.T @ np.linalg.solve(L @ Phi @ L.T, L)
-    tp = theta_m @ Phi
     # the only per-contrast work (Phi_A, P and W come once per fit from kr_parts):
-    # U_i = Theta Phi P_i Phi once per variance parameter, A1 = sum_ij W_ij tr U_i tr U_j and
-    # A2 = sum_ij W_ij tr(U_i U_j); for one row Theta is rank one, so tr(U_i U_j) = tr U_i tr U_j
-    # and A2 = A1 (pbkrtest computes both)
-    u = [tp @ P[i] @ Phi for i in range(len(P))]
-    traces = [float(np.trace(ui)) for ui in u]
-    a1 = a2 = 0.0
-    for i, ui in enumerate(u):
-        for j in range(i, len(P)):
-            e = 1.0 if i == j else 2.0
-            a1 += e * W[i, j] * traces[i] * traces[j]
-            if q > 1:
-                a2 += e * W[i, j] * float(np.sum(ui * u[j].T))
+    # U_i = Theta Phi P_i Phi per variance parameter, A1 = sum_ij W_ij tr U_i tr U_j and
+    # A2 = sum_ij W_ij tr(U_i U_j) (pbkrtest computes both)
     if q == 1:
-        a2 = a1
+        traces = _row_traces(core, P, L)[0]
+        a1 = a2 = float(traces @ W @ traces)
+    else:
+        tp = L.T @ np.linalg.solve(L @ Phi @ L.T, L) @ Phi
+        u = [tp @ P[i] @ Phi for i in range(len(P))]
+        t = np.array([float(np.trace(ui)) for ui in u])
+        a1 = float(t @ W @ t)
+        a2 = 0.0
+        for i, ui in enumerate(u):
+            for j in range(i, len(P)):
+                e = 1.0 if i == j else 2.0
+                a2 += e * W[i, j] * float(np.sum(ui * u[j].T))
+    df2, scaling = _kr_df(q, a1, a2)
+    lb = L @ core.beta
+    wald = float(lb @ np.linalg.solve(L @ phi_a @ L.T, lb))
+    return wald / q, df2, scaling
+
+
+ROWS_AT_ONCE = 256  # one-row contrasts whose traces one product computes (bounds its memory)
+
+
+def _row_traces(core: DdfCore, P: list[np.ndarray], rows: np.ndarray) -> np.ndarray:
+    """tr U_i of each one-row contrast l (a row of ``rows``; result: rows x parameters).
+
+    Theta = l l' / (l' Phi l) is rank one, so tr U_i = w' P_i w / (l' w) with w = Phi l: p^2
+    per parameter instead of two p x p products, and tr(U_i U_j) = tr U_i tr U_j (A2 = A1).
+    The rows share one product with the stacked P_i (read once, not once per contrast)."""
+    w = rows @ core.vcov  # each row's Phi l (Phi is symmetric)
+    scale = np.einsum("ij,ij->i", rows, w)
+    stacked = core.stacked(P)
+    traces = np.empty((len(rows), len(P)))
+    for start in range(0, len(rows), ROWS_AT_ONCE):
+        part = w[start : start + ROWS_AT_ONCE]
+        pw = (stacked @ part.T).reshape(len(P), -1, len(part))  # P_i w, per parameter
+        traces[start : start + len(part)] = np.einsum("kij,ji->jk", pw, part)
+    return traces / scale[:, None]
+
+
+def _kr_df(q: int, a1: float, a2: float) -> tuple[float, float]:
+    """pbkrtest's Lb_ddf from A1 and A2: (ddf, F scaling)."""
     b = (a1 + 6.0 * a2) / (2.0 * q)
     g = ((q + 1) * a1 - (q + 4) * a2) / ((q + 2) * a2)
     den = 3 * q + 2 * (1 - g)
@@ -413,18 +450,37 @@ def _kr_adjust(core: DdfCore, L: np.ndarray) -> tuple[float, float, float]:
     v0 = 0.0 if abs(v0) < 1e-10 else v0
     x = 1 - a2 / q
     ratio = 1.0 if abs(x) < 1e-14 and abs(v1) < 1e-14 else x / v1
-    rho = ratio**2 * v0 / v2 / q
+    # v2 = 0 (e.g. A1 = A2 = 1/2 exactly for one row, as when both systems' run variances are
+    # estimated at 0): rho is infinite and ddf takes its limit, 4 (a rounding away, it did)
+    rho = ratio**2 * v0 / v2 / q if v2 != 0 else np.inf
     df2 = 4 + (q + 2) / (q * rho - 1)
     scaling = 1.0 if abs(df2 - 2) < 1e-2 else df2 * (1 - a2 / q) / (df2 - 2)
-    lb = L @ core.beta
-    wald = float(lb @ np.linalg.solve(L @ phi_a @ L.T, lb))
-    return wald / q, df2, scaling
+    return df2, scaling
 
 
 def contest(core: DdfCore, L: np.ndarray, method: str) -> ContrastTest:
     """Test L beta = 0 (L: q x p) by Satterthwaite or Kenward-Roger, as lmerTest's contest."""
     with single_threaded_blas():
         return _contest(core, L, method)
+
+
+def contest_rows(core: DdfCore, L: np.ndarray, method: str) -> list[ContrastTest]:
+    """The t test of each row of L, as :func:`contest` gives it row by row; Kenward-Roger's
+    per-contrast traces of all rows in shared products (many contrasts of one fit: cell
+    differences, prediction bands)."""
+    L = np.atleast_2d(np.asarray(L, dtype=float))
+    with single_threaded_blas():
+        if method != KENWARD_ROGER or len(L) == 0:
+            return [_contest(core, row[None, :], method) for row in L]
+        if L.shape[1] != len(core.beta):
+            raise LmmError(f"contrast has {L.shape[1]} columns for {len(core.beta)} fixed effects")
+        phi_a, P, W = core.kr_parts()
+        tests = []
+        for row, traces in zip(L, _row_traces(core, P, L), strict=True):
+            a = float(traces @ W @ traces)
+            df2, _ = _kr_df(1, a, a)
+            tests.append(_t_test(method, float(row @ core.beta), float(row @ phi_a @ row), df2))
+        return tests
 
 
 def _contest(core: DdfCore, L: np.ndarray, method: str) -> ContrastTest:

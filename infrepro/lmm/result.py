@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .blas import single_threaded_blas
-from .ddf import KENWARD_ROGER, SATTERTHWAITE, ContrastTest, DdfCore, contest
+from .ddf import KENWARD_ROGER, SATTERTHWAITE, ContrastTest, DdfCore, contest, contest_rows
 from .design import FixedDesign, is_categorical
 from .errors import LmmError
 
@@ -154,6 +154,13 @@ class LmmResult:
         if isinstance(L, dict | list):
             L = self.contrast_matrix(L)
         return contest(self.ddf_core, np.asarray(L, dtype=float), method)
+
+    def contest_rows(self, L: np.ndarray, method: str = KENWARD_ROGER) -> list[ContrastTest]:
+        """The t test of each row of L, equal to ``contest`` of each row alone (Kenward-Roger's
+        traces of all rows computed together: many contrasts of one fit cost a few products)."""
+        if self.ddf_core is None:
+            raise LmmError("this result carries no model core; refit to test contrasts")
+        return contest_rows(self.ddf_core, np.asarray(L, dtype=float), method)
 
     def contrast_cov(self, L: np.ndarray, method: str = KENWARD_ROGER) -> np.ndarray:
         """Cov(L β̂) as the tests of ``method`` use it: L Φ_A Lᵀ with pbkrtest's bias-adjusted

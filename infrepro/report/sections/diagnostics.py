@@ -9,7 +9,7 @@ import pandas as pd
 
 from infrepro.plots import qq_panels
 from infrepro.registry import ALL_RUNS, BEST_VS_BEST, HEADLINE, VARIANCE
-from infrepro.vocabulary import CLASSICAL_TABLE
+from infrepro.vocabulary import CLASSICAL_TABLE, qq_theoretical, qq_values
 
 from ..figure import Figure, make_figure
 from ..formatting import fixed, integer, significant, yes_no
@@ -62,13 +62,32 @@ def summary_lines(diagnostics: pd.DataFrame) -> list[str]:
     return lines
 
 
+def qq_points(rows: pd.DataFrame) -> pd.DataFrame:
+    """The QQ points of qq.csv rows (one per fit, its quantiles in ``sample``): one row per
+    quantile with its normal quantile (``theoretical``), the fit's ``subset`` and ``model``."""
+    theoretical = qq_theoretical()
+    frames = [
+        pd.DataFrame(
+            {
+                "subset": subset,
+                "model": model,
+                "theoretical": theoretical,
+                "sample": qq_values(cell),
+            }
+        )
+        for subset, model, cell in rows[["subset", "model", "sample"]].itertuples(index=False)
+    ]
+    columns = ["subset", "model", "theoretical", "sample"]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
 def _overlaid(qq: pd.DataFrame, metric: str) -> list[tuple[str, pd.DataFrame]]:
     """One QQ panel per analysis, every subset's model a line in it."""
     panels = []
     for analysis, short in QQ_ANALYSES.items():
         rows = select(qq, metric=metric, analysis=analysis)
         if not rows.empty:
-            panels.append((f"{rows['subset'].nunique()} × {short}", rows))
+            panels.append((f"{rows['subset'].nunique()} × {short}", qq_points(rows)))
     return panels
 
 
@@ -83,7 +102,7 @@ def qq_figures(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> lis
                 name = short
                 if analysis == VARIANCE or len(settings.systems) > 2:
                     name = f"{name}: {subset}"
-                panels.append((name, select(rows, subset=subset)))
+                panels.append((name, qq_points(select(rows, subset=subset))))
         if len(panels) > QQ_MOST_PANELS:
             panels = _overlaid(qq, metric)
         if panels:

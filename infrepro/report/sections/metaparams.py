@@ -32,7 +32,8 @@ class SystemBlock(Block):
 @dataclass
 class Metaparams:
     importance: Table | None = None
-    systems: list[SystemBlock] = field(default_factory=list)
+    systems: list[SystemBlock] = field(default_factory=list)  # the drawn (top) systems' blocks
+    more: list[SystemBlock] = field(default_factory=list)  # the others, one click away
 
 
 UNDRAWN = (
@@ -166,9 +167,11 @@ def build(
     drawn = {s for m in settings.metrics for s in plotted_systems(tables, settings, m, eligible)}
     for system in [*settings.competitors, settings.baseline]:
         for facet in tested[system]:
-            section.systems.append(
-                _system_block(
-                    tables, settings, bins, system=system, facet=facet, drawn=system in drawn
-                )
+            block = _system_block(
+                tables, settings, bins, system=system, facet=facet, drawn=system in drawn
             )
+            # beyond MOST_LINES systems, the undrawn ones collapsed: every number stays on
+            # the page, the section stays a few screens (62 blocks were most of the page)
+            collapse = len(settings.systems) > MOST_LINES and system not in drawn
+            (section.more if collapse else section.systems).append(block)
     return section

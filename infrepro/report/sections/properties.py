@@ -119,6 +119,30 @@ def plotted_systems(
     return [s for s in settings.systems if s == settings.baseline or s in top]
 
 
+def top_systems(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> set[str] | None:
+    """The systems a per-system table shows first (the baseline and the systems ranked first in
+    any metric's decision table); None with at most :data:`MOST_LINES` systems (all shown)."""
+    if len(settings.systems) <= MOST_LINES:
+        return None
+    return {s for m in settings.metrics for s in plotted_systems(tables, settings, m)}
+
+
+def split_rows(
+    frame: pd.DataFrame, top: set[str] | None, *, column: str = SYSTEM
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of the ``top`` systems and the others (none with ``top`` None). ``column``:
+    a system's column, or ``subset`` ("A vs B": a pair is top when both systems are; "all
+    systems" and any other subset are top)."""
+    if top is None or frame.empty or column not in frame:
+        return frame, frame.iloc[0:0]
+    if column == "subset":
+        pairs = frame[column].astype(str).str.split(" vs ")
+        keep = pairs.map(lambda names: len(names) != 2 or set(names) <= top)
+    else:
+        keep = frame[column].astype(str).isin(top)
+    return frame[keep.to_numpy(dtype=bool)], frame[~keep.to_numpy(dtype=bool)]
+
+
 def build(
     tables: dict[str, pd.DataFrame], settings: ReportSettings, bins: dict[str, list[str]]
 ) -> list[PropertyBlock]:

@@ -28,6 +28,7 @@ from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import metric_label
 from ..query import select
+from .properties import split_rows, top_systems
 
 STORED_SCALE = "stored (fraction) scale"
 
@@ -56,6 +57,9 @@ class Reliability:
     components: Table | None = None
     phi: Table | None = None
     dstudy: Table | None = None
+    # beyond MOST_LINES systems: the other systems' rows, one click away
+    components_more: Table | None = None
+    phi_more: Table | None = None
     bars: list[Figure] = field(default_factory=list)
     curves: list[Figure] = field(default_factory=list)
 
@@ -122,15 +126,20 @@ DSTUDY_COLUMNS = [
 
 def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Reliability:
     section = Reliability()
+    top = top_systems(tables, settings)
     vc = tables["variance_components"]
     if not vc.empty:
         section.bars = _bars(vc, settings)
-        section.components = frame_table(
-            vc, COMPONENT_COLUMNS, csv=settings.link("variance_components")
-        )
+        link = settings.link("variance_components")
+        shown, rest = split_rows(vc, top)
+        section.components = frame_table(shown, COMPONENT_COLUMNS, csv=link)
+        section.components_more = frame_table(rest, COMPONENT_COLUMNS, csv=link)
     reliability = tables["reliability"]
     if not reliability.empty:
-        section.phi = frame_table(reliability, PHI_COLUMNS, csv=settings.link("reliability"))
+        link = settings.link("reliability")
+        shown, rest = split_rows(reliability, top)
+        section.phi = frame_table(shown, PHI_COLUMNS, csv=link)
+        section.phi_more = frame_table(rest, PHI_COLUMNS, csv=link)
     dstudy = tables["dstudy"]
     section.curves = _curves(dstudy, settings)
     if not dstudy.empty:

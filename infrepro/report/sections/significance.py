@@ -4,7 +4,7 @@ sizes and model means."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -23,6 +23,7 @@ from ..htmltable import Column, Table, frame_table, text
 from ..inputs import ReportSettings
 from ..labels import analysis_label, metric_label
 from ..pcolumns import difference_column, p_columns
+from .properties import split_rows, top_systems
 
 RUN_AWARE = (HEADLINE, FACET_AWARE)
 COMPARISONS = (*RUN_AWARE, BEST_VS_BEST, ALL_RUNS, ALL_RUNS_RUN_AWARE)
@@ -35,6 +36,8 @@ class Significance:
     contrasts: Table
     means: Table
     holm: bool
+    # beyond MOST_LINES systems: the pairs of the other systems, one click away
+    more: dict[str, Table] = field(default_factory=dict)
 
 
 def _comparisons(frame: pd.DataFrame, settings: ReportSettings) -> pd.DataFrame:
@@ -56,10 +59,17 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
     holm = len(settings.systems) > 2
     p = p_columns(settings.alpha, holm)
 
+    top = top_systems(tables, settings)
+    more: dict[str, Table] = {}
+
     def table(name: str, columns: list[Column]) -> Table:
-        """The comparisons of one table, metric and analysis first."""
+        """The comparisons of one table, metric and analysis first: the top systems' pairs;
+        the others' in ``more``."""
         rows = _comparisons(tables[name], settings)
-        return frame_table(rows, [*LEAD, *columns], csv=settings.link(name))
+        key = "group" if name == "means" else "subset"
+        shown, rest = split_rows(rows, top, column=key)
+        more[name] = frame_table(rest, [*LEAD, *columns], csv=settings.link(name))
+        return frame_table(shown, [*LEAD, *columns], csv=settings.link(name))
 
     tests = table(
         "tests",
@@ -119,4 +129,4 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Signific
             Column("n_obs", "rows", integer),
         ],
     )
-    return Significance(tests, glrt, contrasts, means, holm)
+    return Significance(tests, glrt, contrasts, means, holm, more)

@@ -200,3 +200,32 @@ def test_contrast_cov_is_the_tests_own_covariance(method: str) -> None:
         assert np.all(np.diag(cov) > np.diag(plain))  # the bias adjustment inflates
     with pytest.raises(LmmError, match="unknown df method"):
         m.contrast_cov(L, "Wald")
+
+
+@pytest.mark.parametrize("method", [KENWARD_ROGER, SATTERTHWAITE])
+@pytest.mark.parametrize("formula", [FORMULAS[2], FORMULAS[6]])
+def test_contest_rows_is_contest_of_each_row(formula: str, method: str, monkeypatch) -> None:
+    """Many one-row contrasts of one fit tested together (the rank-one KR traces of all rows in
+    shared products, in chunks) give each row's own contest: estimate, SE, df and p."""
+    from infrepro.lmm import ddf
+
+    monkeypatch.setattr(ddf, "ROWS_AT_ONCE", 3)  # several chunks and a partial one
+    result = fit(formula, _design(0.15, seed=5), reml=True, keep_design=True)
+    rows = np.random.default_rng(2).normal(size=(8, len(result.fixed_effects)))
+    together = result.contest_rows(rows, method)
+    assert len(together) == len(rows)
+    for row, test in zip(rows, together, strict=True):
+        alone = result.contest(row[None, :], method)
+        assert (test.method, test.numdf) == (alone.method, alone.numdf)
+        for name in ("estimate", "se", "statistic", "dendf", "log10_p"):
+            assert getattr(test, name) == pytest.approx(getattr(alone, name), rel=1e-10), name
+
+
+def test_one_row_df_at_a_equal_to_one_half_is_the_limit_4() -> None:
+    """A1 = A2 = 1/2 exactly (as M's pairs give when run variances sit at 0) makes pbkrtest's
+    v2 zero: the df is rho's limit, 4, as at any A a rounding away, not a division by zero."""
+    from infrepro.lmm.ddf import _kr_df
+
+    assert _kr_df(1, 0.5, 0.5)[0] == 4.0
+    for a in (0.5 - 1e-12, 0.5 + 1e-12):
+        assert _kr_df(1, a, a)[0] == pytest.approx(4.0, abs=1e-9)

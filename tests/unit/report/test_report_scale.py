@@ -50,3 +50,20 @@ def test_long_tables_show_their_first_rows_and_link_the_csv() -> None:
     assert re.search(r'href="tables/tests.csv"', html)
     short = rows_table(headers, [[Cell("1", 1.0)]], csv="tables/tests.csv")
     assert "Source: " in str(macro(short)) and "The first" not in str(macro(short))
+
+
+def test_per_system_rows_split_into_the_top_systems_and_the_rest() -> None:
+    """Beyond MOST_LINES systems a per-system table shows the top systems' rows (a pair: both
+    systems top; "all systems" always) and the others one click away; no row is lost."""
+    from infrepro.report.sections.properties import split_rows
+
+    top = {"S00", "S03"}
+    systems = pd.DataFrame({"system": ["S00", "S01", "S03", "S04"], "v": [1, 2, 3, 4]})
+    shown, rest = split_rows(systems, top)
+    assert list(shown["system"]) == ["S00", "S03"] and list(rest["system"]) == ["S01", "S04"]
+    pairs = pd.DataFrame({"subset": ["all systems", "S00 vs S01", "S00 vs S03", "S01 vs S03"]})
+    shown, rest = split_rows(pairs, top, column="subset")
+    assert list(shown["subset"]) == ["all systems", "S00 vs S03"]
+    assert list(rest["subset"]) == ["S00 vs S01", "S01 vs S03"]
+    everything, none = split_rows(systems, None)  # few systems: every row shown
+    assert len(everything) == 4 and none.empty
