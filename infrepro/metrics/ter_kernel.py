@@ -265,7 +265,7 @@ def _candidate_distance(
     absd: np.ndarray,
     max_score: int,
 ) -> int:
-    """Beam edit distance of a shifted hypothesis; -1 once it must exceed max_score.
+    """Beam edit distance of a shifted hypothesis; -1 when it exceeds max_score.
 
     `cand` equals the current hypothesis before position p, so its rows 0..p are the current rows
     `vals`; rows p+1..n are computed into `work`. Rows already computed for the previous
@@ -293,7 +293,9 @@ def _candidate_distance(
         if bound > max_score:
             return -1
         prev = row
-    return prev[m + 1]
+    # a candidate whose words equal the previous candidate's to the end reuses all its rows and
+    # computes none: its distance (that candidate's) must still be held to max_score
+    return prev[m + 1] if prev[m + 1] <= max_score else -1
 
 
 @jit()

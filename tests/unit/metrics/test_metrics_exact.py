@@ -292,6 +292,59 @@ def test_ter_kernel_many_shifts_and_beam_edges(kind: str) -> None:
         assert ter_edits(hyp, ref) == expected, (list(hyp), list(ref))
 
 
+# A paper-scale pair (benchmarks/paper_scale.py, seed 6, competitor_l0.5_gauss_s1, cnn-07494) on
+# which the kernel once gave 48 edits against sacrebleu's 46: two candidate shifts yield the same
+# words, and the second reused all the rows of the first (abandoned at its last row) without
+# holding its distance to the bound (`_candidate_distance`).
+REUSED_ROWS_PAIR = (
+    (
+        "Lanively police bacori which been flight vataraba holirier officer are 20-year-old she"
+        " is dotites sorament but doctor bulove their howaly. Zeki mawezaer is on we woman she "
+        "2015 Paris hesonaed country zepapamo have are kidewely to. Last for we hekefisiment "
+        "this won hade buhawepied up returning $5 up."
+    ),
+    (
+        "Is or the after hazabobi with he she for twitter new cagokilier their on. Player happy"
+        " Texas poto no week sade lacosoed all child zeharodo family woman. Lanively police "
+        "bacori which been flight vataraba rowaly officer are 20-year-old she is dotites "
+        "sorament but. Zeki mawezaer is on we woman she 2015 Paris hesonaed country zepapamo "
+        "have are kidewely to Müller officer."
+    ),
+)
+
+
+def test_ter_pair_whose_candidates_share_every_row() -> None:
+    hyp, ref = REUSED_ROWS_PAIR
+    expected = TER().sentence_score(hyp, [ref]).score / 100
+    got = score_segments([hyp], [[ref]], ["ter"], implementation="fast")["ter"][0]
+    assert got == expected == pytest.approx(46 / 61)
+
+
+def test_candidate_distance_holds_reused_rows_to_the_bound() -> None:
+    """A candidate equal to the previous one reuses its rows: its distance is still -1 when it
+    exceeds max_score (a distance computed under a looser bound is not an answer)."""
+    from infrepro.metrics import ter_kernel as k
+
+    rng = np.random.default_rng(5)
+    r = rng.integers(0, 6, 30).astype(np.int64)
+    h = r[::-1].copy()
+    n, m = len(h), len(r)
+    lo, hi = k._bands(n, m)
+    vals = np.full((n + 1, m + 2), k.INF, np.int32)
+    vals[0, 1:] = np.arange(m + 1)
+    absd = np.abs(np.arange(2 * n + m + 2) - (n + m)).astype(np.int32)
+    k._base_rows(h, r, lo, hi, vals, absd, np.int64(1))
+    work = np.full_like(vals, k.INF)
+    last, state = np.empty_like(h), np.zeros(2, np.int64)
+    cand = np.empty_like(h)
+    k._perform_shift(h, np.int64(2), np.int64(3), np.int64(20), cand)
+    args = (cand, r, np.int64(2), lo, hi, vals, last, work, state, absd)
+    d = k._candidate_distance(*args, np.int64(10**6))
+    assert d > 0 and state[1] == n  # every row computed, kept for the next candidate
+    assert k._candidate_distance(*args, np.int64(d - 1)) == -1
+    assert k._candidate_distance(*args, np.int64(d)) == d
+
+
 # --- the TER kernel's parts and the encoders, against independent oracles ---------------------
 
 
