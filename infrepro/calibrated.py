@@ -327,7 +327,11 @@ def critical_t_floor(level: float, f_a: float, f_b: float) -> float:
     (E[W | G] = G/ν) and 2 Φ̄(c √w) is convex in w, so p(ρ) ≥ P(|t_ν| ≥ c) at every ρ. Equal
     at band 1 with f_A = f_B; lowered by 1e-9 (relative) to stay below the root search's
     value there."""
-    nu = f_a + f_b
+    return _critical_t_floor(float(level), float(f_a) + float(f_b))
+
+
+@lru_cache(maxsize=4096)
+def _critical_t_floor(level: float, nu: float) -> float:
     exact = stats.norm.isf(level / 2.0) if math.isinf(nu) else stats.t.isf(level / 2.0, nu)
     return float(exact) * (1.0 - 1e-9)
 
@@ -437,25 +441,36 @@ def power(
     f_a: float | None = None,
     f_b: float | None = None,
     critical: float | None = None,
+    two_sided: bool = True,
 ) -> Power:
     """Power of the calibrated test (|T| > critical_t) at the true difference δ = μ_B − μ_A and
     run-mean variances v_A, v_B: with λ = δ/√(v_A/n_A + v_B/n_B) and W as in the module's
     docstring, P(|T| > c) = E[Φ̄(c√W − λ) + Φ̄(c√W + λ)] and the directional power
     E[Φ̄(c√W − |λ|)], by the trapezoid rule over the logs of the two chi-squares. With
     ``critical``, the power of |T| > critical instead (decreasing in it, term by term: a lower
-    bound of the critical value gives an upper bound of the power)."""
+    bound of the critical value gives an upper bound of the power). ``two_sided=False``: the
+    directional power only (``two_sided`` NaN), half the work."""
     if v_a < 0.0 or v_b < 0.0 or v_a + v_b == 0.0:
         raise ValueError("run-mean variances must be ≥ 0, not both 0")
     fa, fb = _dfs(n_a, n_b, f_a, f_b)
     c = critical_t(level, n_a, n_b, band, fa, fb) if critical is None else float(critical)
     var = v_a / n_a + v_b / n_b
     theta, lam = (v_a / n_a) / var, abs(delta) / math.sqrt(var)
-    (u_a, w_a), (u_b, w_b) = _chi2_nodes(fa), _chi2_nodes(fb)
-    root = np.sqrt(theta * u_a[:, None] + (1.0 - theta) * u_b[None, :])
-    weights = np.outer(w_a, w_b)
+    u_a, u_b, weights = _chi2_grid(fa, fb)
+    root = np.sqrt(theta * u_a + (1.0 - theta) * u_b)
     up = float((weights * special.ndtr(lam - c * root)).sum())
+    if not two_sided:
+        return Power(two_sided=math.nan, directional=up, critical_t=c)
     down = float((weights * special.ndtr(-lam - c * root)).sum())
     return Power(two_sided=up + down, directional=up, critical_t=c)
+
+
+@lru_cache(maxsize=256)
+def _chi2_grid(f_a: float, f_b: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The product trapezoid grid of (U_A, U_B) and its weights (``_chi2_nodes``, one per side),
+    broadcast for ``power``: the planning search evaluates thousands of designs per pair."""
+    (u_a, w_a), (u_b, w_b) = _chi2_nodes(f_a), _chi2_nodes(f_b)
+    return u_a[:, None], u_b[None, :], np.outer(w_a, w_b)
 
 
 # ------------------------------------------------------------------------------ moderation

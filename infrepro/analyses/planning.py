@@ -185,7 +185,7 @@ def analytic_power(
     v_a, v_b = comp.lam(comp.run_a) / s, comp.lam(comp.run_b) / s
     f = (n_a - 1 + test.prior_df, n_b - 1 + test.prior_df)
     return power(
-        abs(delta), v_a, v_b, n_a, n_b, test.level, test.band, *f, critical=critical
+        abs(delta), v_a, v_b, n_a, n_b, test.level, test.band, *f, critical, two_sided=False
     ).directional
 
 

@@ -222,6 +222,8 @@ def test_critical_t_floor_bounds_every_band(
     exact = power(0.3, 1.0, 2.0, n_a, n_b, level, band, f_a, f_b)
     bound = power(0.3, 1.0, 2.0, n_a, n_b, level, band, f_a, f_b, critical=floor)
     assert bound.directional >= exact.directional
+    one_side = power(0.3, 1.0, 2.0, n_a, n_b, level, band, f_a, f_b, two_sided=False)
+    assert one_side.directional == exact.directional and math.isnan(one_side.two_sided)
     assert critical_t_floor(level, math.inf, f_b) == pytest.approx(stats.norm.isf(level / 2))
     assert critical_t_floor(level, f_a, f_b) == pytest.approx(stats.t.isf(level / 2, f_a + f_b))
 
