@@ -207,6 +207,7 @@ def job_spec(root: Path, job: str, analysis: str = "") -> SimpleNamespace:
             output=_Named(**{t: f"{r}/analyses/{METRIC}/{analysis}/{t}.csv" for t in tables}),
             params=_Named(
                 analysis=analysis,
+                metric=METRIC,
                 better="lower",
                 baseline="baseline",
                 facets=FACETS,
