@@ -14,9 +14,10 @@ import json
 import platform
 import weakref
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -86,7 +87,7 @@ class Undigestible(TypeError):
 
 
 def content_digest(*values: object) -> str:
-    """A digest of plain values: numbers, strings, None, frames (without their row labels),
+    """A digest of plain values: numbers, strings, bytes, None, frames (without their row labels),
     series (with theirs), arrays, and mappings, sequences and dataclasses of them
     (:class:`Undigestible` for anything else). Computed afresh on every call: a frame may have
     changed since."""
@@ -99,6 +100,8 @@ def content_digest(*values: object) -> str:
 def _digest_into(digest: Any, value: object) -> None:
     if value is None or isinstance(value, (str, int, float, bool, np.generic)):
         digest.update(f"{type(value).__name__}:{value!r};".encode())
+    elif isinstance(value, bytes):  # a digest made elsewhere (frame_digest)
+        digest.update(b"bytes:" + value)
     elif isinstance(value, pd.DataFrame):  # a frame's row labels are not data: no code
         # that takes one reads its index (rows filtered from a table keep their old labels)
         digest.update(b"frame:" + _frame_bytes(value, index=False))
@@ -129,27 +132,62 @@ def _digest_into(digest: Any, value: object) -> None:
         raise Undigestible(f"no content digest for a {type(value).__name__}")
 
 
-def read_kept(path: Path, fmt: int) -> dict[str, Any]:
-    """The entries a store file of layout ``fmt`` holds when this code wrote them; {} when the
-    file is absent, unreadable, of another layout or written by other code (a JSON file: data
-    only, so a copied or cloned folder's store can never run anything)."""
-    try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        if saved.get("format") == fmt and saved.get("code") == code_digest():
-            return dict(saved["entries"])
-    except Exception:  # noqa: BLE001 - absent, truncated or foreign: nothing is kept
-        pass
-    return {}
+V = TypeVar("V")
 
 
-def write_kept(path: Path, fmt: int, entries: Mapping[str, Any]) -> None:
-    """Write a store file (atomically): the layout, this code's digest and the entries (numpy
-    scalars as the Python values they hold; floats, NaN and infinities round-trip exactly)."""
-    from infrepro.io.atomic import atomic_open
+@dataclass
+class KeptStore(Generic[V]):
+    """Values kept from the last run of a job, by key: those read back (``previous``, when this
+    code wrote them) and those of this run (``current``, written by :meth:`save`).
 
-    saved = {"format": fmt, "code": code_digest(), "entries": entries}
-    with atomic_open(path) as handle:
-        json.dump(saved, handle, default=_plain, separators=(",", ":"), sort_keys=True)
+    One JSON file (data only, so a copied or cloned folder's store can never run anything):
+    the layout, :func:`code_digest` and the entries. An absent, unreadable or foreign file, or
+    one of another layout or code, keeps nothing. Subclasses say how an entry is written
+    (:meth:`encode`) and read back (:meth:`decode`).
+    """
+
+    FORMAT: ClassVar[int] = 1
+
+    path: Path | None = None
+    previous: dict[str, V] = field(default_factory=dict)
+    current: dict[str, V] = field(default_factory=dict)
+    reused: int = 0
+
+    @classmethod
+    def open(cls, path: str | Path) -> Self:
+        """The store at ``path``, with the entries it holds when this code wrote them."""
+        path = Path(path)
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            if saved.get("format") != cls.FORMAT or saved.get("code") != code_digest():
+                return cls(path)
+            return cls(path, {str(k): cls.decode(v) for k, v in saved["entries"].items()})
+        except Exception:  # noqa: BLE001 - absent, truncated or foreign: nothing is kept
+            return cls(path)
+
+    @classmethod
+    def decode(cls, entry: Any) -> V:
+        return entry
+
+    @classmethod
+    def encode(cls, value: V) -> Any:
+        return value
+
+    def save(self) -> None:
+        """Write this run's entries (atomically), replacing the last run's; no file without
+        entries. Numpy scalars are written as the Python values they hold (floats, NaN and
+        infinities round-trip exactly)."""
+        if self.path is None:
+            return
+        if not self.current:
+            self.path.unlink(missing_ok=True)
+            return
+        from infrepro.io.atomic import atomic_open
+
+        entries = {key: self.encode(value) for key, value in self.current.items()}
+        saved = {"format": self.FORMAT, "code": code_digest(), "entries": entries}
+        with atomic_open(self.path) as handle:
+            json.dump(saved, handle, default=_plain, separators=(",", ":"), sort_keys=True)
 
 
 def _plain(value: object) -> object:

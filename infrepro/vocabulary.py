@@ -341,11 +341,6 @@ def dummy_term(factor: str, level: str, group: str) -> str:
     return f"(0 + dummy({factor}, {string_literal(level)})|{group})"
 
 
-def dummy_term_text(level: str) -> str:
-    """``(0 + dummy(system, level)|run_id)`` with ``level`` as written (a placeholder)."""
-    return f"(0 + dummy({SYSTEM}, {level})|{RUN})"
-
-
 def run_terms(systems_with_runs: Sequence[str], pooled: bool, factor: str = SYSTEM) -> str:
     """A run variance per level of ``factor`` (per system), or one shared ``(1|run_id)`` when
     ``pooled``."""
@@ -367,7 +362,8 @@ def decision_formula(metric: str, systems_with_runs: Sequence[str]) -> str:
     return headline_formula(metric, systems_with_runs, pooled=False)
 
 
-RUN_TERMS_RULE = f"<{dummy_term_text('s')} for each system s with two or more runs>"
+# dummy_term's per-system run variance, written once as its rule (s: a placeholder, unquoted)
+RUN_TERMS_RULE = f"<(0 + dummy({SYSTEM}, s)|{RUN}) for each system s with two or more runs>"
 
 
 def decision_record_model(metric: str, systems_with_runs: Sequence[str]) -> str:
@@ -375,9 +371,8 @@ def decision_record_model(metric: str, systems_with_runs: Sequence[str]) -> str:
     §4c.11): :func:`decision_formula` with its per-system run terms written once as their rule,
     so that a record does not grow with the systems (summary.csv's ``model`` spells each term;
     at 62 systems the spelled formula was 80 % of decisions.csv)."""
-    if not systems_with_runs:
-        return decision_formula(metric, [])
-    return f"{metric} ~ system + {SEGMENT_TERM} + {RUN_TERMS_RULE}"
+    fixed_and_segments = decision_formula(metric, [])
+    return f"{fixed_and_segments} + {RUN_TERMS_RULE}" if systems_with_runs else fixed_and_segments
 
 
 def facet_aware_formula(

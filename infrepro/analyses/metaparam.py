@@ -29,7 +29,7 @@ from .conditional import Cell, _Tables, factor_analysis, property_rows
 from .data import MetricData, distinct_strings
 from .effects import effect_scale
 from .fitlog import FitLog
-from .units import UnitStore, options_part
+from .units import UnitStore
 
 
 def facet_importance(data: MetricData, log: FitLog, components: pd.DataFrame) -> pd.DataFrame:
@@ -117,7 +117,7 @@ def metaparameter_interactions(
         tuple(data.facets),
         tuple(data.properties),
         tuple(sorted((k, tuple(v)) for k, v in data.bin_order.items())),
-        options_part(data.options),
+        dict(data.options),
     )
     for system in data.systems:
         facets = tested_facets(data, system)

@@ -21,19 +21,16 @@ on reuse: the cached contrasts keep their estimate and get the current effect si
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import pandas as pd
 
-from infrepro.memo import code_digest, frame_digest, read_kept, write_kept
+from infrepro.memo import KeptStore, content_digest, frame_digest
 
 from .effects import EffectScale, effect_label
 
-FORMAT = 1  # the store's layout; another value is ignored
 UNIT_TABLES = ("glrt", "means", "contrasts", "slopes", "predictions", "tests")
 
 Row = dict[str, object]
@@ -48,32 +45,22 @@ class _Unit:
     qq: list[Row]
 
 
-@dataclass
-class UnitStore:
-    """Units of the job's previous run (``previous``) and of this one (``current``)."""
-
-    path: Path | None = None
-    previous: dict[str, _Unit] = field(default_factory=dict)
-    current: dict[str, _Unit] = field(default_factory=dict)
-    reused: int = 0
+class UnitStore(KeptStore[_Unit]):
+    """Units of the job's last run (``previous``) and of this one (``current``)."""
 
     @classmethod
-    def open(cls, path: str | Path) -> UnitStore:
-        """The store at ``path``, with the units it holds when they were made by this code."""
-        path = Path(path)
-        try:
-            previous = {key: _Unit(**unit) for key, unit in read_kept(path, FORMAT).items()}
-        except TypeError:  # entries of another shape: compute every unit
-            previous = {}
-        return cls(path, previous)
+    def decode(cls, entry: Any) -> _Unit:
+        return _Unit(**entry)
 
-    def key(self, frame: pd.DataFrame, *parts: object) -> str:
-        """The key of a unit on ``frame`` described by ``parts`` (cell, options, structure)."""
-        digest = hashlib.blake2b(digest_size=20)
-        digest.update(code_digest().encode())
-        digest.update(frame_digest(frame, index=False))  # labels are not data
-        digest.update(repr(parts).encode())
-        return digest.hexdigest()
+    @classmethod
+    def encode(cls, value: _Unit) -> Any:
+        return asdict(value)
+
+    @staticmethod
+    def key(frame: pd.DataFrame, *parts: object) -> str:
+        """The key of a unit on ``frame`` (its values, not its row labels; the digest is
+        remembered per frame, which a system's variants share) described by ``parts``."""
+        return content_digest(frame_digest(frame, index=False), parts)
 
     def run(
         self,
@@ -84,9 +71,9 @@ class UnitStore:
         compute: Callable[[], None],
     ) -> None:
         """Add the unit's rows to ``tables`` (conditional._Tables: a row list per table and the
-        effect ``scale``), ``diagnostics`` and ``qq``: from the previous run
-        under the same key, else by ``compute()`` (which appends to them); kept for the next."""
-        unit = self.previous.get(key) if self.path is not None else None
+        effect ``scale``), ``diagnostics`` and ``qq``: from the last run under the same key,
+        else by ``compute()`` (which appends to them); kept for the next."""
+        unit = self.previous.get(key)
         if unit is not None:
             self.reused += 1
             for name in UNIT_TABLES:
@@ -106,20 +93,6 @@ class UnitStore:
                 list(qq[first_qq:]),
             )
         self.current[key] = unit
-
-    def save(self) -> None:
-        """Write this run's units (atomically), replacing the previous run's."""
-        if self.path is None:
-            return
-        if not self.current:  # an analysis without units keeps no file
-            self.path.unlink(missing_ok=True)
-            return
-        write_kept(self.path, FORMAT, {key: asdict(u) for key, u in self.current.items()})
-
-
-def options_part(options: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The options an analysis sees, as a key part."""
-    return tuple(sorted((str(k), repr(v)) for k, v in options.items()))
 
 
 def _rescaled(row: Row, scale: EffectScale) -> Row:

@@ -16,34 +16,18 @@ import contextlib
 import functools
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ParamSpec
 
-from infrepro.memo import Undigestible, content_digest, read_kept, write_kept
+from infrepro.memo import KeptStore, Undigestible, content_digest
 
-FORMAT = 1
 P = ParamSpec("P")
 
 
-@dataclass
-class FigureStore:
-    """The figures of the previous render (``previous``) and of this one (``current``)."""
-
-    path: Path | None = None
-    previous: dict[str, str] = field(default_factory=dict)
-    current: dict[str, str] = field(default_factory=dict)
-    reused: int = 0
-
-    @classmethod
-    def open(cls, path: str | Path) -> FigureStore:
-        """The store at ``path``, with its figures when this code drew them."""
-        path = Path(path)
-        previous = {str(k): str(v) for k, v in read_kept(path, FORMAT).items()}
-        return cls(path, previous)
+class FigureStore(KeptStore[str]):
+    """The figures (SVG) of the last render (``previous``) and of this one (``current``)."""
 
     def svg(self, key: str, draw: Callable[[], str]) -> str:
-        """The figure under ``key``: from the previous render, else drawn; kept for the next."""
+        """The figure under ``key``: from the last render, else drawn; kept for the next."""
         if key in self.previous:
             self.reused += 1
             svg = self.previous[key]
@@ -51,12 +35,6 @@ class FigureStore:
             svg = self.current.get(key) or draw()
         self.current[key] = svg
         return svg
-
-    def save(self) -> None:
-        """Write this render's figures (atomically), replacing the previous render's."""
-        if self.path is None:
-            return
-        write_kept(self.path, FORMAT, self.current)
 
 
 _ACTIVE: ContextVar[FigureStore | None] = ContextVar("infrepro_figures", default=None)

@@ -8,22 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_report_render import FIGURE_SETTINGS as SETTINGS
 from test_report_render import TEMPLATES, figure_tables
 
 from infrepro.io import write_csv
 from infrepro.plots.cache import FigureStore, figures_from
 from infrepro.plots.planning import power_curve
-from infrepro.report import ReportSettings, render_report, table_paths
-
-SETTINGS = ReportSettings(
-    name="Toy",
-    baseline="bl",
-    systems=["bl", "comp"],
-    metrics=["ter"],
-    better={"ter": "lower"},
-    properties=["length"],
-    facets=["lambda", "seed"],
-)
+from infrepro.report import render_report, table_paths
 
 
 def _render(folder: Path, store: FigureStore | None) -> str:

@@ -433,22 +433,25 @@ sys.stdout.write(render_report(table_paths(sys.argv[1]), settings, sys.argv[2]))
 """
 
 
+# the settings of a render of figure_tables() (RENDER_FROM_CSV writes the same in a subprocess)
+FIGURE_SETTINGS = ReportSettings(
+    name="Toy",
+    baseline="bl",
+    systems=["bl", "comp"],
+    metrics=["ter"],
+    better={"ter": "lower"},
+    properties=["length"],
+    facets=["lambda", "seed"],
+)
+
+
 def test_page_is_byte_identical_across_renders_and_processes(tmp_path: Path) -> None:
     for name, frame in figure_tables().items():
         if not frame.empty:
             write_csv(frame, tmp_path / f"{name}.csv")
-    settings_ = ReportSettings(
-        name="Toy",
-        baseline="bl",
-        systems=["bl", "comp"],
-        metrics=["ter"],
-        better={"ter": "lower"},
-        properties=["length"],
-        facets=["lambda", "seed"],
-    )
-    first = render_report(table_paths(tmp_path), settings_, TEMPLATES)
+    first = render_report(table_paths(tmp_path), FIGURE_SETTINGS, TEMPLATES)
     assert first.count('class="plot"') == 4  # distribution, interaction, bars, D-study
-    assert render_report(table_paths(tmp_path), settings_, TEMPLATES) == first
+    assert render_report(table_paths(tmp_path), FIGURE_SETTINGS, TEMPLATES) == first
     other = subprocess.run(
         [sys.executable, "-c", RENDER_FROM_CSV, str(tmp_path), str(TEMPLATES)],
         capture_output=True,
