@@ -1,0 +1,87 @@
+"""The optimizer's polish (infrepro/lmm/optimize.py): one Hessian per fit where the steps shrink,
+the same optimum as a Newton step from it, and a convergence verdict that a kept Hessian cannot
+make on its own when it is not clearly within the tolerance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from infrepro.lmm import optimize
+from infrepro.lmm.optimize import CONV_TOL, _Curvature, _Oracle, minimize_theta
+
+
+class Quartic:
+    """An even, smooth deviance: sum_k a_k (theta_k^2 - b_k)^2 + c (sum_k theta_k^2)^2, with
+    b_k <= 0 putting theta_k's optimum on the boundary theta_k = 0."""
+
+    has_gradient = True
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, c: float) -> None:
+        self.a, self.b, self.c = a, b, c
+
+    def __call__(self, theta: np.ndarray) -> float:
+        return self.value_and_grad(theta)[0]
+
+    def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        sq = theta**2
+        total = float(np.sum(sq))
+        value = float(np.sum(self.a * (sq - self.b) ** 2) + self.c * total**2)
+        grad = 4.0 * self.a * (sq - self.b) * theta + 4.0 * self.c * total * theta
+        return value, grad
+
+
+def count_hessians(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    original = _Oracle.grad_hess
+
+    def counted(self: _Oracle, x: np.ndarray, f0: float) -> tuple[np.ndarray, np.ndarray]:
+        calls.append(len(x))
+        return original(self, x, f0)
+
+    monkeypatch.setattr(_Oracle, "grad_hess", counted)
+    return calls
+
+
+def test_interior_optimum_takes_one_hessian_and_is_stationary(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(3)
+    k = 12
+    dev = Quartic(rng.uniform(0.5, 2.0, k), rng.uniform(0.5, 3.0, k), 0.01)
+    calls = count_hessians(monkeypatch)
+    res = minimize_theta(dev, k)
+    assert res.converged and res.messages == []
+    assert calls == [k]  # the polish's Hessian, kept for its later steps and the check
+    _, grad = dev.value_and_grad(res.theta)
+    hess = _Oracle(dev).grad_hess(res.theta, res.fun)[1]
+    newton = np.linalg.solve(hess, grad)
+    assert np.max(np.abs(newton) / np.maximum(res.theta, 1e-2)) < 1e-7
+
+
+def test_boundary_repolish_starts_from_the_kept_hessian(monkeypatch: pytest.MonkeyPatch) -> None:
+    a = np.array([1.0, 2.0, 0.7, 1.5])
+    b = np.array([1.0, -0.5, 2.0, 0.8])  # theta_2's optimum is 0
+    dev = Quartic(a, b, 0.02)
+    calls = count_hessians(monkeypatch)
+    res = minimize_theta(dev, len(a))
+    assert res.theta[1] == 0.0 and res.converged
+    assert len(calls) == 1
+    free = res.theta != 0.0
+    _, grad = dev.value_and_grad(res.theta)
+    assert np.max(np.abs(grad[free])) < 1e-8
+
+
+def test_check_takes_a_new_hessian_when_the_kept_one_is_not_clearly_within() -> None:
+    dev = Quartic(np.array([1.0, 1.0]), np.array([1.0, 2.0]), 0.0)
+    x = np.array([1.05, 1.4])  # not at the optimum (1, sqrt 2)
+    o = _Oracle(dev)
+    free = np.ones(2, dtype=bool)
+    # a kept Hessian 1e3 too steep would call this point converged on its own
+    steep = _Curvature.at(1e3 * o.grad_hess(x, dev(x))[1], free)
+    assert steep is not None
+    messages: list[str] = []
+    assert not optimize._converged(o, x, dev(x), steep, messages)
+    assert messages and messages[0].startswith("optimizer may not have converged")
+    scaled = float(messages[0].rsplit("=", 1)[1])
+    assert scaled > CONV_TOL
