@@ -324,17 +324,23 @@ def _kr_adjusted(
     Q: dict[tuple[int, int], np.ndarray],
 ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
     """Phi_A = Phi + 2 Phi [sum_rs W_rs (Q_rs - P_r Phi P_s)] Phi with W = 2 I^-1,
-    I_rs = K_rs - 2 tr(Phi Q_rs) + tr(Phi P_r Phi P_s) (pbkrtest's vcovAdj)."""
+    I_rs = K_rs - 2 tr(Phi Q_rs) + tr(Phi P_r Phi P_s) (pbkrtest's vcovAdj).
+
+    With B_r = P_r Phi, tr(Phi P_r Phi P_s) = tr(B_r B_s) for all pairs is one product of the
+    flattened B_r with the flattened B_s', and sum_rs W_rs P_r Phi P_s = sum_r B_r M_r with
+    M_r = sum_s W_rs P_s is one product of the B_r side by side with the M_r stacked: p^3
+    per variance parameter instead of per pair (pbkrtest loops over pairs)."""
     n_g = len(P)
     p = Phi.shape[0]
-    ie2 = np.zeros((n_g, n_g))
+    B = np.stack([Pi @ Phi for Pi in P])  # B_r = P_r Phi
+    flat = B.reshape(n_g, p * p)
+    flat_t = B.transpose(0, 2, 1).reshape(n_g, p * p)
+    trace_bb = flat @ flat_t.T  # tr(B_r B_s) = sum_kl (B_r)_kl (B_s)_lk
+    ie2 = np.empty((n_g, n_g))
     for i in range(n_g):
-        phi_pi = Phi @ P[i]
         for j in range(i, n_g):
             ie2[i, j] = ie2[j, i] = (
-                ktr[i, j]
-                - 2.0 * float(np.sum(Phi * Q[(i, j)]))
-                + float(np.sum(phi_pi * (P[j] @ Phi)))
+                ktr[i, j] - 2.0 * float(np.sum(Phi * Q[(i, j)])) + float(trace_bb[i, j])
             )
     condi = float(np.min(np.abs(np.linalg.eigvalsh(ie2))))
     W = 2.0 * (np.linalg.inv(ie2) if condi > 1e-10 else np.linalg.pinv(ie2))
@@ -342,10 +348,12 @@ def _kr_adjusted(
     U = np.zeros((p, p))
     for i in range(n_g - 1):
         for j in range(i + 1, n_g):
-            U += W[i, j] * (Q[(i, j)] - P[i] @ Phi @ P[j])
+            U += W[i, j] * Q[(i, j)]
     U = U + U.T
     for i in range(n_g):
-        U += W[i, i] * (Q[(i, i)] - P[i] @ Phi @ P[i])
+        U += W[i, i] * Q[(i, i)]
+    M = np.tensordot(W, np.stack(P), axes=(1, 0))  # M_r = sum_s W_rs P_s
+    U -= np.concatenate(list(B), axis=1) @ np.concatenate(list(M), axis=0)
     phi_a = Phi + 2.0 * Phi @ U @ Phi
     return phi_a, P, W
 
