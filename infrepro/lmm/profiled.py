@@ -298,7 +298,7 @@ class _DenseSchur(_Base):
             per_row = np.diagonal(sinv) + dof * (u_f @ coef) ** 2 / r2
             if self.reml and p:
                 ux = u_f[:, :p]
-                per_row = per_row + np.einsum("ij,jk,ik->i", ux, qmat, ux)
+                per_row = per_row + np.sum((ux @ qmat) * ux, axis=1)  # diag(U_X Q U_X')
             val -= np.bincount(self.rest_term, weights=per_row, minlength=self.k + 1)[: self.k]
         else:
             sinv = np.zeros((0, 0))
