@@ -350,7 +350,10 @@ def critical_t(
         raise ValueError(f"level must be in (0, 1) (got {level})")
     fa, fb = _dfs(n_a, n_b, f_a, f_b)
     _band_ratios(band)
-    return _critical_t(float(level), int(n_a), int(n_b), float(band), fa, fb)
+    # the test is symmetric in A and B (the band [1/b², b²] is closed under ρ → 1/ρ, which
+    # swaps θ and 1 − θ): one root search serves (n_A, n_B) and (n_B, n_A)
+    (n_a, fa), (n_b, fb) = sorted([(int(n_a), fa), (int(n_b), fb)])
+    return _critical_t(float(level), n_a, n_b, float(band), fa, fb)
 
 
 def ratio_interval(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -226,30 +226,55 @@ class Plan:
     cheapest: dict[float, Power | None]
 
 
-def _cheapest(
-    comp: Components, delta: float, target: float, max_runs: int, run: PowerRun
-) -> Power | None:
-    """Smallest n_A + n_B in [2, max_runs]^2 whose simulated power reaches ``target`` (ties to
-    the higher power). The analytic power guides the search: per total, only the allocations
-    within 0.1 of the best analytic power at that total are simulated."""
-    for total in range(4, 2 * max_runs + 1):
+@dataclass
+class _Search:
+    """One effect's designs, each evaluated once: the targets' searches and the power curve
+    meet the same designs (a total skipped for 0.8 is skipped for 0.9 too)."""
+
+    comp: Components
+    delta: float
+    run: PowerRun
+    _bound: dict[tuple[int, int], float] = field(default_factory=dict)
+    _guide: dict[tuple[int, int], float] = field(default_factory=dict)
+    _simulated: dict[tuple[int, int], Power] = field(default_factory=dict)
+
+    def bound(self, a: int, b: int) -> float:
+        """Analytic power at the critical value's closed-form floor: an upper bound."""
+        if (a, b) not in self._bound:
+            floor = self.run.test.critical_floor(a, b)
+            self._bound[a, b] = analytic_power(self.comp, self.delta, a, b, self.run.test, floor)
+        return self._bound[a, b]
+
+    def guide(self, a: int, b: int) -> float:
+        if (a, b) not in self._guide:
+            self._guide[a, b] = analytic_power(self.comp, self.delta, a, b, self.run.test)
+        return self._guide[a, b]
+
+    def simulated(self, a: int, b: int) -> Power:
+        if (a, b) not in self._simulated:
+            self._simulated[a, b] = self.run(self.comp, self.delta, a, b)
+        return self._simulated[a, b]
+
+
+def _cheapest(search: _Search, target: float, max_runs: int, first: int = 4) -> Power | None:
+    """Smallest n_A + n_B in [2, max_runs]^2 (from total ``first`` on) whose simulated power
+    reaches ``target`` (ties to the higher power). The analytic power guides the search: per
+    total, only the allocations within 0.1 of the best analytic power at that total are
+    simulated."""
+    for total in range(first, 2 * max_runs + 1):
         pairs = [(a, total - a) for a in range(2, max_runs + 1) if 2 <= total - a <= max_runs]
         if not pairs:
             continue
         # an upper bound first (the critical value's closed-form floor): a total it keeps
         # below the window is skipped without a calibrated critical value (the costly part)
-        bound = [
-            analytic_power(comp, delta, a, b, run.test, run.test.critical_floor(a, b))
-            for a, b in pairs
-        ]
-        if max(bound) < target - 0.1:
+        if max(search.bound(a, b) for a, b in pairs) < target - 0.1:
             continue
-        guide = [analytic_power(comp, delta, a, b, run.test) for a, b in pairs]
+        guide = [search.guide(a, b) for a, b in pairs]
         if max(guide) < target - 0.1:
             continue
         best = max(guide)
         found = [
-            run(comp, delta, a, b)
+            search.simulated(a, b)
             for (a, b), g in zip(pairs, guide, strict=True)
             if g >= best - 0.1
         ]
@@ -282,11 +307,20 @@ def plan(
     """Power curve, current design, runs needed and cheapest allocation for one effect. A
     current design with a single-run system (its test borrows the other's run variance) is not
     a per-system design: its power is NaN."""
-    curve = [run(comp, delta, n, n) for n in range(2, max_runs + 1)]
+    search = _Search(comp, delta, run)
+    curve = [search.simulated(n, n) for n in range(2, max_runs + 1)]
     needed = {t: next((p for p in curve if p.power >= t), None) for t in targets}
-    cheapest = {t: _cheapest(comp, delta, t, max_runs, run) for t in targets}
+    cheapest: dict[float, Power | None] = {}
+    first = 4  # a design reaching a higher target reaches the lower: its total is no smaller
+    for t in sorted(targets):
+        cheapest[t] = _cheapest(search, t, max_runs, first)
+        if cheapest[t] is None:
+            first = 2 * max_runs + 1
+        else:
+            first = cheapest[t].n_a + cheapest[t].n_b
+    cheapest = {t: cheapest[t] for t in targets}
     if min(current) >= 2:
-        now = run(comp, delta, *current)
+        now = search.simulated(*current)
     else:
         now = Power(*current, math.nan, math.nan, math.nan, run.draws)
     return Plan(curve, now, needed, cheapest)

@@ -193,6 +193,17 @@ def test_critical_t_inverts_band_p(level: float, n_a: int, n_b: int, band: float
     assert band_log10_p(c * 1.001, n_a, n_b, band) < math.log10(level)
 
 
+@pytest.mark.parametrize(("n_a", "n_b", "f_a", "f_b"), [(3, 9, 2.0, 8.0), (2, 5, 5.5, 8.5)])
+def test_critical_t_is_one_value_for_either_order(
+    n_a: int, n_b: int, f_a: float, f_b: float
+) -> None:
+    # one root search serves both orders; the p it inverts is the same in both (ρ -> 1/ρ)
+    c = critical_t(0.01, n_a, n_b, 2.0, f_a, f_b)
+    assert critical_t(0.01, n_b, n_a, 2.0, f_b, f_a) == c
+    for args in ((n_a, n_b, 2.0, f_a, f_b), (n_b, n_a, 2.0, f_b, f_a)):
+        assert band_log10_p(c, *args) == pytest.approx(-2.0, abs=1e-9)
+
+
 def test_critical_t_between_known_limits() -> None:
     # band 1: ρ = 1 only; with equal runs T ~ t_{2(n-1)} there
     assert critical_t(0.05, 5, 5, 1.0) == pytest.approx(stats.t.isf(0.025, 8), rel=1e-9)
