@@ -58,6 +58,8 @@ def estimand_text(comparison: str, reference: str, system: str) -> str:
 FAMILY_BASELINE = "baseline"  # analyses.comparisons
 FAMILY_ALL = "all_pairs"
 FAMILIES = (FAMILY_BASELINE, FAMILY_ALL)
+PAIRS_OF_FAMILY = "family"  # analyses.conditional_pairs: the family's pairs, or FAMILY_ALL
+CONDITIONAL_PAIRS = (PAIRS_OF_FAMILY, FAMILY_ALL)
 MAX_T = "max-t"  # analyses.adjust
 HOLM = "holm"
 ADJUSTMENTS = (MAX_T, HOLM)

@@ -119,7 +119,8 @@ ANALYSES: dict[str, AnalysisSpec] = {
             CONDITIONAL,
             "infrepro.analyses.conditional:conditional_analyses",
             (*MODEL_TABLES, "slopes", "predictions", *LOG_TABLES),
-            (),
+            # the within-bin pairs: the decision's family or all (docs/method.md §4.2.3)
+            ("conditional_pairs", "comparisons"),
             Cost(350, 580, 10, 26),
         ),
         AnalysisSpec(

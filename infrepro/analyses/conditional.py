@@ -9,7 +9,8 @@ For each property d, two model families side by side:
   at its mean, d_c; ``(1|run_id:d)`` for a categorical d), its joint and interaction F tests and
   every post-hoc number with Kenward-Roger or Satterthwaite df.
 Post-hoc: per-level slopes and prediction bands for numeric d; model cell means and within-level
-pairwise comparisons (Holm-adjusted) for binned or categorical d. Numeric and categorical
+pairwise comparisons (Holm-adjusted; the decision family's pairs of systems unless
+``analyses.conditional_pairs`` asks for all) for binned or categorical d. Numeric and categorical
 properties form each metric's Holm family of property tests; binned versions are descriptive.
 """
 
@@ -17,12 +18,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from infrepro.decisions import CONDITIONAL_PAIRS, FAMILIES, FAMILY_ALL
 from infrepro.lmm import LmmResult
 from infrepro.registry import CONDITIONAL, INTERACTION_SUFFIX, JOINT_SUFFIX, RUN_AWARE_SUFFIX
 from infrepro.vocabulary import (
@@ -54,6 +56,7 @@ def conditional_analyses(data: MetricData, log: FitLog) -> dict[str, pd.DataFram
         log.skip(CONDITIONAL, "", "", "only one system: nothing to compare")
         return tables.frames()
     tables.scale = effect_scale(data, log)
+    every_pair = compares_every_pair(data.options)
     for variant, rows, dropped in property_rows(data, data.evaluation):
         if dropped:
             log.skip(
@@ -62,9 +65,21 @@ def conditional_analyses(data: MetricData, log: FitLog) -> dict[str, pd.DataFram
                 variant,
                 f"{dropped} rows without a value of {variant} left out of its models",
             )
-        cell = Cell(SYSTEM, variant, CONDITIONAL, "all runs", data.baseline)
+        cell = Cell(SYSTEM, variant, CONDITIONAL, "all runs", data.baseline, every_pair)
         factor_analysis(data, log, tables, rows, cell)
     return tables.frames()
+
+
+def compares_every_pair(options: Mapping[str, object]) -> bool:
+    """Whether the within-bin contrasts compare every pair of systems or only the pairs with
+    the baseline (``analyses.conditional_pairs``: the decision family's, or all; §4.2.3)."""
+    chosen = str(options["conditional_pairs"])
+    if chosen not in CONDITIONAL_PAIRS:
+        raise ValueError(f"analyses.conditional_pairs: {chosen!r}; choose from {CONDITIONAL_PAIRS}")
+    family = str(options["comparisons"])
+    if family not in FAMILIES:
+        raise ValueError(f"analyses.comparisons: {family!r}; choose from {FAMILIES}")
+    return FAMILY_ALL in (chosen, family)
 
 
 def _centre(rows: pd.DataFrame, prop: str) -> pd.Series:
@@ -136,6 +151,7 @@ class Cell:
     analysis: str
     subset: str
     reference: str
+    every_pair: bool = True  # within-bin contrasts of every pair of levels, else with reference
 
 
 def factor_analysis(
@@ -189,6 +205,7 @@ def factor_analysis(
             subset=subset,
             scale=tables.scale,
             bin_column=data.bin_column(prop),
+            every_pair=cell.every_pair,
             log=log if name.endswith(RUN_AWARE_SUFFIX) else None,
         )
         if numeric:
@@ -285,6 +302,7 @@ class _PostHoc:
     subset: str
     scale: EffectScale
     bin_column: str  # the binned property's column (data.bin_column: names are internal)
+    every_pair: bool = True  # else only the pairs with the reference level (levels[0])
     log: FitLog | None = None  # set for run-aware fits: t tests with small-sample df
 
     def tests(self, weights: np.ndarray) -> list[tuple[float, float, float, float, float, str]]:
@@ -415,7 +433,8 @@ class _PostHoc:
             )
 
     def cells(self, tables: _Tables, bins: list[str]) -> None:
-        """Model cell means and within-bin pairwise comparisons of the factor's levels."""
+        """Model cell means and within-bin pairwise comparisons of the factor's levels (every
+        pair, or each level with the reference)."""
         counts = self.rows.groupby([self.factor, self.prop]).size()
         present = [(lev, b) for b in bins for lev in self.levels if counts.get((lev, b), 0) > 0]
         cells = pd.DataFrame(present, columns=[self.factor, self.prop])
@@ -439,7 +458,9 @@ class _PostHoc:
             (b, first, second)
             for b in bins
             for first, second in itertools.combinations(self.levels, 2)
-            if (first, b) in index and (second, b) in index
+            if (first, b) in index
+            and (second, b) in index
+            and (self.every_pair or first == self.levels[0])
         ]
         if not pairs:
             return
