@@ -1,19 +1,18 @@
 # infrepro: from raw ML experiment outputs to a statistical report on inferential reproducibility.
 # Thin by design: load and validate the config, include one rule file per stage, define `all`.
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 from snakemake.exceptions import WorkflowError
 
 from infrepro.io import InputError
 from infrepro.io.config import check_config, check_config_file
-from infrepro.schema import SCHEMA
 
 min_version("9.0")
 
 
 # A config given with --configfile is the whole config: the bundled example's is read only when
 # none is given, so none of its settings leak into a user's experiment. Defaults come only from
-# the schema (validate sets them, nested ones included).
+# the schema (check_config sets them, nested ones included).
 if not workflow.overwrite_configfiles:
     try:  # Snakemake's own message for a YAML error names neither the file nor the line
         check_config_file("config/config.yaml")
@@ -24,11 +23,11 @@ if not workflow.overwrite_configfiles:
 
 
 try:
-    # size, duplicate keys, finite numbers, the schema: each error names the option
+    # size, duplicate keys, finite numbers, the package's schema (one file for the workflow and
+    # the API): each error names the option; the schema's defaults are filled in, nested ones too
     check_config(config, workflow.configfiles)
 except InputError as err:
     raise WorkflowError(f"infrepro: invalid input: {err}") from None
-validate(config, str(SCHEMA))  # the package's schema: one file for the workflow and the API
 
 
 include: "workflow/rules/common.smk"

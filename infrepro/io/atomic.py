@@ -12,11 +12,10 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+if TYPE_CHECKING:  # pandas and pyarrow load where a frame is written, not when the Snakefile is
+    import pandas as pd
 
 
 def _proc_umask() -> int | None:
@@ -97,6 +96,9 @@ def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
 
 def write_parquet(frame: pd.DataFrame, path: str | Path) -> None:
     """Write Parquet atomically, without the index, with content-only (deterministic) metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     table = pa.Table.from_pandas(frame, preserve_index=False)
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", write_statistics=True)

@@ -9,7 +9,9 @@ properties) follow in :mod:`infrepro.io.options`.
 
 from __future__ import annotations
 
+import copy
 import datetime
+import functools
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -42,6 +44,9 @@ BOUNDS = {
 
 def check_config(config: dict[str, Any], files: Iterable[str | Path] = ()) -> None:
     """Refuse a config that is not what the schema allows; ``files`` are the config files read.
+    Fills in the schema's defaults, nested ones included, as Snakemake's ``validate`` does (one
+    pass: the workflow's parse, a run with nothing to do included, validates once, with the
+    schema already parsed).
 
     A YAML date in ``report.date`` becomes its ISO text (as the report shows it).
     """
@@ -52,14 +57,32 @@ def check_config(config: dict[str, Any], files: Iterable[str | Path] = ()) -> No
     report = config.get("report")
     if isinstance(report, dict) and isinstance(report.get("date"), datetime.date):
         report["date"] = report["date"].isoformat()
-    from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
 
     from infrepro.schema import schema
 
-    error = best_match(Draft202012Validator(schema()).iter_errors(config))
+    error = best_match(_filling_validator()(schema()).iter_errors(config))
     if error is not None:
         raise InputError(None, _message(error))
+
+
+@functools.cache
+def _filling_validator() -> Any:
+    """Draft 2020-12 with a ``properties`` keyword that first sets each missing property's
+    default (a copy: the schema stays as loaded), the jsonschema FAQ's recipe that Snakemake's
+    ``validate(..., set_default=True)`` uses."""
+    from jsonschema import Draft202012Validator, validators
+
+    check_properties = Draft202012Validator.VALIDATORS["properties"]
+
+    def set_defaults(validator: Any, properties: Any, instance: Any, schema: Any) -> Any:
+        if isinstance(instance, dict):
+            for name, child in properties.items():
+                if "default" in child:
+                    instance.setdefault(name, copy.deepcopy(child["default"]))
+        yield from check_properties(validator, properties, instance, schema)
+
+    return validators.extend(Draft202012Validator, {"properties": set_defaults})
 
 
 def option_name(path: Iterable[object]) -> str:

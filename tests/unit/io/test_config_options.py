@@ -1,6 +1,6 @@
 """Every option of the config schema has a type and finite bounds, and a bad value of any option
 is refused at start-up with an error that names the option (the checks the Snakefile runs:
-check_config, Snakemake's schema validation for defaults, then load_experiment)."""
+check_config, which also fills the schema's defaults, then load_experiment)."""
 
 from __future__ import annotations
 
@@ -93,8 +93,31 @@ def start_up(config: dict[str, Any], files: tuple[Path, ...] = ()) -> object:
     """What the Snakefile and common.smk run before any job, in the same order."""
     config = copy.deepcopy(config)
     check_config(config, files)
-    validate(config, str(SCHEMA))
     return load_experiment(config)
+
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        "bundled",
+        {"analyses": {}},  # a section given empty: every option in it from the schema
+        {"analyses": {"planning": {"draws": 500}}, "report": {"alpha": 0.01}},  # nested, partly
+    ],
+)
+def test_check_config_fills_the_defaults_snakemakes_validate_fills(given: object) -> None:
+    """The Snakefile validates once (check_config) instead of also calling Snakemake's
+    ``validate``: the two must leave the same config, defaults and all."""
+    bundled = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    config = bundled if given == "bundled" else {**bundled, **given}  # type: ignore[dict-item]
+    ours, theirs = copy.deepcopy(config), copy.deepcopy(config)
+    check_config(ours)
+    validate(theirs, str(SCHEMA))
+    assert ours == theirs
+    assert ours != config  # defaults were filled in
+    assert schema()["properties"]["analyses"]["properties"]["planning"]["default"] == {}
 
 
 @pytest.fixture(scope="module")
