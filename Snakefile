@@ -4,7 +4,7 @@ from snakemake.utils import min_version
 
 from snakemake.exceptions import WorkflowError
 
-from infrepro.io import InputError
+from infrepro.io.errors import InputError
 from infrepro.io.config import check_config, check_config_file
 
 min_version("9.0")

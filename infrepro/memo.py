@@ -22,6 +22,8 @@ from typing import Any, ClassVar, Generic, Self, TypeVar
 import numpy as np
 import pandas as pd
 
+from infrepro.sources import source_digest
+
 
 class FrameMemo:
     """``memo.of(frame)``: a dict kept for ``frame`` while it lives (keyed by its id, dropped
@@ -49,12 +51,7 @@ def code_digest() -> str:
     import matplotlib
     import scipy
 
-    digest = hashlib.blake2b(digest_size=16)
-    root = Path(__file__).resolve().parent
-    for path in sorted(root.rglob("*")):
-        if path.suffix in {".py", ".html", ".css", ".js", ".yaml", ".json"} and path.is_file():
-            digest.update(path.relative_to(root).as_posix().encode())
-            digest.update(path.read_bytes())
+    digest = hashlib.blake2b(source_digest(), digest_size=16)
     versions = (platform.python_version(), np.__version__, scipy.__version__, pd.__version__)
     digest.update(repr((*versions, matplotlib.__version__)).encode())
     return digest.hexdigest()

@@ -1,15 +1,40 @@
 """Experiment assembly, a layer above ``io`` (formats, validation) and ``properties``: the
 validated experiment (config + inputs, before any job) and the evaluation table (scores joined
-with properties and their bins)."""
+with properties and their bins).
 
-from .evaluation import assemble_evaluation, import_scores
-from .load import BUILTIN_PROPERTIES, KNOWN_METRICS, Experiment, load_experiment
+The public names load from their modules on first use: the workflow's parse, which may have the
+experiment back from its last check (``kept``), loads no pandas for them.
+"""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from infrepro.lazy import lazy_getattr
+
+_WHERE = {
+    "BUILTIN_PROPERTIES": "load",
+    "KNOWN_METRICS": "load",
+    "Experiment": "record",
+    "assemble_evaluation": "evaluation",
+    "import_scores": "evaluation",
+    "kept_experiment": "kept",
+    "load_experiment": "load",
+}
 __all__ = [
     "BUILTIN_PROPERTIES",
     "KNOWN_METRICS",
     "Experiment",
     "assemble_evaluation",
     "import_scores",
+    "kept_experiment",
     "load_experiment",
 ]
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
+    from .evaluation import assemble_evaluation, import_scores
+    from .kept import kept_experiment
+    from .load import BUILTIN_PROPERTIES, KNOWN_METRICS, load_experiment
+    from .record import Experiment
+
+__getattr__ = lazy_getattr(__name__, _WHERE, globals())

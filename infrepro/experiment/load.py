@@ -7,7 +7,7 @@ line or column, and leaves no result behind.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,44 +37,9 @@ from infrepro.vocabulary import (
     file_stem,
 )
 
+from .record import Experiment
+
 BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
-
-
-@dataclass(frozen=True)
-class Experiment:
-    """What the workflow needs to know about an experiment after validation."""
-
-    mode: Literal["raw", "scores"]
-    name: str
-    baseline: str
-    metrics: list[str]
-    better: dict[str, str]
-    properties: list[str]
-    facets: list[str]
-    systems: list[str]
-    runs: pd.DataFrame
-    inputs: list[str] = field(default_factory=list)
-    scales: dict[str, Scale] = field(default_factory=dict)  # scores mode's declared scales
-
-    @property
-    def units(self) -> dict[str, str]:
-        """The report's unit of each metric: ``points``, or none for a raw scale (shown as
-        given); it travels with ``better`` to the report."""
-        return {m: self.scales.get(m, Scale()).unit for m in self.metrics}
-
-    @property
-    def run_ids(self) -> list[str]:
-        """Run ids in the order of the runs table (by run id)."""
-        return list(self.runs[RUN])
-
-    @property
-    def metric_of_stem(self) -> dict[str, str]:
-        """Each metric by the file-name stem of its files (vocabulary.file_stem)."""
-        return {file_stem(m): m for m in self.metrics}
-
-    def hypotheses_path(self, run_id: str) -> str:
-        """The hypotheses file of one run."""
-        return str(self.runs.loc[self.runs[RUN] == run_id, "hypotheses"].iloc[0])
 
 
 def load_experiment(config: Mapping[str, Any], *, check_hypotheses: bool = True) -> Experiment:
@@ -202,7 +167,12 @@ def _experiment(
         properties=properties,
         facets=facets,
         systems=systems,
-        runs=runs,
+        run_ids=[str(run) for run in runs[RUN]],
+        hypotheses=(
+            {str(r): str(h) for r, h in zip(runs[RUN], runs["hypotheses"], strict=True)}
+            if mode == "raw"
+            else {}
+        ),
         inputs=inputs,
     )
 

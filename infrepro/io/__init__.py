@@ -1,12 +1,32 @@
-"""Input formats, validation and atomic output."""
+"""Input formats, validation and atomic output.
 
-from .atomic import atomic_open, atomic_path, write_csv, write_parquet, write_text
-from .errors import InputError
-from .hypotheses import read_hypotheses
-from .runs import facet_columns, read_runs_sheet
-from .scores import ScoresColumns, read_scores_table
-from .testset import property_text, read_testset, reference_columns
+The public names load from their modules on first use: the workflow's parse (every Snakemake
+invocation, one with nothing to do included) reads ``InputError`` and the config checks, and
+pandas loads only where a table is read or written.
+"""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from infrepro.lazy import lazy_getattr
+
+_WHERE = {
+    "InputError": "errors",
+    "ScoresColumns": "scores",
+    "atomic_open": "atomic",
+    "atomic_path": "atomic",
+    "facet_columns": "runs",
+    "property_text": "testset",
+    "read_hypotheses": "hypotheses",
+    "read_runs_sheet": "runs",
+    "read_scores_table": "scores",
+    "read_testset": "testset",
+    "reference_columns": "testset",
+    "write_csv": "atomic",
+    "write_parquet": "atomic",
+    "write_text": "atomic",
+}
 __all__ = [
     "InputError",
     "ScoresColumns",
@@ -23,3 +43,14 @@ __all__ = [
     "write_parquet",
     "write_text",
 ]
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
+    from .atomic import atomic_open, atomic_path, write_csv, write_parquet, write_text
+    from .errors import InputError
+    from .hypotheses import read_hypotheses
+    from .runs import facet_columns, read_runs_sheet
+    from .scores import ScoresColumns, read_scores_table
+    from .testset import property_text, read_testset, reference_columns
+
+
+__getattr__ = lazy_getattr(__name__, _WHERE, globals())

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from infrepro.schema import defaults
 from infrepro.vocabulary import SEGMENT, SYSTEM
 
 from .errors import InputError, plural
+
+if TYPE_CHECKING:  # the config checks run on every parse, before pandas is needed
+    import pandas as pd
 
 MAX_CONFIG_VALUES = 100_000  # far above any real config; a YAML alias bomb expands far beyond
 

@@ -6,8 +6,9 @@ scipy for that (they are most of a no-op run's time)."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from infrepro.lazy import lazy_getattr
 
 _WHERE = {
     "input_checksums": "checksums",
@@ -45,10 +46,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
     from .versions import software_table, software_versions
 
 
-def __getattr__(name: str) -> object:
-    """The public name ``name`` from its module, imported on first use."""
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _WHERE, globals())

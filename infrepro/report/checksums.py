@@ -6,10 +6,12 @@ import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from infrepro.vocabulary import TABLE_SPECS
+
+if TYPE_CHECKING:  # the workflow's parse reads sha256; pandas loads for the table only
+    import pandas as pd
 
 CHUNK = 1 << 20
 INPUT_COLUMNS = list(TABLE_SPECS["inputs"].names)
@@ -32,6 +34,8 @@ def display_path(path: str | Path, root: str | Path) -> str:
 
 def input_checksums(paths: Iterable[str | Path], root: str | Path = ".") -> pd.DataFrame:
     """One row per distinct input file: path (relative to ``root``), SHA-256, size in bytes."""
+    import pandas as pd
+
     rows = {}
     for path in paths:
         shown = display_path(path, root)

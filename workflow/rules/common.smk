@@ -5,24 +5,31 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-from infrepro.io import InputError
+from infrepro.io.errors import InputError
 from infrepro.io.paths import portable_path
-from infrepro.experiment import load_experiment
+from infrepro.experiment.kept import kept_experiment
 from infrepro.registry import SUMMARY
 from infrepro.vocabulary import REPORT_TABLES, file_stem
 from infrepro.workflow import verbatim
+from infrepro.workflow.digests import KeptDigests
+from infrepro.workflow.outputs import DIGEST_STORE, EXPERIMENT_STORE
 
 RESULTS = "results"
 SCRIPTS = Path(workflow.basedir) / "scripts"
 
 try:
     # Jobs that Snakemake runs as its own processes (each SLURM job, for one) re-read this file;
-    # the main process has already checked every hypotheses file, so they skip that re-read.
-    EXPERIMENT = load_experiment(config, check_hypotheses=workflow.is_main_process)
+    # the main process has already checked every hypotheses file, so they skip that re-read. A
+    # parse whose config and input files are as the last check found them has its result back
+    # (infrepro.experiment.kept: a rerun with nothing to do reads no input).
+    EXPERIMENT = kept_experiment(
+        config, check_hypotheses=workflow.is_main_process, path=EXPERIMENT_STORE
+    )
 except InputError as err:
     raise WorkflowError(f"infrepro: invalid input: {err}") from None
 
 RAW_MODE = EXPERIMENT.mode == "raw"
+INPUT_DIGESTS = KeptDigests(DIGEST_STORE)
 PROPERTY_OPTIONS = config["property_options"]
 
 
@@ -37,12 +44,12 @@ def content_of(*paths):
     (`cp -p`, `rsync -a`, `tar x`, `touch -d`); the mtime trigger alone would miss an older one.
     A path may be a function of the job's wildcards, as an input function is. Each file is named
     by `portable_path` (relative to the experiment folder when inside it), so moving or cloning a
-    finished experiment changes no parameter."""
-    from infrepro.report.checksums import sha256
+    finished experiment changes no parameter. A file whose state (size, times, inode) is as the
+    last parse found it has its digest back unread (infrepro.workflow.digests)."""
 
     def digests(wildcards):
         files = [p(wildcards) if callable(p) else p for p in paths]
-        return {portable_path(p): sha256(p) for p in files}
+        return {portable_path(p): INPUT_DIGESTS.sha256(p) for p in files}
 
     return digests
 
