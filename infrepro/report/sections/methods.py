@@ -239,8 +239,9 @@ NOTES = (
         "more than two systems. Property tests: Holm over each metric's numeric and categorical "
         "properties, per analysis and subset (the run-aware F tests and the paper's GLRTs each "
         "form their own family); binned versions test the same hypothesis again and are "
-        "descriptive, unadjusted. Within-bin differences: Holm within a metric, analysis, "
-        "subset and property.",
+        "descriptive, unadjusted. Within-bin differences (the decision family's pairs, or all "
+        "with analyses.conditional_pairs: all_pairs): Holm within a metric, analysis, subset "
+        "and property.",
     ),
     (
         "Effect sizes",

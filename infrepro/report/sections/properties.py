@@ -35,6 +35,23 @@ class PropertyBlock(Block):
     name: str
     label: str
     bins_text: str
+    within_pairs: str = ""  # which pairs the within-bin table compares, with three or more
+
+
+def within_pairs_text(contrasts: pd.DataFrame, baseline: str) -> str:
+    """``each system against the baseline`` or ``every pair of systems``: the pairs the
+    conditional analysis compared within the bins (``analyses.conditional_pairs``, read off
+    contrasts.csv); empty for one pair."""
+    if not {"analysis", "level1", "level2"} <= set(contrasts.columns):
+        return ""  # no contrasts at all
+    analyses = (CONDITIONAL, run_aware(CONDITIONAL))
+    rows = contrasts[contrasts["analysis"].astype(str).isin(analyses)]
+    pairs = set(zip(rows["level1"].astype(str), rows["level2"].astype(str), strict=True))
+    if len({name for pair in pairs for name in pair}) <= 2:
+        return ""
+    if all(baseline in pair for pair in pairs):
+        return "each system against the baseline, analyses.conditional_pairs"
+    return "every pair of systems"
 
 
 def bins_text(tables: dict[str, pd.DataFrame], prop: str) -> str:
@@ -190,5 +207,6 @@ def build(
                 )
             block.figures.append(make_figure(svg, caption, f"cond-{metric}-{prop}"))
         block.fill(tables, settings, CONDITIONAL, variants, bins, slope_props=[prop])
+        block.within_pairs = within_pairs_text(tables["contrasts"], settings.baseline)
         blocks.append(block)
     return blocks
