@@ -13,9 +13,10 @@ from .names import short_name
 from .svg import figure, to_svg
 
 PANEL_TITLE = 30  # characters of a panel title that fit a 1.75-inch panel
-LINES = "subset"  # a panel's frame with several values here: one line per value, overlaid
+LINES = ("subset", "model")  # a panel's frame with several fits: one line per fit, overlaid
 RASTER_BELOW = 1.9  # zorder under which the overlaid lines are rasterized (the identity: 2)
 RASTER_DPI = 150  # overlaid lines are drawn as one image at this resolution (SVG size)
+RASTER_FROM = 10  # a panel with more fits than this draws their lines as one image
 
 
 @cached_figure
@@ -45,12 +46,14 @@ def qq_panels(panels: Sequence[tuple[str, pd.DataFrame]], *, title: str, key: st
 
 
 def _qq_lines(ax, frame: pd.DataFrame) -> None:
-    """The identity line and the QQ line of ``frame``, or, when it holds several ``subset``
-    values, one thin line per subset drawn as a single image at RASTER_DPI (hundreds of lines of
-    thousands of points would be megabytes of SVG paths)."""
+    """The identity line and one QQ line per fit of ``frame`` (``subset`` and ``model``); more
+    than RASTER_FROM fits are thin lines drawn as a single image at RASTER_DPI (hundreds of lines
+    of thousands of points would be megabytes of SVG paths)."""
     if frame.empty:
         return
-    several = LINES in frame and frame[LINES].nunique() > 1
+    lines = [c for c in LINES if c in frame]
+    fits = len(frame.drop_duplicates(lines)) if lines else 1
+    several = fits > 1
     data = frame.sort_values("theoretical")
     x = data["theoretical"].to_numpy(dtype=float)
     y = data["sample"].to_numpy(dtype=float)
@@ -59,14 +62,16 @@ def _qq_lines(ax, frame: pd.DataFrame) -> None:
     if not several:
         ax.plot(x, y, color="#0072B2", linewidth=1.1)
         return
-    ax.set_rasterization_zorder(RASTER_BELOW)  # every artist below: one image
-    for _, data in frame.groupby(LINES, sort=True):
+    raster = fits > RASTER_FROM
+    if raster:
+        ax.set_rasterization_zorder(RASTER_BELOW)  # every artist below: one image
+    for _, data in frame.groupby(lines, sort=True):
         data = data.sort_values("theoretical")
         ax.plot(
             data["theoretical"],
             data["sample"],
             color="#0072B2",
-            linewidth=0.5,
-            alpha=0.3,
-            zorder=RASTER_BELOW - 0.1,
+            linewidth=0.5 if raster else 0.9,
+            alpha=0.3 if raster else 0.7,
+            zorder=RASTER_BELOW - 0.1 if raster else 2.1,
         )
