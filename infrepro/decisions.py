@@ -60,6 +60,17 @@ FAMILY_ALL = "all_pairs"
 FAMILIES = (FAMILY_BASELINE, FAMILY_ALL)
 PAIRS_OF_FAMILY = "family"  # analyses.conditional_pairs: the family's pairs, or FAMILY_ALL
 CONDITIONAL_PAIRS = (PAIRS_OF_FAMILY, FAMILY_ALL)
+
+
+def choice(option: str, value: object, allowed: tuple[str, ...]) -> str:
+    """``value`` of the option as text, refused unless one of ``allowed`` (the API's check of
+    what the config schema's enum checks for the workflow)."""
+    chosen = str(value)
+    if chosen not in allowed:
+        raise ValueError(f"{option}: {chosen!r}; choose from {allowed}")
+    return chosen
+
+
 MAX_T = "max-t"  # analyses.adjust
 HOLM = "holm"
 ADJUSTMENTS = (MAX_T, HOLM)

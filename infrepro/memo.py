@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import platform
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -127,67 +124,3 @@ def _digest_into(digest: Any, value: object) -> None:
         _digest_into(digest, {f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
     else:
         raise Undigestible(f"no content digest for a {type(value).__name__}")
-
-
-V = TypeVar("V")
-
-
-@dataclass
-class KeptStore(Generic[V]):
-    """Values kept from the last run of a job, by key: those read back (``previous``, when this
-    code wrote them) and those of this run (``current``, written by :meth:`save`).
-
-    One JSON file (data only, so a copied or cloned folder's store can never run anything):
-    the layout, :func:`code_digest` and the entries. An absent, unreadable or foreign file, or
-    one of another layout or code, keeps nothing. Subclasses say how an entry is written
-    (:meth:`encode`) and read back (:meth:`decode`).
-    """
-
-    FORMAT: ClassVar[int] = 1
-
-    path: Path | None = None
-    previous: dict[str, V] = field(default_factory=dict)
-    current: dict[str, V] = field(default_factory=dict)
-    reused: int = 0
-
-    @classmethod
-    def open(cls, path: str | Path) -> Self:
-        """The store at ``path``, with the entries it holds when this code wrote them."""
-        path = Path(path)
-        try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
-            if saved.get("format") != cls.FORMAT or saved.get("code") != code_digest():
-                return cls(path)
-            return cls(path, {str(k): cls.decode(v) for k, v in saved["entries"].items()})
-        except Exception:  # noqa: BLE001 - absent, truncated or foreign: nothing is kept
-            return cls(path)
-
-    @classmethod
-    def decode(cls, entry: Any) -> V:
-        return entry
-
-    @classmethod
-    def encode(cls, value: V) -> Any:
-        return value
-
-    def save(self) -> None:
-        """Write this run's entries (atomically), replacing the last run's; no file without
-        entries. Numpy scalars are written as the Python values they hold (floats, NaN and
-        infinities round-trip exactly)."""
-        if self.path is None:
-            return
-        if not self.current:
-            self.path.unlink(missing_ok=True)
-            return
-        from infrepro.io.atomic import atomic_open
-
-        entries = {key: self.encode(value) for key, value in self.current.items()}
-        saved = {"format": self.FORMAT, "code": code_digest(), "entries": entries}
-        with atomic_open(self.path) as handle:
-            json.dump(saved, handle, default=_plain, separators=(",", ":"), sort_keys=True)
-
-
-def _plain(value: object) -> object:
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"a value of type {type(value).__name__} cannot be kept")

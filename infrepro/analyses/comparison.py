@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from infrepro.decisions import FAMILIES, FAMILY_ALL
+from infrepro.decisions import FAMILIES, FAMILY_ALL, choice
 from infrepro.io.errors import plural
 from infrepro.io.scores import incomplete_runs
 from infrepro.lmm import ContrastTest, LmmResult
@@ -97,8 +97,7 @@ def _subsets(systems: list[str], family: str) -> list[tuple[str, list[str]]]:
     decision's family: each system against the baseline (first of ``systems``; k-1 pairs) or
     every pair (k(k-1)/2). No report view or analysis reads a pair outside the family, and
     fitting every pair made the job quadratic in systems."""
-    if family not in FAMILIES:
-        raise ValueError(f"analyses.comparisons: {family!r}; choose from {FAMILIES}")
+    choice("analyses.comparisons", family, FAMILIES)
     subsets: list[tuple[str, list[str]]] = []
     if len(systems) > 2:
         subsets.append(("all systems", systems))

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from infrepro.decisions import CONDITIONAL_PAIRS, FAMILIES, FAMILY_ALL
+from infrepro.decisions import CONDITIONAL_PAIRS, FAMILIES, FAMILY_ALL, choice
 from infrepro.lmm import LmmResult
 from infrepro.registry import CONDITIONAL, INTERACTION_SUFFIX, JOINT_SUFFIX, RUN_AWARE_SUFFIX
 from infrepro.vocabulary import (
@@ -73,12 +73,8 @@ def conditional_analyses(data: MetricData, log: FitLog) -> dict[str, pd.DataFram
 def compares_every_pair(options: Mapping[str, object]) -> bool:
     """Whether the within-bin contrasts compare every pair of systems or only the pairs with
     the baseline (``analyses.conditional_pairs``: the decision family's, or all; §4.2.3)."""
-    chosen = str(options["conditional_pairs"])
-    if chosen not in CONDITIONAL_PAIRS:
-        raise ValueError(f"analyses.conditional_pairs: {chosen!r}; choose from {CONDITIONAL_PAIRS}")
-    family = str(options["comparisons"])
-    if family not in FAMILIES:
-        raise ValueError(f"analyses.comparisons: {family!r}; choose from {FAMILIES}")
+    chosen = choice("analyses.conditional_pairs", options["conditional_pairs"], CONDITIONAL_PAIRS)
+    family = choice("analyses.comparisons", options["comparisons"], FAMILIES)
     return FAMILY_ALL in (chosen, family)
 
 

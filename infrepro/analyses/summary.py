@@ -38,6 +38,7 @@ from infrepro.decisions import (
     SYSTEMS,
     WORSE,
     PairDecision,
+    choice,
     comparison_of,
     estimand_text,
     interval_kind,
@@ -297,8 +298,7 @@ class Settings:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.family not in FAMILIES:
-            raise ValueError(f"analyses.comparisons: {self.family!r}; choose from {FAMILIES}")
+        choice("analyses.comparisons", self.family, FAMILIES)
 
 
 def settings_of(options: Mapping[str, object]) -> Settings:

@@ -27,7 +27,8 @@ from typing import Any
 
 import pandas as pd
 
-from infrepro.memo import KeptStore, content_digest, frame_digest
+from infrepro.kept import KeptStore
+from infrepro.memo import content_digest, frame_digest
 
 from .effects import EffectScale, effect_label
 

@@ -4,14 +4,14 @@ keeps").
 Snakemake parses the Snakefile on every invocation, a run with nothing to do included, and
 common.smk checks every input before any job runs: the test set, the runs sheet and every
 hypotheses file (raw mode) or the whole scores file. That check's Experiment is kept in
-``.snakemake/infrepro/experiment.json`` with what it read: the config (defaults filled in), the
-package's source, and each input file's path, size, modification and change times (ns) and
-inode (the change time moves with any write, and no tool sets it back as ``touch -d`` or
-``cp -p`` set a modification time). A parse that finds all of them as they were
-has the Experiment back without reading the inputs (or loading pandas to read them); any
-difference, a missing or unreadable file or store, runs the full check, which names the
-problem if there is one. An entry whose check skipped the hypotheses files serves only a parse
-that skips them too (Snakemake's job processes).
+``.snakemake/infrepro/experiment.json`` (a :class:`~infrepro.kept.KeptStore` of the package's
+source) under the config it was checked for, with the state of every input file it read
+(:func:`file_state`: size, modification and change times (ns) and inode; the change time moves
+with any write, and no tool sets it back as ``touch -d`` or ``cp -p`` set a modification time).
+A parse that finds the same config and every file as it was has the Experiment back without
+reading the inputs; any difference, a missing or unreadable file or store, runs the full check,
+which names the problem if there is one. An entry whose check skipped the hypotheses files
+serves only a parse that skips them too (Snakemake's job processes).
 """
 
 from __future__ import annotations
@@ -24,12 +24,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from infrepro.io.atomic import write_text
+from infrepro.kept import KeptStore
 from infrepro.sources import source_digest
 
 from .record import Experiment
 
-FORMAT = 1  # the store's layout
+
+class ExperimentStore(KeptStore[dict[str, Any]]):
+    """The last check's entry, under its config's key: ``hypotheses_checked``, ``files`` (each
+    input's path and state) and ``experiment`` (Experiment.to_json)."""
+
+    @classmethod
+    def version(cls) -> str:
+        """The package's source and the Python version: the checks, not the libraries' numbers."""
+        return source_digest().hex() + platform.python_version()
 
 
 def kept_experiment(
@@ -37,42 +45,37 @@ def kept_experiment(
 ) -> Experiment:
     """The Experiment of ``config`` from the store at ``path`` when nothing it was checked
     from changed, else from the full check (``load_experiment``), then kept there."""
+    store = ExperimentStore.open(path)
     key = config_key(config)
-    saved = _read(Path(path))
+    entry = store.previous.get(key)
     if (
-        saved is not None
-        and saved.get("key") == key
-        and (saved.get("hypotheses_checked") or not check_hypotheses)
-        and saved.get("files") is not None
-        and saved["files"] == file_states(saved.get("experiment", {}).get("inputs", []))
+        isinstance(entry, dict)
+        and (entry.get("hypotheses_checked") or not check_hypotheses)
+        and entry.get("files") is not None
+        and entry["files"] == file_states([name for name, *_ in entry["files"]])
     ):
         try:
-            return Experiment.from_json(saved["experiment"])
+            return Experiment.from_json(entry["experiment"])
         except (KeyError, TypeError, ValueError):
             pass  # another layout: check again
     from .load import load_experiment
 
     experiment = load_experiment(config, check_hypotheses=check_hypotheses)
-    entry = {
-        "format": FORMAT,
-        "key": key,
+    store.current[key] = {
         "hypotheses_checked": check_hypotheses,
         "files": file_states(experiment.inputs),
         "experiment": experiment.to_json(),
     }
     try:
-        write_text(path, json.dumps(entry) + "\n")  # in order: a record equal to the check's
+        store.save()
     except OSError:
         pass  # a read-only experiment folder: every parse checks the inputs, as before
     return experiment
 
 
 def config_key(config: Mapping[str, Any]) -> str:
-    """The config (as JSON), the package's source and the Python version, as one digest."""
-    digest = hashlib.blake2b(source_digest(), digest_size=16)
-    digest.update(platform.python_version().encode())
-    digest.update(json.dumps(config, default=repr).encode())  # in order, as the check reads it
-    return digest.hexdigest()
+    """A digest of the config as JSON, in its order (as the check reads it)."""
+    return hashlib.blake2b(json.dumps(config, default=repr).encode(), digest_size=16).hexdigest()
 
 
 def file_states(paths: list[str]) -> list[list[object]] | None:
@@ -98,13 +101,3 @@ def file_state(name: str | Path) -> list[int] | None:
         link.st_ino,
         link.st_ctime_ns,
     ]
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(saved, dict) or saved.get("format") != FORMAT:
-        return None
-    return saved

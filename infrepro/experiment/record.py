@@ -44,10 +44,19 @@ class Experiment:
         return self.hypotheses[run_id]
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON values (``from_json`` reads them back to an equal record)."""
-        return asdict(self)
+        """Plain JSON values (``from_json`` reads them back to an equal record). Mappings are
+        lists of pairs: their order is part of the record (Snakemake compares a rule's params
+        by their repr), and a JSON object's keys may be sorted."""
+        value = asdict(self)
+        for name in MAPPINGS:
+            value[name] = [list(item) for item in value[name].items()]
+        return value
 
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> Experiment:
-        scales = {m: Scale(**s) for m, s in value["scales"].items()}
-        return cls(**{**value, "scales": scales})
+        fields = {**value, **{name: dict(value[name]) for name in MAPPINGS}}
+        fields["scales"] = {m: Scale(**s) for m, s in fields["scales"].items()}
+        return cls(**fields)
+
+
+MAPPINGS = ("better", "hypotheses", "scales")  # Experiment's dict fields

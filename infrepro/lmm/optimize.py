@@ -258,17 +258,15 @@ def _converged(
     coordinates is at most CONV_TOL. The polish's last Hessian (taken within its last, tiny,
     steps) judges first; a new one at theta decides when that is not clearly within it."""
     free = x != 0.0
-    g = o.fg(x)[1]
     hess = None
     if curvature is not None and np.array_equal(curvature.free, free):
-        hess = curvature.hess
-        scaled = _scaled_step(g, hess, x, free)
-        if not scaled <= 0.1 * CONV_TOL:
-            hess = None
+        scaled = _scaled_step(o.fg(x)[1], curvature.hess, x, free)
+        if scaled <= 0.1 * CONV_TOL:
+            hess = curvature.hess
     if hess is None:
         g, hess = o.grad_hess(x, fx)
+        scaled = _scaled_step(g, hess, x, free)
     hf = hess[np.ix_(free, free)]
-    scaled = _scaled_step(g, hess, x, free)
     if not np.isfinite(scaled):
         messages.append("Hessian of the deviance is singular at the optimum")
         return False

@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import ParamSpec
 
-from infrepro.memo import KeptStore, Undigestible, content_digest
+from infrepro.kept import KeptStore
+from infrepro.memo import Undigestible, content_digest
 
 P = ParamSpec("P")
 

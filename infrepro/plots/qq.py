@@ -53,14 +53,12 @@ def _qq_lines(ax, frame: pd.DataFrame) -> None:
         return
     lines = [c for c in LINES if c in frame]
     fits = len(frame.drop_duplicates(lines)) if lines else 1
-    several = fits > 1
-    data = frame.sort_values("theoretical")
-    x = data["theoretical"].to_numpy(dtype=float)
-    y = data["sample"].to_numpy(dtype=float)
-    bound = float(max(np.abs(x).max(), np.abs(y).max()))
+    values = frame[["theoretical", "sample"]].to_numpy(dtype=float)
+    bound = float(np.abs(values).max())
     ax.plot([-bound, bound], [-bound, bound], color="#999999", linewidth=0.7)
-    if not several:
-        ax.plot(x, y, color="#0072B2", linewidth=1.1)
+    if fits == 1:
+        data = frame.sort_values("theoretical")
+        ax.plot(data["theoretical"], data["sample"], color="#0072B2", linewidth=1.1)
         return
     raster = fits > RASTER_FROM
     if raster:

@@ -2,62 +2,54 @@
 
 The rules' ``content_of`` parameters hash every input file (each run's hypotheses, the test set,
 the runs sheet or the scores file) on every parse, a rerun with nothing to do included. A digest
-is kept in ``.snakemake/infrepro/digests.json`` with the file's state (``experiment.kept``:
-size, modification and change times, inode); a file whose state is the same has its digest
-back without being read. Any write to a file changes its change time, which no tool sets back,
-so a content change is always hashed again (`cp -p`, `rsync -a`, `touch -d` included).
+is kept in ``.snakemake/infrepro/digests.json`` (a :class:`~infrepro.kept.KeptStore`) with the
+file's state (``experiment.kept.file_state``: size, modification and change times, inode); a
+file whose state is the same has its digest back without being read. Any write to a file changes
+its change time, which no tool sets back, so a content change is always hashed again (`cp -p`,
+`rsync -a`, `touch -d` included).
 """
 
 from __future__ import annotations
 
 import atexit
-import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from infrepro.experiment.kept import file_state
-from infrepro.io.atomic import write_text
+from infrepro.kept import KeptStore
 from infrepro.report.checksums import sha256
 
-FORMAT = 1
 
+@dataclass
+class KeptDigests(KeptStore[list[object]]):
+    """Digests by path, each entry the file's state and its SHA-256. The store is written once,
+    when the process ends, and only after a digest was computed: a parse that read no file
+    leaves it as it was."""
 
-class KeptDigests:
-    """Digests by path, from the store where a file's state is unchanged; the new ones are
-    written back once, when the process ends."""
+    computed: int = 0  # digests this process had to compute (file read)
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._entries: dict[str, list[object]] | None = None
-        self._changed = False
+    @classmethod
+    def version(cls) -> str:
+        return "sha256"  # a file's digest depends on its bytes only
 
     def sha256(self, name: str | Path) -> str:
-        entries = self._load()
         key = str(name)
         state = file_state(name)
-        kept = entries.get(key)
+        kept = self.current.get(key) or self.previous.get(key)
         if state is not None and isinstance(kept, list) and kept[:-1] == state:
+            self.reused += key not in self.current
+            self.current[key] = kept
             return str(kept[-1])
         value = sha256(name)  # a missing file raises here, as it did before
         if state is not None:
-            entries[key] = [*state, value]
-            if not self._changed:
-                self._changed = True
-                atexit.register(self.save)
+            if not self.computed:  # the first digest computed: write the store at exit
+                atexit.register(self._save_quietly)
+            self.computed += 1
+            self.current[key] = [*state, value]
         return value
 
-    def save(self) -> None:
-        """Write the store (atomically); a folder that cannot be written keeps none."""
+    def _save_quietly(self) -> None:
         try:
-            write_text(self.path, json.dumps({"format": FORMAT, "entries": self._load()}) + "\n")
+            self.save()
         except OSError:
-            pass
-
-    def _load(self) -> dict[str, list[object]]:
-        if self._entries is None:
-            try:
-                saved = json.loads(self.path.read_text(encoding="utf-8"))
-                ok = isinstance(saved, dict) and saved.get("format") == FORMAT
-                self._entries = dict(saved["entries"]) if ok else {}
-            except (OSError, ValueError, KeyError, TypeError):
-                self._entries = {}
-        return self._entries
+            pass  # a folder that cannot be written keeps none

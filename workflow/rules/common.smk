@@ -29,7 +29,7 @@ except InputError as err:
     raise WorkflowError(f"infrepro: invalid input: {err}") from None
 
 RAW_MODE = EXPERIMENT.mode == "raw"
-INPUT_DIGESTS = KeptDigests(DIGEST_STORE)
+INPUT_DIGESTS = KeptDigests.open(DIGEST_STORE)
 PROPERTY_OPTIONS = config["property_options"]
 
 

@@ -102,8 +102,7 @@ def main_models(qq: pd.DataFrame, glrt: pd.DataFrame) -> pd.DataFrame:
         glrt[["metric", "analysis", "subset", "h0"]].astype(str).itertuples(index=False, name=None)
     )
     keys = qq[["metric", "analysis", "subset", "model"]].astype(str).itertuples(index=False)
-    null = [tuple(key) in nulls for key in keys]
-    return qq[[not n for n in null]]
+    return qq[[tuple(key) not in nulls for key in keys]]
 
 
 def qq_figures(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Figure]:

@@ -3,11 +3,11 @@ added to one system refit only its units, and the tables equal a run from scratc
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 
 import pandas as pd
 import pytest
+from kept_stores import written_by_other_code
 
 from infrepro.analyses import run_analysis
 from infrepro.analyses.units import UnitStore
@@ -79,9 +79,7 @@ def test_an_unreadable_or_foreign_store_is_ignored(tmp_path, content) -> None:
         store = UnitStore.open(path)
         _metaparam(_data(store))
         store.save()
-        saved = json.loads(path.read_text())
-        saved["code"] = "another version"
-        path.write_text(json.dumps(saved))
+        written_by_other_code(path)
     else:
         path.write_bytes(content)
     store = UnitStore.open(path)

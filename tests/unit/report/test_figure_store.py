@@ -3,11 +3,11 @@ is byte-identical to one without it, and only figures whose data changed are dra
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from kept_stores import written_by_other_code
 from test_report_render import FIGURE_SETTINGS as SETTINGS
 from test_report_render import TEMPLATES, figure_tables
 
@@ -74,9 +74,7 @@ def test_an_unreadable_or_foreign_store_is_ignored(tmp_path: Path, content: str)
         with figures_from(store):
             power_curve(CURVES, title="t", key="k")
         store.save()
-        saved = json.loads(path.read_text())
-        saved["code"] = "another version"
-        path.write_text(json.dumps(saved))
+        written_by_other_code(path)
     else:
         path.write_text(content)
     store = FigureStore.open(path)
