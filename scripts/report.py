@@ -34,8 +34,9 @@ def main(smk) -> None:
         rerun=smk.params.rerun,
         units=dict(smk.params.units),
     )
-    # figures whose data did not change since the last render are not drawn again
-    with figures_from(FigureStore.open(FIGURE_STORE)) as figures:
+    # figures whose data did not change since the last render are not drawn again; the others
+    # are drawn in the job's threads' worth of processes
+    with figures_from(FigureStore.open(FIGURE_STORE), processes=smk.threads) as figures:
         write_text(smk.output.html, render_report(paths, settings))
     figures.save()  # after the page: a failed render keeps the previous figures
     logging.info("figures: %d of %d from the last render", figures.reused, len(figures.current))

@@ -9,6 +9,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from infrepro.plots.cache import finish_figures
 from infrepro.plots.svg import share_glyphs
 
 from .assets import ASSETS, TEMPLATE, TEMPLATE_DIR
@@ -29,13 +30,14 @@ def environment(template_dir: str | Path = TEMPLATE_DIR) -> jinja2.Environment:
 
 
 def render(context: Mapping[str, Any], template_dir: str | Path = TEMPLATE_DIR) -> str:
-    """The HTML page for a context built by :func:`build_context`."""
+    """The HTML page for a context built by :func:`build_context` (with the figures a render
+    through a store deferred drawn in place: ``plots.cache``)."""
     folder = Path(template_dir)
     assets = {
         name: Markup((folder / file).read_text(encoding="utf-8")) for name, file in ASSETS.items()
     }
     html = environment(folder).get_template(TEMPLATE).render(**context, assets=assets)
-    return share_glyphs(html)
+    return share_glyphs(finish_figures(html))
 
 
 def render_report(

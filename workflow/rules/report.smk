@@ -79,7 +79,7 @@ rule report:
         templates=TEMPLATES,
     log:
         "logs/report.log",
-    threads: 1
+    threads: REPORT_OPTIONS["threads"]  # figures drawn side by side (plots.cache)
     resources:
         mem_mb=2000,
         runtime=30,

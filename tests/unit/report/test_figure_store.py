@@ -3,6 +3,8 @@ is byte-identical to one without it, and only figures whose data changed are dra
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -12,7 +14,7 @@ from test_report_render import FIGURE_SETTINGS as SETTINGS
 from test_report_render import TEMPLATES, figure_tables
 
 from infrepro.io import write_csv
-from infrepro.plots.cache import FigureStore, figures_from
+from infrepro.plots.cache import FigureStore, cached_figure, figures_from, finish_figures
 from infrepro.plots.planning import power_curve
 from infrepro.report import render_report, table_paths
 
@@ -82,3 +84,34 @@ def test_an_unreadable_or_foreign_store_is_ignored(tmp_path: Path, content: str)
     with figures_from(store):
         assert power_curve(CURVES, title="t", key="k") == power_curve(CURVES, title="t", key="k")
     assert store.reused == 0
+
+
+def test_a_render_in_two_processes_equals_one_in_one(tmp_path: Path) -> None:
+    for name, frame in figure_tables().items():
+        if not frame.empty:
+            write_csv(frame, tmp_path / f"{name}.csv")
+    plain = _render(tmp_path, None)
+    store = FigureStore.open(tmp_path / "figures.json")
+    with figures_from(store, processes=2):
+        assert render_report(table_paths(tmp_path), SETTINGS, TEMPLATES) == plain
+    assert len(store.current) == 4 and not store.pending and store.processes == 1
+
+
+@cached_figure
+def _drawn_by(label: str) -> str:
+    return f"<svg>{label} {os.getpid()}</svg>"
+
+
+def test_deferred_figures_are_drawn_in_other_processes_and_put_in_place(tmp_path: Path) -> None:
+    store = FigureStore.open(tmp_path / "figures.json")
+    with figures_from(store, processes=2):
+        first, second = _drawn_by("a"), _drawn_by("b")
+        assert first.startswith("<!--infrepro-figure:") and first != second
+        assert _drawn_by("a") == first  # asked twice, drawn once
+        page = finish_figures(f"<p>{first}</p><p>{second}</p><p>{first}</p>")
+    drawn = re.findall(r"<svg>(\w) (\d+)</svg>", page)
+    assert [label for label, _ in drawn] == ["a", "b", "a"]
+    assert all(int(pid) != os.getpid() for _, pid in drawn)
+    assert set(store.current.values()) == {f"<svg>{a} {p}</svg>" for a, p in drawn}
+    with figures_from(store):  # one process: drawn at once, here
+        assert _drawn_by("c") == f"<svg>c {os.getpid()}</svg>"
