@@ -10,22 +10,24 @@ name and a digest of its arguments and of the package's source and library versi
 (:func:`infrepro.memo.content_digest`). A missing, unreadable or foreign file is ignored.
 
 A render with more than one process (:func:`figures_from`'s ``processes``, the report rule's
-threads) defers the figures it has to draw: each is a placeholder in the page until
-:func:`finish_figures` draws them all in forked processes and puts their SVG in its place. Each
-figure is drawn by the same function from the same arguments wherever it is drawn, so the page is
-byte-identical to a render in one process.
+threads) sends each figure it has to draw to a pool of forked processes as it asks for it and
+goes on building the page with a placeholder in the figure's place; :func:`finish_figures` waits
+for the figures and puts their SVG in place. Each figure is drawn by the same function from the
+same arguments wherever it is drawn, so the page is byte-identical to a render in one process.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import multiprocessing
 import re
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import ParamSpec
+from multiprocessing.pool import AsyncResult, Pool
+from typing import Any, ParamSpec
 
 from infrepro.kept import KeptStore
 from infrepro.memo import Undigestible, content_digest
@@ -37,61 +39,65 @@ PLACEHOLDER = "<!--infrepro-figure:{key}-->"
 _PLACEHOLDER = re.compile(r"<!--infrepro-figure:([0-9a-f]+)-->")
 
 
+@dataclass(frozen=True)
+class Drawing:
+    """One call of a plotting function (``module.name``, decorated with :func:`cached_figure`)
+    with its arguments: what a forked process needs to draw it (the function by name)."""
+
+    function: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+    def __call__(self) -> str:
+        module, _, name = self.function.rpartition(".")
+        plot = getattr(importlib.import_module(module), name)
+        return plot.__wrapped__(*self.args, **self.kwargs)
+
+
 @dataclass
 class FigureStore(KeptStore[str]):
     """The figures (SVG) of the last render (``previous``) and of this one (``current``); with
-    more than one of ``processes``, the figures still to draw (``pending``, by key)."""
+    more than one of ``processes``, the figures being drawn in forked processes (``pending``,
+    by key)."""
 
     processes: int = 1
-    pending: dict[str, Callable[[], str]] = field(default_factory=dict)
+    pending: dict[str, AsyncResult] = field(default_factory=dict)
+    pool: Pool | None = None
 
-    def svg(self, key: str, draw: Callable[[], str]) -> str:
-        """The figure under ``key``: from the last render, else drawn (or, deferred, its
-        placeholder); kept for the next."""
+    def svg(self, key: str, drawing: Drawing) -> str:
+        """The figure under ``key``: from the last render, else drawn (with several processes:
+        sent to one, its placeholder returned); kept for the next."""
         if key in self.previous:
             self.reused += 1
             svg = self.previous[key]
         elif key in self.current:
             svg = self.current[key]
         elif self.processes > 1:
-            self.pending.setdefault(key, draw)
+            if key not in self.pending:
+                if self.pool is None:  # forked at the first figure to draw, not before
+                    self.pool = multiprocessing.get_context("fork").Pool(self.processes)
+                self.pending[key] = self.pool.apply_async(drawing)
             return PLACEHOLDER.format(key=key)
         else:
-            svg = draw()
+            svg = drawing()
         self.current[key] = svg
         return svg
 
-    def draw_pending(self) -> None:
-        """Draw the deferred figures, in up to ``processes`` forked processes, into ``current``
-        (in the order they were asked for)."""
-        keys = list(self.pending)
-        if len(keys) > 1:
-            global _DRAWING
-            _DRAWING = self.pending  # the forked processes inherit the drawing functions
-            try:
-                context = multiprocessing.get_context("fork")
-                with context.Pool(min(self.processes, len(keys))) as pool:
-                    drawn = pool.map(_draw, keys, chunksize=1)
-            finally:
-                _DRAWING = {}
-        else:
-            drawn = [self.pending[key]() for key in keys]
-        self.current.update(zip(keys, drawn, strict=True))
-        self.pending.clear()
-
     def resolve(self, page: str) -> str:
-        """``page`` with each placeholder replaced by its figure (drawing the pending ones)."""
-        if self.pending:
-            self.draw_pending()
+        """``page`` with each placeholder replaced by its figure (waiting for those being
+        drawn; kept in ``current`` in the order they were asked for)."""
+        for key, result in self.pending.items():
+            self.current[key] = result.get()
+        self.pending.clear()
+        self.close()
         return _PLACEHOLDER.sub(lambda match: self.current[match.group(1)], page)
 
-
-_DRAWING: dict[str, Callable[[], str]] = {}
-
-
-def _draw(key: str) -> str:
-    """In a forked process: draw the deferred figure under ``key``."""
-    return _DRAWING[key]()
+    def close(self) -> None:
+        """Stop the drawing processes (those still drawing, after a failed render, too)."""
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+            self.pool = None
 
 
 _ACTIVE: ContextVar[FigureStore | None] = ContextVar("infrepro_figures", default=None)
@@ -107,6 +113,7 @@ def figures_from(store: FigureStore, processes: int = 1) -> Iterator[FigureStore
         yield store
     finally:
         _ACTIVE.reset(token)
+        store.close()
         store.processes = 1
         store.pending.clear()
 
@@ -133,6 +140,6 @@ def cached_figure(function: Callable[P, str]) -> Callable[P, str]:
             key = content_digest(name, args, sorted(kwargs.items()))
         except Undigestible:
             return function(*args, **kwargs)
-        return store.svg(key, lambda: function(*args, **kwargs))
+        return store.svg(key, Drawing(name, args, kwargs))
 
     return drawn
