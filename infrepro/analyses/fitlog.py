@@ -47,8 +47,10 @@ class FitLog:
         subset: str = "",
         prop: str = "",
         reference_levels: Mapping[str, str] | None = None,
+        qq: bool = True,
     ) -> LmmResult | None:
-        """Fit ``formula``; on an engine error record it as skipped and return None."""
+        """Fit ``formula``; on an engine error record it as skipped and return None. With
+        ``qq``, its residual quantiles are a row of qq.csv (not for a GLRT's null model: §4.6)."""
         try:
             result = self._fit(formula, data, reml, reference_levels, prop)
         except LmmError as err:
@@ -77,7 +79,8 @@ class FitLog:
                 "messages": " | ".join(result.messages),
             }
         )
-        self._add_qq(result, analysis, subset, prop, formula)
+        if qq:
+            self._add_qq(result, analysis, subset, prop, formula)
         return result
 
     def _fit(

@@ -39,7 +39,7 @@ def run_glrt(
 ) -> GlrtOutcome | None:
     """Fit H1 and H0 by ML and test them; None (recorded in diagnostics) if either fails."""
     fits = []
-    for formula in (h1, h0):
+    for index, formula in enumerate((h1, h0)):
         result = log.fit(
             formula,
             data,
@@ -48,6 +48,7 @@ def run_glrt(
             subset=subset,
             prop=prop,
             reference_levels=reference_levels,
+            qq=index == 0,  # H0's residuals are not checked (§4.6)
         )
         if result is None:
             return None

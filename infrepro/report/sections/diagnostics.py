@@ -91,23 +91,9 @@ def _overlaid(qq: pd.DataFrame, metric: str) -> list[tuple[str, pd.DataFrame]]:
     return panels
 
 
-def main_models(qq: pd.DataFrame, glrt: pd.DataFrame) -> pd.DataFrame:
-    """qq.csv's rows without the GLRTs' null models (glrt.csv ``h0`` of the same metric,
-    analysis and subset): a panel shows the main model of each comparison, one line per fit
-    (H1 and H0 quantiles in one line drew a zigzag between the two)."""
-    needed = {"metric", "analysis", "subset", "h0"}
-    if qq.empty or glrt.empty or not needed <= set(glrt.columns):
-        return qq
-    nulls = set(
-        glrt[["metric", "analysis", "subset", "h0"]].astype(str).itertuples(index=False, name=None)
-    )
-    keys = qq[["metric", "analysis", "subset", "model"]].astype(str).itertuples(index=False)
-    return qq[[tuple(key) not in nulls for key in keys]]
-
-
 def qq_figures(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Figure]:
     figures = []
-    qq = main_models(tables["qq"], tables["glrt"])
+    qq = tables["qq"]
     for metric in settings.metrics:
         panels = []
         for analysis, short in QQ_ANALYSES.items():

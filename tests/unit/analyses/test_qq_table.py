@@ -1,6 +1,7 @@
 """qq.csv holds one row per fitted model, its QQ_POINTS standardized-residual quantiles in one
 cell (docs/method.md §4.6): its size grows with the fits, not with 50 rows each; the report's
-QQ plot draws exactly these quantiles."""
+QQ plot draws exactly these quantiles; a GLRT's null model has none (its H1 is the model
+checked)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pandas as pd
 import pytest
 
 from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.glrt import run_glrt
 from infrepro.report.sections.diagnostics import qq_points
 from infrepro.vocabulary import QQ_POINTS, columns, qq_cell, qq_theoretical, qq_values
 
@@ -51,3 +53,13 @@ def test_the_plot_draws_the_stored_quantiles() -> None:
     assert list(first["theoretical"]) == qq_theoretical()
     assert qq_theoretical()[QQ_POINTS // 2] == pytest.approx(0.0251, abs=1e-3)
     assert qq_points(table.iloc[:0]).empty
+
+
+def test_a_glrts_null_model_has_a_diagnostics_row_but_no_qq_row() -> None:
+    log, data = FitLog("y"), rows()
+    outcome = run_glrt(
+        log, data, "y ~ system + (1|segment_id)", "y ~ 1 + (1|segment_id)", analysis="all_runs"
+    )
+    assert outcome is not None
+    assert list(log.diagnostics()["model"]) == [outcome.row["h1"], outcome.row["h0"]]
+    assert list(log.qq_table()["model"]) == [outcome.row["h1"]]

@@ -69,32 +69,8 @@ def test_per_system_rows_split_into_the_top_systems_and_the_rest() -> None:
     assert len(everything) == 4 and none.empty
 
 
-def test_a_panel_shows_the_main_model_one_line_per_fit() -> None:
-    """qq.csv holds every fit, a GLRT's null model too: the panels drop glrt.csv's h0 of the
-    same comparison, and two fits in one panel are two lines, not one zigzag between them."""
-    from infrepro.report.sections.diagnostics import main_models
-
-    qq = pd.DataFrame(
-        {
-            "metric": "ter",
-            "analysis": "all_runs",
-            "subset": ["A vs B", "A vs B", "A vs C"],
-            "model": ["ter ~ system + (1|s)", "ter ~ 1 + (1|s)", "ter ~ system + (1|s)"],
-            "sample": ["1 2", "3 4", "5 6"],
-        }
-    )
-    glrt = pd.DataFrame(
-        {
-            "metric": ["ter", "ter"],
-            "analysis": ["all_runs", "all_runs"],
-            "subset": ["A vs B", "A vs C"],
-            "h1": ["ter ~ system + (1|s)"] * 2,
-            "h0": ["ter ~ 1 + (1|s)"] * 2,
-        }
-    )
-    kept = main_models(qq, glrt)
-    assert list(kept["model"]) == ["ter ~ system + (1|s)"] * 2
-    assert list(kept["subset"]) == ["A vs B", "A vs C"]
+def test_a_panel_draws_one_line_per_fit() -> None:
+    """Two fits in one panel are two lines, not one zigzag between them."""
     two = qq_frame(2).assign(subset="A vs B", model=lambda f: np.repeat(["h1", "h0"], 400))
     svg = qq_panels([("two fits", two)], title="t", key="qq-two")
     one = qq_panels([("one fit", qq_frame(1))], title="t", key="qq-two")
