@@ -41,16 +41,18 @@ _PLACEHOLDER = re.compile(r"<!--infrepro-figure:([0-9a-f]+)-->")
 
 @dataclass(frozen=True)
 class Drawing:
-    """One call of a plotting function (``module.name``, decorated with :func:`cached_figure`)
-    with its arguments: what a forked process needs to draw it (the function by name)."""
+    """One call of a plotting function decorated with :func:`cached_figure` (by module and
+    qualified name) with its arguments: what a forked process needs to draw it."""
 
-    function: str
+    module: str
+    qualname: str
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
 
     def __call__(self) -> str:
-        module, _, name = self.function.rpartition(".")
-        plot = getattr(importlib.import_module(module), name)
+        plot: Any = importlib.import_module(self.module)
+        for part in self.qualname.split("."):
+            plot = getattr(plot, part)
         return plot.__wrapped__(*self.args, **self.kwargs)
 
 
@@ -140,6 +142,6 @@ def cached_figure(function: Callable[P, str]) -> Callable[P, str]:
             key = content_digest(name, args, sorted(kwargs.items()))
         except Undigestible:
             return function(*args, **kwargs)
-        return store.svg(key, Drawing(name, args, kwargs))
+        return store.svg(key, Drawing(function.__module__, function.__qualname__, args, kwargs))
 
     return drawn
