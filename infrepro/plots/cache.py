@@ -23,6 +23,7 @@ import functools
 import importlib
 import multiprocessing
 import re
+import sys
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -103,13 +104,18 @@ class FigureStore(KeptStore[str]):
 
 
 _ACTIVE: ContextVar[FigureStore | None] = ContextVar("infrepro_figures", default=None)
+# Figures are drawn side by side only where a fork of a process that has loaded numpy and
+# matplotlib is safe (Linux); elsewhere (macOS: Accelerate and the Objective-C runtime; Windows:
+# no fork) they are drawn in the render's process, as with one thread.
+FORKS = sys.platform.startswith("linux")
 
 
 @contextlib.contextmanager
 def figures_from(store: FigureStore, processes: int = 1) -> Iterator[FigureStore]:
-    """Draw the figures of the block through ``store``; with ``processes`` > 1, those it has
-    to draw are deferred to :func:`finish_figures` and drawn side by side."""
-    store.processes = max(1, processes)
+    """Draw the figures of the block through ``store``; with ``processes`` > 1 (on Linux), those
+    it has to draw are sent to that many forked processes and put in place by
+    :func:`finish_figures`."""
+    store.processes = max(1, processes) if FORKS else 1
     token = _ACTIVE.set(store)
     try:
         yield store

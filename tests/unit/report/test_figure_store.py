@@ -115,3 +115,13 @@ def test_deferred_figures_are_drawn_in_other_processes_and_put_in_place(tmp_path
     assert set(store.current.values()) == {f"<svg>{a} {p}</svg>" for a, p in drawn}
     with figures_from(store):  # one process: drawn at once, here
         assert _drawn_by("c") == f"<svg>c {os.getpid()}</svg>"
+
+
+def test_without_a_safe_fork_the_figures_are_drawn_in_the_renders_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("infrepro.plots.cache.FORKS", False)  # macOS, Windows
+    store = FigureStore.open(tmp_path / "figures.json")
+    with figures_from(store, processes=4):
+        assert store.processes == 1
+        assert _drawn_by("d") == f"<svg>d {os.getpid()}</svg>"
