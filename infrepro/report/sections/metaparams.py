@@ -27,6 +27,7 @@ class SystemBlock(Block):
     system: str
     facets: str
     figure_note: str = ""  # why a system's figures are not drawn (more than MOST_LINES systems)
+    within_note: str = ""  # which pairs of levels the within-bin table shows, when not every one
 
 
 @dataclass
@@ -42,6 +43,9 @@ UNDRAWN = (
     "meta-parameters; this system's tests and slopes are below, its contrasts in contrasts.csv."
 )
 POST_HOC = ("glrt", "tests", "predictions", "means", "slopes", "contrasts")
+# A facet with more levels than this (20 seeds: 190 pairs a bin) shows in the page's within-bin
+# table each level against its reference level only; every pair stays in contrasts.csv.
+MOST_PAIRED_LEVELS = 5
 PER_SYSTEM = ("tests", "glrt", "slopes", "contrasts")
 
 
@@ -75,6 +79,7 @@ def _system_block(
                 block.figures.append(figure)
     variants = [v for p in settings.properties for v in (p, bin_column(p))]
     mine = {**tables, **{name: select(tables[name], subset=system) for name in PER_SYSTEM}}
+    mine["contrasts"], block.within_note = _reference_pairs(mine["contrasts"], facet)
     block.fill(
         mine,
         settings,
@@ -87,6 +92,25 @@ def _system_block(
     if not drawn:  # the within-bin contrasts are in contrasts.csv (a page at 30 systems)
         block.within = None
     return block
+
+
+def _reference_pairs(contrasts: pd.DataFrame, facet: str) -> tuple[pd.DataFrame, str]:
+    """A facet's within-bin contrasts as the page shows them: every pair of levels, or, beyond
+    MOST_PAIRED_LEVELS levels, each level against the reference level (the first in sorted
+    order, method §4.5), with a note that says so."""
+    if contrasts.empty:
+        return contrasts, ""
+    first, second = contrasts["level1"].astype(str), contrasts["level2"].astype(str)
+    levels = sorted({*first, *second})
+    if len(levels) <= MOST_PAIRED_LEVELS:
+        return contrasts, ""
+    reference = levels[0]
+    pairs = len(levels) * (len(levels) - 1) // 2
+    note = (
+        f"; each level of {facet} against its reference level {reference}, Holm over all "
+        f"{pairs} pairs of levels in every bin (all in contrasts.csv)"
+    )
+    return contrasts[(first == reference) | (second == reference)], note
 
 
 def _figure(

@@ -77,3 +77,23 @@ def test_a_panel_draws_one_line_per_fit() -> None:
     line = re.compile(r"stroke: ?#0072b2", re.IGNORECASE)
     assert "<image" not in svg  # a few fits stay vector paths
     assert len(line.findall(svg)) == 2 * len(line.findall(one))  # a line a fit, no zigzag
+
+
+def test_a_facet_with_many_levels_shows_its_pairs_with_the_reference_level() -> None:
+    """20 seeds are 190 pairs a bin: the page shows the 19 with the reference level (the first
+    in sorted order, as the analysis takes it) and says where the others are."""
+    from infrepro.report.sections.metaparams import MOST_PAIRED_LEVELS, _reference_pairs
+
+    seeds = [str(s) for s in range(1, 21)]
+    pairs = [(a, b) for i, a in enumerate(seeds) for b in seeds[i + 1 :]]
+    contrasts = pd.DataFrame(
+        {"bin": "low", "level1": [a for a, _ in pairs], "level2": [b for _, b in pairs]}
+    )
+    shown, note = _reference_pairs(contrasts, "seed")
+    assert len(contrasts) == 190 and len(shown) == 19
+    assert all("1" in (a, b) for a, b in zip(shown["level1"], shown["level2"], strict=True))
+    assert "reference level 1" in note and "190 pairs" in note and "contrasts.csv" in note
+    few = contrasts[contrasts["level1"].isin(seeds[:MOST_PAIRED_LEVELS])]
+    few = few[few["level2"].isin(seeds[:MOST_PAIRED_LEVELS])]
+    kept, none = _reference_pairs(few, "seed")  # five levels: every pair
+    assert len(few) == 10 and kept is few and none == ""
