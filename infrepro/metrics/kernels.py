@@ -178,6 +178,11 @@ def main() -> None:
     another process holds the compile lock), at the lowest priority."""
     if hasattr(os, "nice"):
         os.nice(19)
+    # Linux gives each session its own scheduling group (autogroup), and a nice value ranks a
+    # process only within its group: this detached session would take a whole core from the
+    # workflow's jobs. The group's own nice value makes it low priority among groups too.
+    with contextlib.suppress(OSError):
+        Path("/proc/self/autogroup").write_text("19")
     with _compile_lock(blocking=False) as held:
         if held:
             compile_all()
