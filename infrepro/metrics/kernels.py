@@ -173,16 +173,27 @@ def compile_all() -> None:
         mark_ready(kernel)
 
 
+AUTOGROUP = Path("/proc/self/autogroup")
+
+
+def _lowest_priority() -> None:
+    """Nice 19, and, for the session `start_background` made, its scheduling group's nice 19.
+
+    Linux gives each session its own scheduling group (autogroup) and a process' nice ranks it
+    only within its group: the detached compile took a whole core from the first run's scoring
+    jobs. Only a session leader sets its group's nice (a compile started by hand from a shell
+    would lower the whole shell session's priority)."""
+    if hasattr(os, "nice"):
+        os.nice(19)
+    if hasattr(os, "getsid") and os.getsid(0) == os.getpid():
+        with contextlib.suppress(OSError):
+            AUTOGROUP.write_text("19")
+
+
 def main() -> None:
     """`python -m infrepro.metrics.kernels`: compile every kernel into the cache (no-op while
     another process holds the compile lock), at the lowest priority."""
-    if hasattr(os, "nice"):
-        os.nice(19)
-    # Linux gives each session its own scheduling group (autogroup), and a nice value ranks a
-    # process only within its group: this detached session would take a whole core from the
-    # workflow's jobs. The group's own nice value makes it low priority among groups too.
-    with contextlib.suppress(OSError):
-        Path("/proc/self/autogroup").write_text("19")
+    _lowest_priority()
     with _compile_lock(blocking=False) as held:
         if held:
             compile_all()

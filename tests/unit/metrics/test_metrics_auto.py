@@ -149,6 +149,7 @@ def test_no_background_compile_while_one_runs(
     monkeypatch.setattr(kernels.subprocess, "Popen", lambda args, **kw: spawned.append(args))
     monkeypatch.setattr(kernels, "compile_all", lambda: compiled.append(1))
     monkeypatch.setattr(kernels.os, "nice", lambda n: 0)
+    monkeypatch.setattr(kernels, "AUTOGROUP", tmp_path / "autogroup")  # never this session's
     with kernels._compile_lock(blocking=False) as held:
         assert held
         kernels.start_background()
@@ -164,3 +165,21 @@ def test_auto_is_a_valid_implementation_and_others_are_not(not_compiled) -> None
     with pytest.raises(ValueError, match="'fast', 'reference' or 'auto'"):
         score_segments(["a"], [["a"]], ["ter"], implementation="slow")  # type: ignore[arg-type]
     assert api.score_segments(["a b"], [["b a"]], ["ter"], implementation="auto")["ter"][0] == 0.5
+
+
+@pytest.mark.parametrize("leader", [True, False])
+def test_the_background_compile_is_low_priority_in_its_own_session_only(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, leader: bool
+) -> None:
+    """nice 19, and the session's scheduling group at nice 19 only when the compile leads its
+    own session (as `start_background` starts it), never a shell's session."""
+    niced: list[int] = []
+    monkeypatch.setattr(kernels.os, "nice", niced.append)
+    monkeypatch.setattr(kernels.os, "getsid", lambda pid: 41 if leader else 7)
+    monkeypatch.setattr(kernels.os, "getpid", lambda: 41)
+    monkeypatch.setattr(kernels, "AUTOGROUP", tmp_path / "autogroup")
+    kernels._lowest_priority()
+    assert niced == [19]
+    assert (tmp_path / "autogroup").exists() is leader
+    if leader:
+        assert (tmp_path / "autogroup").read_text() == "19"
