@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import multiprocessing
 import re
 import sys
@@ -42,19 +41,15 @@ _PLACEHOLDER = re.compile(r"<!--infrepro-figure:([0-9a-f]+)-->")
 
 @dataclass(frozen=True)
 class Drawing:
-    """One call of a plotting function decorated with :func:`cached_figure` (by module and
-    qualified name) with its arguments: what a forked process needs to draw it."""
+    """One call of a plotting function decorated with :func:`cached_figure`, with its arguments:
+    what a forked process needs to draw it (the decorated function pickles by its name)."""
 
-    module: str
-    qualname: str
+    plot: Callable[..., str]
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
 
     def __call__(self) -> str:
-        plot: Any = importlib.import_module(self.module)
-        for part in self.qualname.split("."):
-            plot = getattr(plot, part)
-        return plot.__wrapped__(*self.args, **self.kwargs)
+        return self.plot.__wrapped__(*self.args, **self.kwargs)  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -148,6 +143,6 @@ def cached_figure(function: Callable[P, str]) -> Callable[P, str]:
             key = content_digest(name, args, sorted(kwargs.items()))
         except Undigestible:
             return function(*args, **kwargs)
-        return store.svg(key, Drawing(function.__module__, function.__qualname__, args, kwargs))
+        return store.svg(key, Drawing(drawn, args, kwargs))
 
     return drawn
