@@ -41,6 +41,7 @@ class Block:
     glrt: Table | None = None
     slopes: Table | None = None
     within: Table | None = None
+    within_pairs: str = ""  # which pairs the within-bin table shows, when it does not say itself
 
     def fill(
         self,

@@ -27,7 +27,6 @@ class SystemBlock(Block):
     system: str
     facets: str
     figure_note: str = ""  # why a system's figures are not drawn (more than MOST_LINES systems)
-    within_note: str = ""  # which pairs of levels the within-bin table shows, when not every one
 
 
 @dataclass
@@ -79,7 +78,7 @@ def _system_block(
                 block.figures.append(figure)
     variants = [v for p in settings.properties for v in (p, bin_column(p))]
     mine = {**tables, **{name: select(tables[name], subset=system) for name in PER_SYSTEM}}
-    mine["contrasts"], block.within_note = _reference_pairs(mine["contrasts"], facet)
+    mine["contrasts"], block.within_pairs = _reference_pairs(mine["contrasts"], facet)
     block.fill(
         mine,
         settings,
@@ -107,7 +106,7 @@ def _reference_pairs(contrasts: pd.DataFrame, facet: str) -> tuple[pd.DataFrame,
     reference = levels[0]
     pairs = len(levels) * (len(levels) - 1) // 2
     note = (
-        f"; each level of {facet} against its reference level {reference}, Holm over all "
+        f"each level of {facet} against its reference level {reference}, Holm over all "
         f"{pairs} pairs of levels in every bin (all in contrasts.csv)"
     )
     return contrasts[(first == reference) | (second == reference)], note

@@ -35,7 +35,6 @@ class PropertyBlock(Block):
     name: str
     label: str
     bins_text: str
-    within_pairs: str = ""  # which pairs the within-bin table compares, with three or more
 
 
 def within_pairs_text(contrasts: pd.DataFrame, baseline: str) -> str:
@@ -167,6 +166,7 @@ def build(
     where = sorted(set(tables["property_bins"].get("computed_on", pd.Series(dtype=str))) - {""})
     on = f" (of the {where[0]})" if len(where) == 1 else ""
     blocks = []
+    pairs = within_pairs_text(tables["contrasts"], settings.baseline)  # one for every property
     for prop in settings.properties:
         variants = [prop, bin_column(prop)]
         block = PropertyBlock(
@@ -207,6 +207,6 @@ def build(
                 )
             block.figures.append(make_figure(svg, caption, f"cond-{metric}-{prop}"))
         block.fill(tables, settings, CONDITIONAL, variants, bins, slope_props=[prop])
-        block.within_pairs = within_pairs_text(tables["contrasts"], settings.baseline)
+        block.within_pairs = pairs
         blocks.append(block)
     return blocks
