@@ -16,6 +16,7 @@ serves only a parse that skips them too (Snakemake's job processes).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -66,10 +67,8 @@ def kept_experiment(
         "files": file_states(experiment.inputs),
         "experiment": experiment.to_json(),
     }
-    try:
+    with contextlib.suppress(OSError):  # read-only folder: every parse checks, as before
         store.save()
-    except OSError:
-        pass  # a read-only experiment folder: every parse checks the inputs, as before
     return experiment
 
 

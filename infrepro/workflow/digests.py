@@ -12,6 +12,7 @@ its change time, which no tool sets back, so a content change is always hashed a
 from __future__ import annotations
 
 import atexit
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,7 +50,5 @@ class KeptDigests(KeptStore[list[object]]):
         return value
 
     def _save_quietly(self) -> None:
-        try:
+        with contextlib.suppress(OSError):  # a folder that cannot be written keeps none
             self.save()
-        except OSError:
-            pass  # a folder that cannot be written keeps none
