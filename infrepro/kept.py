@@ -74,8 +74,10 @@ class KeptStore(Generic[V]):
             return
         entries = {key: self.encode(value) for key, value in self.current.items()}
         saved = {"format": self.FORMAT, "code": self.version(), "entries": entries}
+        # one string (json's C encoder in one go; json.dump writes it piece by piece, 4x slower)
+        text = json.dumps(saved, default=_plain, separators=(",", ":"), sort_keys=True)
         with atomic_open(self.path) as handle:
-            json.dump(saved, handle, default=_plain, separators=(",", ":"), sort_keys=True)
+            handle.write(text)
 
 
 def _plain(value: object) -> object:

@@ -145,26 +145,47 @@ def read_evaluation(
     factor coding see the same values in the same order as with plain strings, at one or a few
     bytes per row instead of a string each (the table can have millions of rows).
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    schema = pq.read_schema(path)
+    table, text = _evaluation_table(path)
     columns = evaluation_columns(
-        list(schema.names), metric=metric, facets=facets, properties=properties
+        list(table.schema.names), metric=metric, facets=facets, properties=properties
     )
-    text = [
-        name
-        for name in columns
-        if pa.types.is_string(schema.field(name).type)
-        or pa.types.is_large_string(schema.field(name).type)
-    ]
-    frame = pq.read_table(path, columns=columns, read_dictionary=text).to_pandas()
-    for name in text:
+    frame = table.select(columns).to_pandas()
+    for name in columns:
         column = frame[name]
-        if isinstance(column.dtype, pd.CategoricalDtype):
+        if name in text and isinstance(column.dtype, pd.CategoricalDtype):
             categories = column.cat.categories
             frame[name] = column.cat.reorder_categories(sorted(categories, key=str))
     return frame
+
+
+_TABLES: dict[tuple[object, ...], tuple[Any, frozenset[str]]] = {}  # the last read, by file
+
+
+def _evaluation_table(path: str) -> tuple[Any, frozenset[str]]:
+    """The whole evaluation table (a pyarrow Table: immutable) with its text columns read as
+    dictionaries, and their names; read once per process and file version. A worker process
+    serves every analysis job of a workflow run (infrepro.workflow.jobs): its jobs decode the
+    Parquet file once, not once each (a tenth of a second per job at paper scale). The file is
+    written by an atomic rename, so a new version has a new inode; only the last one is kept."""
+    import os
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    stat = os.stat(path)
+    key = (os.path.realpath(path), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    read = _TABLES.get(key)
+    if read is None:
+        schema = pq.read_schema(path)
+        text = frozenset(
+            field.name
+            for field in schema
+            if pa.types.is_string(field.type) or pa.types.is_large_string(field.type)
+        )
+        read = pq.read_table(path, read_dictionary=sorted(text)), text
+        _TABLES.clear()
+        _TABLES[key] = read
+    return read
 
 
 def best_runs(data: MetricData) -> pd.DataFrame:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 import pandas as pd
 
@@ -32,6 +33,25 @@ def combine(parts: Iterable[pd.DataFrame]) -> pd.DataFrame:
     if not frames:
         return next(iter(parts), pd.DataFrame())
     return pd.concat(frames, ignore_index=True)
+
+
+def joined_parts(paths: Sequence[str | Path]) -> str | None:
+    """The CSV parts of one table (as write_csv wrote them) joined as text: the header once,
+    then each part's rows in order. These are the bytes that reading the parts as text,
+    :func:`combine` and write_csv give, without parsing and writing every cell again (the last
+    job before the report waits for it). None when the parts' headers differ (a table with
+    experiment-dependent columns: :func:`combine` unions them) or there are no parts."""
+    header: str | None = None
+    rows: list[str] = []
+    for path in paths:
+        head, newline, body = Path(path).read_text(encoding="utf-8").partition("\n")
+        if not newline or (header is not None and head != header):
+            return None
+        if body and not body.endswith("\n"):
+            return None
+        header = head
+        rows.append(body)
+    return None if header is None else header + "\n" + "".join(rows)
 
 
 def complete(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:

@@ -3,7 +3,7 @@
 # it declares only the tables the analysis writes, takes as inputs the tables it needs from other
 # analyses and depends only on the options it reads.
 from infrepro.registry import ANALYSES, rule_options, with_needs
-from infrepro.workflow.resources import analysis_resources, collect_mem_mb, collect_runtime
+from infrepro.workflow.resources import analysis_priority, analysis_resources, collect_mem_mb, collect_runtime
 from infrepro.vocabulary import TABLES, file_stem
 
 ANALYSIS_OPTIONS = config["analyses"]  # the schema sets every default
@@ -49,6 +49,9 @@ for _analysis in ANALYSES:
         log:
             f"logs/analysis/{{metric}}/{_analysis}.log",
         threads: 1
+        # longest chains of CPU time first (variance, whose table metaparam needs, then the
+        # long analyses), the short jobs last: infrepro/workflow/resources.py
+        priority: analysis_priority(_analysis)
         resources:
             # from the rows of the evaluation table (infrepro/workflow/resources.py), at submission
             mem_mb=analysis_resources(_analysis)[0],

@@ -127,3 +127,16 @@ def produced_outputs():
         *paper_outputs(),
     ]
     return sorted(set(files))
+
+
+# Exit as soon as the last job is done (Snakemake's scheduling timers; the worker processes).
+onsuccess:
+    from infrepro.workflow.jobs import finish_run
+
+    finish_run()
+
+
+onerror:
+    from infrepro.workflow.jobs import finish_run
+
+    finish_run()

@@ -130,3 +130,22 @@ MEASURED_PEAK_MIB = {
     (10, "metaparam"): 4698,
     (10, "classical"): 1380,
 }
+
+
+def test_priorities_run_longest_chains_first() -> None:
+    """An analysis whose table another one needs starts before it; among the others, the
+    costlier at the paper's size first; every analysis has its own priority."""
+    priority = {name: resources.analysis_priority(name) for name in ANALYSES}
+    assert sorted(priority.values()) == list(range(1, len(ANALYSES) + 1))
+    for name, spec in ANALYSES.items():
+        for need in spec.needs:
+            assert priority[need.analysis] > priority[name], (need.analysis, name)
+
+    def own(name: str) -> float:
+        cost = resources.ANALYSIS_COST[name]
+        return cost.base_s + cost.s_per_mrow * resources.PRIORITY_ROWS / 1e6
+
+    needed = {n.analysis for spec in ANALYSES.values() for n in spec.needs}
+    needing = {name for name, spec in ANALYSES.items() if spec.needs}
+    alone = sorted(set(ANALYSES) - needed - needing, key=priority.get)
+    assert [own(name) for name in alone] == sorted(own(name) for name in alone)

@@ -1,0 +1,55 @@
+"""The analyses' view of the evaluation table (infrepro.analyses.data.read_evaluation): lean
+columns, text as categoricals in string order, and the file decoded once per version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from infrepro.analyses import data
+from infrepro.io import write_parquet
+
+
+def evaluation(ter: list[float]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "run_id": ["b_s10", "b_s2", "c_s1"][: len(ter)],
+            "system": ["b", "b", "c"][: len(ter)],
+            "segment_id": ["s1"] * len(ter),
+            "ter": ter,
+            "bleu": [1.0] * len(ter),
+        }
+    )
+
+
+def read(path: Path) -> pd.DataFrame:
+    return data.read_evaluation(str(path), metric="ter", facets=[], properties=[])
+
+
+def test_lean_categorical_view(tmp_path: Path) -> None:
+    path = tmp_path / "evaluation.parquet"
+    write_parquet(evaluation([1.0, 2.0, 3.0]), path)
+    frame = read(path)
+    assert "bleu" not in frame.columns
+    assert list(frame["run_id"].cat.categories) == ["b_s10", "b_s2", "c_s1"]
+    assert frame["ter"].tolist() == [1.0, 2.0, 3.0]
+
+
+def test_a_new_version_of_the_file_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "evaluation.parquet"
+    write_parquet(evaluation([1.0, 2.0, 3.0]), path)
+    reads = []
+    monkeypatch.setattr(data, "_TABLES", {})
+    real = pq.read_table
+    monkeypatch.setattr(pq, "read_table", lambda *a, **k: reads.append(a) or real(*a, **k))
+    first, again = read(path), read(path)
+    assert len(reads) == 1 and first.equals(again)
+    again.loc[0, "ter"] = 99.0  # a job's frame is its own
+    assert read(path)["ter"].tolist() == [1.0, 2.0, 3.0]
+    write_parquet(evaluation([4.0, 5.0]), path)  # a rerun's table: atomically replaced
+    assert read(path)["ter"].tolist() == [4.0, 5.0] and len(reads) == 2
