@@ -11,6 +11,7 @@ from infrepro.experiment.kept import kept_experiment
 from infrepro.registry import SUMMARY
 from infrepro.vocabulary import REPORT_TABLES, file_stem
 from infrepro.workflow import verbatim
+from infrepro.workflow.checksums import remember_checksums
 from infrepro.workflow.digests import KeptDigests
 from infrepro.workflow.outputs import DIGEST_STORE, EXPERIMENT_STORE
 
@@ -29,6 +30,8 @@ except InputError as err:
     raise WorkflowError(f"infrepro: invalid input: {err}") from None
 
 RAW_MODE = EXPERIMENT.mode == "raw"
+# each input file hashed once per version when jobs finish, not once per output of each job
+remember_checksums()
 INPUT_DIGESTS = KeptDigests.open(DIGEST_STORE)
 PROPERTY_OPTIONS = config["property_options"]
 

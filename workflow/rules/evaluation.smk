@@ -19,6 +19,7 @@ if RAW_MODE:
         log:
             "logs/assemble.log",
         threads: 1
+        priority: 1  # the analyses wait for it; report_provenance and prune_outputs do not
         resources:
             # from the rows of the per-run score tables (infrepro/workflow/resources.py)
             mem_mb=assemble_mem_mb,
@@ -44,6 +45,7 @@ else:
         log:
             "logs/import_scores.log",
         threads: 1
+        priority: 1  # the analyses wait for it; report_provenance and prune_outputs do not
         resources:
             mem_mb=4000,
             runtime=30,

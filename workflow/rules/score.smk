@@ -20,6 +20,8 @@ rule score_run:
     log:
         f"logs/score/{{{RUN}}}.log",
     threads: config["scoring"]["threads"]
+    # before the jobs no analysis waits for (report_provenance, prune_outputs), after properties
+    priority: 1
     resources:
         mem_mb=2000,
         runtime=60,

@@ -291,15 +291,22 @@ def within_bins_table(
             (r.metric, r.subset, r.property, r.bin, r.group): r.estimate
             for r in cells.itertuples(index=False)
         }
+        # one pass over the rows: metric -> subset -> property -> bin -> rows, in table order
+        # (a select per metric, subset, property and bin made a new frame to index each time)
+        grouped: dict[str, dict[str, dict[str, dict[str, list]]]] = {}
+        for row in contrasts.itertuples(index=False):
+            by_bin = grouped.setdefault(str(row.metric), {}).setdefault(str(row.subset), {})
+            by_bin.setdefault(str(row.property), {}).setdefault(str(row.bin), []).append(row)
+        model = "run-aware" if RUN_AWARE_SUFFIX in name else "paper's model"
         for metric in settings.metrics:
-            for subset in sorted(set(select(contrasts, metric=metric)["subset"])):
+            subsets = grouped.get(str(metric), {})
+            for subset in sorted(subsets):
                 for prop in props:
-                    rows = select(contrasts, metric=metric, subset=subset, property=prop)
-                    base = unbinned(prop)
-                    for b in ordered(sorted(set(rows["bin"])), bins.get(base, [])):
-                        for row in select(rows, bin=b).itertuples(index=False):
+                    rows = subsets[subset].get(str(prop), {})
+                    for b in ordered(sorted(rows), bins.get(unbinned(prop), [])):
+                        for row in rows[b]:
                             out.append(
-                                [Cell("run-aware" if RUN_AWARE_SUFFIX in name else "paper's model")]
+                                [Cell(model)]
                                 + _bin_row(means, row, metric, subset, prop, settings.alpha)
                             )
     return rows_table(headers, out, csv=settings.link("contrasts"))
