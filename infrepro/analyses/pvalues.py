@@ -33,8 +33,10 @@ def _log_upper_gamma_tail(s: float, x: float) -> float:
 
 
 def normal_log10_two_sided(z: float) -> float:
-    """log10 of the two-sided normal p-value of a z statistic."""
-    return (float(stats.norm.logsf(abs(z))) + math.log(2.0)) / LN10
+    """log10 of the two-sided normal p-value of a z statistic. ``log_ndtr(-|z|)`` is what
+    ``stats.norm.logsf(|z|)`` computes, without its argument handling (a tenth of a
+    millisecond per call; a meta-parameter job makes thousands)."""
+    return (float(special.log_ndtr(-abs(z))) + math.log(2.0)) / LN10
 
 
 def t_log10_two_sided(t: float, df: float) -> float:

@@ -11,7 +11,9 @@ with any write, and no tool sets it back as ``touch -d`` or ``cp -p`` set a modi
 A parse that finds the same config and every file as it was has the Experiment back without
 reading the inputs; any difference, a missing or unreadable file or store, runs the full check,
 which names the problem if there is one. An entry whose check skipped the hypotheses files
-serves only a parse that skips them too (Snakemake's job processes).
+serves only a parse that skips them too (Snakemake's job processes). A full check reads again
+only the hypotheses files that are not as a kept check found them (with the same segment ids):
+after new seeds, their files and the test set and runs sheet, not every run's.
 """
 
 from __future__ import annotations
@@ -59,17 +61,28 @@ def kept_experiment(
             return Experiment.from_json(entry["experiment"])
         except (KeyError, TypeError, ValueError):
             pass  # another layout: check again
-    from .load import load_experiment
+    from .load import CheckedHypotheses, load_experiment
 
-    experiment = load_experiment(config, check_hypotheses=check_hypotheses)
+    checked = CheckedHypotheses(_passed_hypotheses(store))
+    experiment = load_experiment(config, check_hypotheses=check_hypotheses, checked=checked)
     store.current[key] = {
         "hypotheses_checked": check_hypotheses,
         "files": file_states(experiment.inputs),
         "experiment": experiment.to_json(),
+        "hypotheses": checked.now,
     }
     with contextlib.suppress(OSError):  # read-only folder: every parse checks, as before
         store.save()
     return experiment
+
+
+def _passed_hypotheses(store: ExperimentStore) -> dict[str, Any]:
+    """The hypotheses files the kept checks passed (by path: state and segments' digest)."""
+    passed: dict[str, Any] = {}
+    for entry in store.previous.values():
+        if isinstance(entry, dict) and isinstance(entry.get("hypotheses"), dict):
+            passed.update(entry["hypotheses"])
+    return passed
 
 
 def config_key(config: Mapping[str, Any]) -> str:

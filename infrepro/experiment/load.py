@@ -6,8 +6,9 @@ line or column, and leaves no result behind.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,22 +38,58 @@ from infrepro.vocabulary import (
     file_stem,
 )
 
+from .kept import file_state
 from .record import Experiment
 
 BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
 
 
-def load_experiment(config: Mapping[str, Any], *, check_hypotheses: bool = True) -> Experiment:
+@dataclass
+class CheckedHypotheses:
+    """Hypotheses files that passed their check, by path: the file's state when it was read
+    (``kept.file_state``) and the digest of the segment ids it was checked against. ``before``:
+    those of an earlier check (kept from one parse to the next, ``experiment.kept``); ``now``:
+    those this check passed or found as they were."""
+
+    before: Mapping[str, Sequence[object]] = field(default_factory=dict)
+    now: dict[str, list[object]] = field(default_factory=dict)
+
+    def unchanged(self, path: str, segments: str) -> bool:
+        """Whether ``path`` passed against these segments and is as it was then."""
+        state = file_state(path)
+        passed = self.before.get(path)
+        if state is None or passed is None or list(passed) != [*state, segments]:
+            return False
+        self.now[path] = [*state, segments]
+        return True
+
+
+def segments_digest(segment_ids: Sequence[str]) -> str:
+    """A digest of the test set's segment ids, in order (what a hypotheses file is checked
+    against)."""
+    return hashlib.blake2b("\n".join(segment_ids).encode(), digest_size=16).hexdigest()
+
+
+def load_experiment(
+    config: Mapping[str, Any],
+    *,
+    check_hypotheses: bool = True,
+    checked: CheckedHypotheses | None = None,
+) -> Experiment:
     """Validate the inputs a config names and describe the experiment.
 
-    ``check_hypotheses`` reads every hypotheses file to check encoding and line count.
+    ``check_hypotheses`` reads every hypotheses file to check encoding and line count, except
+    those ``checked`` says passed before and are unchanged (a run's new seeds: only their files
+    are read); it records in ``checked`` the files that pass.
     """
     if "scores" in config:
         return _load_scores_mode(config)
-    return _load_raw_mode(config, check_hypotheses=check_hypotheses)
+    return _load_raw_mode(config, check_hypotheses=check_hypotheses, checked=checked)
 
 
-def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Experiment:
+def _load_raw_mode(
+    config: Mapping[str, Any], *, check_hypotheses: bool, checked: CheckedHypotheses | None
+) -> Experiment:
     _scale(config, [])  # infrepro's own metrics are fractions
     testset_path = Path(config["testset"])
     runs_path = Path(config["runs"])
@@ -85,8 +122,15 @@ def _load_raw_mode(config: Mapping[str, Any], *, check_hypotheses: bool) -> Expe
     systems = _check_baseline(config["baseline"], runs[SYSTEM], runs_path)
     if check_hypotheses:
         segment_ids = list(testset[SEGMENT])
-        for path in runs["hypotheses"]:
+        segments = segments_digest(segment_ids)
+        checked = checked if checked is not None else CheckedHypotheses()
+        for path in map(str, runs["hypotheses"]):
+            if checked.unchanged(path, segments):
+                continue
+            state = file_state(path)  # before the read: a file changed meanwhile is read again
             read_hypotheses(path, segment_ids)
+            if state is not None:
+                checked.now[path] = [*state, segments]
     inputs = [str(testset_path), str(runs_path), *map(str, runs["hypotheses"])]
     rarity = config["property_options"]["rarity_corpus"]
     if rarity:

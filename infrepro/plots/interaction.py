@@ -37,14 +37,22 @@ def numeric_interaction(
     styles: Mapping[str, Mapping[str, object]],
     text: PlotText,
 ) -> str:
-    """Predicted lines (``group, x, estimate, lower, upper``) and binned means (same columns)."""
+    """Predicted lines (``group, x, estimate, lower, upper``) and binned means (same columns).
+
+    Each group's band and line are its own artists (the legend shows the lines); the binned
+    means of all groups are three artists (error bars, their caps, the points) instead of an
+    ``errorbar`` container per group: a facet with twenty seeds drew 130 artists, now 43."""
     entries: dict[str, object] = {}
+    lines_of = _by_group(lines)
+    dots_of = _by_group(points)
+    bars: list[pd.DataFrame] = []
+    colours: list[object] = []
     with _figure(list(styles), text.legend_title) as fig:
         ax = fig.add_subplot()
         for group, style in styles.items():
-            line = lines[lines["group"] == group].sort_values("x")
+            line = lines_of.get(group)
             colour = style["color"]
-            if not line.empty:
+            if line is not None:
                 ax.fill_between(
                     line["x"],
                     line["lower"],
@@ -55,23 +63,51 @@ def numeric_interaction(
                 )
                 drawn = ax.plot(line["x"], line["estimate"], label=str(group), **style)
                 entries.setdefault(str(group), drawn[0])
-            dots = points[points["group"] == group].sort_values("x")
-            if not dots.empty:
-                ax.errorbar(
-                    dots["x"],
-                    dots["estimate"],
-                    yerr=[dots["estimate"] - dots["lower"], dots["upper"] - dots["estimate"]],
-                    fmt="o",
-                    color=colour,
-                    markersize=3.5,
-                    elinewidth=0.8,
-                    capsize=2,
-                    markeredgecolor="white",
-                    markeredgewidth=0.4,
-                    zorder=3,
-                )
+            dots = dots_of.get(group)
+            if dots is not None:
+                bars.append(dots)
+                colours.extend([colour] * len(dots))
+        if bars:
+            _error_bars(ax, pd.concat(bars, ignore_index=True), colours)
         _finish(fig, ax, text, list(styles), entries)
         return to_svg(fig, text.key, text.title)
+
+
+def _by_group(frame: pd.DataFrame) -> dict[object, pd.DataFrame]:
+    """The rows of each group, sorted by x (one pass instead of a filter per group)."""
+    if frame.empty:
+        return {}
+    ordered_ = frame.sort_values("x", kind="stable")
+    return {group: rows for group, rows in ordered_.groupby("group", sort=False, observed=True)}
+
+
+def _error_bars(ax, dots: pd.DataFrame, colours: list[object]) -> None:
+    """Binned means with 95% error bars, each in its group's colour: what ``errorbar`` draws
+    (bars 0.8 pt, caps 2 pt each side, points 3.5 pt with a white edge) as one collection each."""
+    x = dots["x"].to_numpy(dtype=float)
+    low = dots["lower"].to_numpy(dtype=float)
+    high = dots["upper"].to_numpy(dtype=float)
+    ax.vlines(x, low, high, colors=colours, linewidth=0.8, zorder=2.9)
+    caps = np.concatenate([low, high])
+    ax.scatter(
+        np.concatenate([x, x]),
+        caps,
+        s=4.0**2,
+        marker="_",
+        c=colours + colours,
+        linewidths=0.8,
+        zorder=2.9,
+    )
+    ax.scatter(
+        x,
+        dots["estimate"].to_numpy(dtype=float),
+        s=3.5**2,
+        marker="o",
+        c=colours,
+        edgecolors="white",
+        linewidths=0.4,
+        zorder=3,
+    )
 
 
 @cached_figure

@@ -61,3 +61,21 @@ def test_format_p_never_prints_zero(log10_p: float, text: str) -> None:
 def test_t_tail_beyond_float_range_matches_r(t: float, df: float, expected: float) -> None:
     assert t_log10_two_sided(t, df) == pytest.approx(expected, rel=1e-12)
     assert t_log10_two_sided(-t, df) == t_log10_two_sided(t, df)
+
+
+def test_normal_p_is_scipys_to_the_bit() -> None:
+    """The two-sided normal p is computed as scipy's norm.logsf computes it, bit for bit
+    (extremes, infinities and NaN included)."""
+    import math
+
+    import numpy as np
+    from scipy import stats
+
+    from infrepro.analyses.pvalues import LN10, normal_log10_two_sided
+
+    rng = np.random.default_rng(3)
+    values = [*rng.standard_normal(2000) * 8, 0.0, -0.0, 1e-300, 38.5, 40.0, 1e10, math.inf]
+    for z in [*values, -math.inf, math.nan]:
+        expected = (float(stats.norm.logsf(abs(z))) + math.log(2.0)) / LN10
+        got = normal_log10_two_sided(z)
+        assert got == expected or (math.isnan(got) and math.isnan(expected)), z

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from workflow_helpers import make_mini_experiment
+from workflow_helpers import MiniExperiment, make_mini_experiment
 
 from infrepro.experiment import kept
 from infrepro.experiment.kept import kept_experiment
@@ -45,9 +45,9 @@ def count_checks(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     calls: list[bool] = []
     original = load.load_experiment
 
-    def counted(config, *, check_hypotheses=True):
+    def counted(config, *, check_hypotheses=True, checked=None):
         calls.append(check_hypotheses)
-        return original(config, check_hypotheses=check_hypotheses)
+        return original(config, check_hypotheses=check_hypotheses, checked=checked)
 
     monkeypatch.setattr(load, "load_experiment", counted)
     return calls
@@ -98,6 +98,46 @@ def test_any_other_change_runs_the_check(experiment, monkeypatch, change: str) -
     from infrepro.experiment.load import load_experiment
 
     assert repr(again) == repr(load_experiment(experiment))  # the check's own record
+
+
+def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The hypotheses files the checks read."""
+    from infrepro.experiment import load
+
+    read: list[str] = []
+    original = load.read_hypotheses
+
+    def counted(path, segment_ids):
+        read.append(Path(path).name)
+        return original(path, segment_ids)
+
+    monkeypatch.setattr(load, "read_hypotheses", counted)
+    return read
+
+
+def test_new_seeds_read_only_their_hypotheses(experiment, monkeypatch, tmp_path) -> None:
+    read = count_reads(monkeypatch)
+    first = kept_experiment(experiment, check_hypotheses=True, path=STORE)
+    assert sorted(read) == sorted(f"{run}.txt" for run in first.run_ids)
+    read.clear()
+    MiniExperiment(tmp_path, 5).add_run("comp_s3", "comp", "3", 203)  # a new seed arrives
+    again = kept_experiment(experiment, check_hypotheses=True, path=STORE)
+    assert read == ["comp_s3.txt"] and "comp_s3" in again.run_ids
+    read.clear()
+    Path("hyps/base_s1.txt").write_text("one line\n")  # an old run's file changed: read, refused
+    with pytest.raises(InputError, match="base_s1"):
+        kept_experiment(experiment, check_hypotheses=True, path=STORE)
+    assert read == ["base_s1.txt"]
+
+
+def test_another_test_set_reads_every_hypotheses_file(experiment, monkeypatch) -> None:
+    read = count_reads(monkeypatch)
+    first = kept_experiment(experiment, check_hypotheses=True, path=STORE)
+    read.clear()
+    testset = Path("testset.tsv")
+    testset.write_text(testset.read_text().replace("s000", "s999"))  # other segment ids
+    kept_experiment(experiment, check_hypotheses=True, path=STORE)
+    assert sorted(read) == sorted(f"{run}.txt" for run in first.run_ids)
 
 
 def test_a_removed_input_is_reported_by_the_check(experiment) -> None:
