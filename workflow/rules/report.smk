@@ -48,7 +48,9 @@ rule report_provenance:
         mem_mb=1000,
         runtime=10,
     run:
-        run_script(locals())
+        # in a worker: it hashes every input while assemble, on a thread of Snakemake's
+        # process, builds the evaluation table the analyses wait for
+        run_script(locals(), worker=True)
 
 
 rule report:
