@@ -201,9 +201,16 @@ def groups_figure(
     text = (
         f"Model means of model M (REML). A solid bar joins the systems of one group letter: no "
         f"directional verdict ({pairs_text(k)}) separates them (α = "
-        f"{settings.alpha:g}); ticks mark the members, and a system under no bar differs from "
-        "every other."
+        f"{settings.alpha:g}); ticks mark the members, and a system of two or more runs under no "
+        "solid bar differs from every other such system."
     )
+    single = [s for s, n in zip(systems, shown["runs"], strict=True) if int(float(n)) == 1]
+    if single:
+        names = ", ".join(short_name(s) for s in single)
+        text += (
+            f" Single-run systems ({names}) are in no solid bar: their comparisons with systems "
+            "over retraining are with one output and separate no group (§4c.6)."
+        )
     if any(not is_missing(v) for v in shown["output_group"]):
         text += (
             " Dashed bars (upper-case letters) join single-run systems whose outputs no "

@@ -102,3 +102,27 @@ def test_the_figure_follows_the_table_and_its_caption_names_model_and_pairs() ->
     (plain,) = groups_figure(systems_only, "ter", "TER", settings)
     assert "stroke-dasharray" not in str(plain.svg) and "Dashed" not in plain.caption
     assert groups_figure(rows.iloc[:1], "ter", "TER", settings) == []
+
+
+def test_a_single_run_system_is_not_said_to_differ_from_every_other() -> None:
+    """A single-output baseline is in no solid bar because its comparisons are with one output
+    (§4c.6), not because it differs from every system: the caption says which systems that is,
+    and the 'differs from every other' reading is kept to systems over retraining."""
+    rows = pd.DataFrame(
+        {
+            SYSTEM: ["NA", "1", "comp "],
+            "model_mean": [0.5488, 0.5054, 0.4904],
+            "group": ["a", "", "b"],
+            "output_group": ["", "", ""],
+            "runs": [3, 1, 3],
+            "df_method": ["Kenward-Roger"] * 3,
+        }
+    )
+    settings = ReportSettings("k", "1", list(rows[SYSTEM]), ["chrf"], {"chrf": "higher"})
+    (figure,) = groups_figure(rows, "chrf", "chrF", settings)
+    assert "Single-run systems (1) are in no solid bar" in figure.caption
+    assert "two or more runs under no solid bar differs from every other such system" in (
+        figure.caption
+    )
+    (multi,) = groups_figure(rows.assign(runs=[3, 2, 3]), "chrf", "chrF", settings)
+    assert "Single-run" not in multi.caption
