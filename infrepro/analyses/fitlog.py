@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -136,8 +136,7 @@ class FitLog:
             return
         sample = self._quantiles.get(id(result))
         if sample is None:
-            # np.quantile selects the order statistics it needs (numpy >= 2: faster than a sort)
-            sample = qq_cell(np.quantile(residuals / result.sigma, qq_probabilities()))
+            sample = qq_cell(sample_quantiles(residuals / result.sigma, qq_probabilities()))
             self._quantiles[id(result)] = sample
         self.qq.append(  # one row per fit: 50 rows each made qq.csv most of the tables' bytes
             {
@@ -155,6 +154,64 @@ class FitLog:
 
     def qq_table(self) -> pd.DataFrame:
         return pd.DataFrame(self.qq, columns=columns("qq"))
+
+
+BUCKETS = 4096  # value buckets of sample_quantiles: each holds a few hundred of 500,000 values
+SELECT_FROM = 20_000  # below this many values np.quantile's own selection is as fast
+
+
+def sample_quantiles(values: np.ndarray, probabilities: Sequence[float]) -> np.ndarray:
+    """``np.quantile(values, probabilities)`` (its default "linear" method), bit for bit, for
+    many finite values: np.quantile partitions the whole array around each of the order
+    statistics it needs (100 for qq.csv's 50 quantiles), a fifth of a conditional job's
+    fits' time at paper scale. Here the values go into equal-width value buckets in one pass
+    (a bucket is a monotone function of the value, so buckets are ranges of the sorted order);
+    only the buckets holding a needed rank are sorted. The interpolation is numpy's
+    (``_get_indexes``, ``_get_gamma``, ``_lerp`` of numpy/lib/_function_base_impl.py), so the
+    result equals np.quantile's; NaN, infinities, signed zeros (whose order a sort leaves
+    open) and small arrays go to np.quantile itself."""
+    x = np.asarray(values, dtype=np.float64).ravel()
+    q = np.asarray(probabilities, dtype=np.float64)
+    n = x.size
+    if n < SELECT_FROM or not np.isfinite(x).all() or bool((x == 0).any()):
+        return np.quantile(x, q)
+    virtual = (n - 1) * q
+    previous = np.floor(virtual)
+    following = previous + 1
+    above = virtual >= n - 1
+    previous[above] = -1
+    following[above] = -1
+    previous[virtual < 0] = 0
+    following[virtual < 0] = 0
+    before, after = previous.astype(np.intp), following.astype(np.intp)
+    ranks = np.unique(np.concatenate([before % n, after % n]))
+    values_at = dict(zip(ranks.tolist(), _order_statistics(x, ranks).tolist(), strict=True))
+    low = np.array([values_at[r] for r in (before % n).tolist()])
+    high = np.array([values_at[r] for r in (after % n).tolist()])
+    gamma = np.asarray(virtual - before, dtype=np.float64)
+    difference = high - low
+    return np.where(gamma >= 0.5, high - difference * (1 - gamma), low + difference * gamma)
+
+
+def _order_statistics(x: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """The values of the given (sorted, distinct) ranks in ``x`` sorted ascending, exactly."""
+    low, high = float(x.min()), float(x.max())
+    if high == low:
+        return np.full(len(ranks), low)
+    scale = BUCKETS / (high - low)
+    if not (np.isfinite(high - low) and np.isfinite(scale)):  # a range past the float range
+        return np.sort(x)[ranks]
+    bucket = ((x - low) * scale).astype(np.intp)  # monotone in x: rounding is
+    np.minimum(bucket, BUCKETS - 1, out=bucket)
+    counts = np.bincount(bucket, minlength=BUCKETS)
+    ends = np.cumsum(counts)  # values in buckets up to each one
+    home = np.searchsorted(ends, ranks, side="right")  # the bucket of each rank
+    needed = np.zeros(BUCKETS, dtype=bool)
+    needed[home] = True
+    chosen = np.sort(x[needed[bucket]])  # the needed buckets' values, in order
+    kept = np.where(needed, counts, 0)
+    first_in_chosen = np.cumsum(kept) - kept
+    return chosen[first_in_chosen[home] + ranks - (ends - counts)[home]]
 
 
 def _nunique(data: pd.DataFrame, column: str) -> int:
