@@ -209,7 +209,7 @@ def groups_figure(
         names = ", ".join(short_name(s) for s in single)
         text += (
             f" Single-run systems ({names}) are in no solid bar: their comparisons with systems "
-            "over retraining are with one output and separate no group (§4c.6)."
+            "over retraining are with one output and separate no group (docs/method.md §4c.6)."
         )
     if any(not is_missing(v) for v in shown["output_group"]):
         text += (
