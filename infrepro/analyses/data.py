@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -167,8 +168,6 @@ def _evaluation_table(path: str) -> tuple[Any, frozenset[str]]:
     serves every analysis job of a workflow run (infrepro.workflow.jobs): its jobs decode the
     Parquet file once, not once each (a tenth of a second per job at paper scale). The file is
     written by an atomic rename, so a new version has a new inode; only the last one is kept."""
-    import os
-
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -185,9 +185,9 @@ def sample_quantiles(values: np.ndarray, probabilities: Sequence[float]) -> np.n
     following[virtual < 0] = 0
     before, after = previous.astype(np.intp), following.astype(np.intp)
     ranks = np.unique(np.concatenate([before % n, after % n]))
-    values_at = dict(zip(ranks.tolist(), _order_statistics(x, ranks).tolist(), strict=True))
-    low = np.array([values_at[r] for r in (before % n).tolist()])
-    high = np.array([values_at[r] for r in (after % n).tolist()])
+    values = _order_statistics(x, ranks)
+    low = values[np.searchsorted(ranks, before % n)]
+    high = values[np.searchsorted(ranks, after % n)]
     gamma = np.asarray(virtual - before, dtype=np.float64)
     difference = high - low
     return np.where(gamma >= 0.5, high - difference * (1 - gamma), low + difference * gamma)

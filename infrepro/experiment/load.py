@@ -54,14 +54,19 @@ class CheckedHypotheses:
     before: Mapping[str, Sequence[object]] = field(default_factory=dict)
     now: dict[str, list[object]] = field(default_factory=dict)
 
-    def unchanged(self, path: str, segments: str) -> bool:
-        """Whether ``path`` passed against these segments and is as it was then."""
-        state = file_state(path)
+    def unchanged(self, path: str, state: list[int] | None, segments: str) -> bool:
+        """Whether ``path``, now in ``state``, passed against these segments in that state
+        (then it counts as passed now too)."""
         passed = self.before.get(path)
         if state is None or passed is None or list(passed) != [*state, segments]:
             return False
-        self.now[path] = [*state, segments]
+        self.passed(path, state, segments)
         return True
+
+    def passed(self, path: str, state: list[int] | None, segments: str) -> None:
+        """Record that ``path``, in ``state`` when it was read, passed its check."""
+        if state is not None:
+            self.now[path] = [*state, segments]
 
 
 def segments_digest(segment_ids: Sequence[str]) -> str:
@@ -125,12 +130,11 @@ def _load_raw_mode(
         segments = segments_digest(segment_ids)
         checked = checked if checked is not None else CheckedHypotheses()
         for path in map(str, runs["hypotheses"]):
-            if checked.unchanged(path, segments):
-                continue
             state = file_state(path)  # before the read: a file changed meanwhile is read again
+            if checked.unchanged(path, state, segments):
+                continue
             read_hypotheses(path, segment_ids)
-            if state is not None:
-                checked.now[path] = [*state, segments]
+            checked.passed(path, state, segments)
     inputs = [str(testset_path), str(runs_path), *map(str, runs["hypotheses"])]
     rarity = config["property_options"]["rarity_corpus"]
     if rarity:

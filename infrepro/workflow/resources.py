@@ -99,18 +99,21 @@ def analysis_priority(analysis: str) -> int:
     (their own cost at the paper's size plus the longest chain of the analyses that need their
     tables) start first, so that on few cores the short jobs fill the gaps at the end instead
     of a long one running alone (longest-path-first list scheduling)."""
+    return 1 + _ranking().index(analysis)
 
-    @functools.cache
-    def chain(name: str) -> float:
-        cost = ANALYSIS_COST[name]
-        own = cost.base_s + cost.s_per_mrow * PRIORITY_ROWS / 1e6
-        users = [
-            a for a, spec in registry.ANALYSES.items() if name in {n.analysis for n in spec.needs}
-        ]
-        return own + max((chain(a) for a in users), default=0.0)
 
-    ranked = sorted(registry.ANALYSES, key=lambda name: (chain(name), name))
-    return 1 + ranked.index(analysis)
+@functools.cache
+def _ranking() -> list[str]:
+    """The analyses by the CPU time of their longest chain, shortest first."""
+    return sorted(registry.ANALYSES, key=lambda name: (_chain(name), name))
+
+
+@functools.cache
+def _chain(name: str) -> float:
+    cost = ANALYSIS_COST[name]
+    users = [a for a, spec in registry.ANALYSES.items() if name in {n.analysis for n in spec.needs}]
+    own = cost.base_s + cost.s_per_mrow * PRIORITY_ROWS / 1e6
+    return own + max((_chain(a) for a in users), default=0.0)
 
 
 def assemble_mem_mb(wildcards: Any, input: Any, attempt: int = 1) -> int:

@@ -291,24 +291,23 @@ def within_bins_table(
             (r.metric, r.subset, r.property, r.bin, r.group): r.estimate
             for r in cells.itertuples(index=False)
         }
-        # one pass over the rows: metric -> subset -> property -> bin -> rows, in table order
+        # one pass over the rows: (metric, subset, property) -> bin -> rows, in table order
         # (a select per metric, subset, property and bin made a new frame to index each time)
-        grouped: dict[str, dict[str, dict[str, dict[str, list]]]] = {}
+        grouped: dict[tuple[str, str, str], dict[str, list]] = {}
         for row in contrasts.itertuples(index=False):
-            by_bin = grouped.setdefault(str(row.metric), {}).setdefault(str(row.subset), {})
-            by_bin.setdefault(str(row.property), {}).setdefault(str(row.bin), []).append(row)
-        model = "run-aware" if RUN_AWARE_SUFFIX in name else "paper's model"
+            cell = (str(row.metric), str(row.subset), str(row.property))
+            grouped.setdefault(cell, {}).setdefault(str(row.bin), []).append(row)
+        model = Cell("run-aware" if RUN_AWARE_SUFFIX in name else "paper's model")
+        alpha = settings.alpha
         for metric in settings.metrics:
-            subsets = grouped.get(str(metric), {})
-            for subset in sorted(subsets):
+            for subset in sorted({s for m, s, _ in grouped if m == str(metric)}):
                 for prop in props:
-                    rows = subsets[subset].get(str(prop), {})
+                    rows = grouped.get((str(metric), subset, str(prop)), {})
                     for b in ordered(sorted(rows), bins.get(unbinned(prop), [])):
-                        for row in rows[b]:
-                            out.append(
-                                [Cell(model)]
-                                + _bin_row(means, row, metric, subset, prop, settings.alpha)
-                            )
+                        out.extend(
+                            [model, *_bin_row(means, row, metric, subset, prop, alpha)]
+                            for row in rows[b]
+                        )
     return rows_table(headers, out, csv=settings.link("contrasts"))
 
 
