@@ -12,6 +12,7 @@ from infrepro.registry import SUMMARY
 from infrepro.vocabulary import REPORT_TABLES, file_stem
 from infrepro.workflow import verbatim
 from infrepro.workflow.checksums import remember_checksums
+from infrepro.workflow.params import serialize_params_lazily
 from infrepro.workflow.digests import KeptDigests
 from infrepro.workflow.outputs import DIGEST_STORE, EXPERIMENT_STORE
 
@@ -32,6 +33,8 @@ except InputError as err:
 RAW_MODE = EXPERIMENT.mode == "raw"
 # each input file hashed once per version when jobs finish, not once per output of each job
 remember_checksums()
+# the params check imports pandas only when a param can be a pandas object (it has been imported)
+serialize_params_lazily()
 INPUT_DIGESTS = KeptDigests.open(DIGEST_STORE)
 PROPERTY_OPTIONS = config["property_options"]
 
