@@ -12,8 +12,10 @@ A parse that finds the same config and every file as it was has the Experiment b
 reading the inputs; any difference, a missing or unreadable file or store, runs the full check,
 which names the problem if there is one. An entry whose check skipped the hypotheses files
 serves only a parse that skips them too (Snakemake's job processes). A full check reads again
-only the hypotheses files that are not as a kept check found them (with the same segment ids):
-after new seeds, their files and the test set and runs sheet, not every run's.
+only the hypotheses files that are not as a kept check found them (with the same segment ids),
+and the test set only when it is not as a kept check found it or the config asks other checks
+of its property columns (the kept check holds its columns and segment ids): after new seeds,
+their files and the runs sheet, not every run's, nor the test set.
 """
 
 from __future__ import annotations
@@ -63,25 +65,28 @@ def kept_experiment(
             pass  # another layout: check again
     from .load import CheckedHypotheses, load_experiment
 
-    checked = CheckedHypotheses(_passed_hypotheses(store))
+    checked = CheckedHypotheses(
+        before=_passed(store, "hypotheses"), testsets_before=_passed(store, "testsets")
+    )
     experiment = load_experiment(config, check_hypotheses=check_hypotheses, checked=checked)
     store.current[key] = {
         "hypotheses_checked": check_hypotheses,
         "files": file_states(experiment.inputs),
         "experiment": experiment.to_json(),
         "hypotheses": checked.now,
+        "testsets": checked.testsets,
     }
     with contextlib.suppress(OSError):  # read-only folder: every parse checks, as before
         store.save()
     return experiment
 
 
-def _passed_hypotheses(store: ExperimentStore) -> dict[str, Any]:
-    """The hypotheses files the kept checks passed (by path: state and segments' digest)."""
+def _passed(store: ExperimentStore, kind: str) -> dict[str, Any]:
+    """The inputs of a ``kind`` ("hypotheses", "testsets") the kept checks passed, by path."""
     passed: dict[str, Any] = {}
     for entry in store.previous.values():
-        if isinstance(entry, dict) and isinstance(entry.get("hypotheses"), dict):
-            passed.update(entry["hypotheses"])
+        if isinstance(entry, dict) and isinstance(entry.get(kind), dict):
+            passed.update(entry[kind])
     return passed
 
 

@@ -46,13 +46,17 @@ BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
 
 @dataclass
 class CheckedHypotheses:
-    """Hypotheses files that passed their check, by path: the file's state when it was read
-    (``kept.file_state``) and the digest of the segment ids it was checked against. ``before``:
-    those of an earlier check (kept from one parse to the next, ``experiment.kept``); ``now``:
-    those this check passed or found as they were."""
+    """Inputs that passed their check, by path, with the file's state when it was read
+    (``kept.file_state``): hypotheses files with the digest of the segment ids they were checked
+    against; test sets with the key of the property checks their values passed
+    (:func:`testset_checks`), their columns and segment ids. ``before``, ``testsets_before``:
+    those of earlier checks (kept from one parse to the next, ``experiment.kept``); ``now``,
+    ``testsets``: those this check passed or found as they were."""
 
     before: Mapping[str, Sequence[object]] = field(default_factory=dict)
     now: dict[str, list[object]] = field(default_factory=dict)
+    testsets_before: Mapping[str, Sequence[object]] = field(default_factory=dict)
+    testsets: dict[str, list[object]] = field(default_factory=dict)
 
     def unchanged(self, path: str, state: list[int] | None, segments: str) -> bool:
         """Whether ``path``, now in ``state``, passed against these segments in that state
@@ -67,6 +71,47 @@ class CheckedHypotheses:
         """Record that ``path``, in ``state`` when it was read, passed its check."""
         if state is not None:
             self.now[path] = [*state, segments]
+
+    def testset(self, path: str, state: list[int] | None, checks: str) -> KeptTestset | None:
+        """The columns and segment ids of the test set at ``path`` when it passed these
+        ``checks`` in this ``state`` (then it counts as passed now too), else None."""
+        passed = self.testsets_before.get(path)
+        if state is None or not isinstance(passed, Sequence) or len(passed) != len(state) + 3:
+            return None
+        *kept_state, kept_checks, columns, segments = passed
+        if kept_state != state or kept_checks != checks:
+            return None
+        if not (_strings(columns) and _strings(segments)):
+            return None
+        found = KeptTestset(list(columns), list(segments))
+        self.testset_passed(path, state, checks, found)
+        return found
+
+    def testset_passed(
+        self, path: str, state: list[int] | None, checks: str, testset: KeptTestset
+    ) -> None:
+        """Record that the test set at ``path``, in ``state`` when it was read, passed."""
+        if state is not None:
+            self.testsets[path] = [*state, checks, testset.columns, testset.segment_ids]
+
+
+@dataclass(frozen=True)
+class KeptTestset:
+    """What the checks after the test set's own need of it: its columns and segment ids."""
+
+    columns: list[str]
+    segment_ids: list[str]
+
+
+def _strings(values: object) -> bool:
+    return isinstance(values, list) and all(isinstance(v, str) for v in values)
+
+
+def testset_checks(config: Mapping[str, Any], properties: Sequence[str]) -> str:
+    """The key of the checks of a test set's values that depend on the config: the user
+    properties (numeric or categorical) read from its columns."""
+    own = [p for p in properties if p not in BUILTIN_PROPERTIES]
+    return repr((own, sorted(_categorical(config))))
 
 
 def segments_digest(segment_ids: Sequence[str]) -> str:
@@ -98,7 +143,9 @@ def _load_raw_mode(
     _scale(config, [])  # infrepro's own metrics are fractions
     testset_path = Path(config["testset"])
     runs_path = Path(config["runs"])
-    testset = read_testset(testset_path)
+    properties = list(config["properties"])
+    checked = checked if checked is not None else CheckedHypotheses()
+    testset = _checked_testset(testset_path, config, properties, checked)
     looks = config.get("look_column")
     runs = read_runs_sheet(runs_path, look_column=looks)
     metrics = list(config["metrics"])
@@ -107,28 +154,12 @@ def _load_raw_mode(
             raise InputError(
                 None, f"unknown metric '{metric}'; choose from {', '.join(KNOWN_METRICS)}"
             )
-    properties = list(config["properties"])
-    for prop in properties:
-        if prop not in BUILTIN_PROPERTIES and prop not in testset.columns:
-            own = [
-                c
-                for c in testset.columns
-                if c not in (SEGMENT, SOURCE, *reference_columns(testset.columns))
-            ]
-            raise InputError(
-                None,
-                f"properties names '{prop}', which is neither built in "
-                f"({', '.join(BUILTIN_PROPERTIES)}) nor a column of the test set {testset_path} "
-                f"(its own columns: {', '.join(map(str, own)) or '(none)'})",
-            )
-    _check_user_properties(config, testset, properties, testset_path)
     facets = facet_columns(runs, looks=looks is not None)
     _check_names(facets, metrics, properties, runs_path)
     systems = _check_baseline(config["baseline"], runs[SYSTEM], runs_path)
     if check_hypotheses:
-        segment_ids = list(testset[SEGMENT])
+        segment_ids = testset.segment_ids
         segments = segments_digest(segment_ids)
-        checked = checked if checked is not None else CheckedHypotheses()
         for path in map(str, runs["hypotheses"]):
             state = file_state(path)  # before the read: a file changed meanwhile is read again
             if checked.unchanged(path, state, segments):
@@ -227,6 +258,34 @@ def _experiment(
 
 def _categorical(config: Mapping[str, Any]) -> list[str]:
     return list((config.get("property_options") or {}).get("categorical") or [])
+
+
+def _checked_testset(
+    path: Path, config: Mapping[str, Any], properties: list[str], checked: CheckedHypotheses
+) -> KeptTestset:
+    """The test set's columns and segment ids, from a kept check when the file is as that check
+    found it and its property checks were these; else read and checked (every user property's
+    values too)."""
+    state = file_state(path)  # before the read: a file changed meanwhile is read again
+    checks = testset_checks(config, properties)
+    kept = checked.testset(str(path), state, checks)
+    if kept is not None:
+        return kept
+    frame = read_testset(path)
+    columns = [str(c) for c in frame.columns]
+    for prop in properties:
+        if prop not in BUILTIN_PROPERTIES and prop not in columns:
+            own = [c for c in columns if c not in (SEGMENT, SOURCE, *reference_columns(columns))]
+            raise InputError(
+                None,
+                f"properties names '{prop}', which is neither built in "
+                f"({', '.join(BUILTIN_PROPERTIES)}) nor a column of the test set {path} "
+                f"(its own columns: {', '.join(own) or '(none)'})",
+            )
+    _check_user_properties(config, frame, properties, path)
+    testset = KeptTestset(columns, [str(s) for s in frame[SEGMENT]])
+    checked.testset_passed(str(path), state, checks, testset)
+    return testset
 
 
 def _check_user_properties(

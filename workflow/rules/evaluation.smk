@@ -25,7 +25,9 @@ if RAW_MODE:
             mem_mb=assemble_mem_mb,
             runtime=assemble_runtime,
         run:
-            run_script(locals())
+            # in a worker (warm from scoring): on a thread of Snakemake's process it shared the
+            # GIL with Snakemake's bookkeeping of the jobs that had just finished
+            run_script(locals(), worker=True)
 
 else:
 

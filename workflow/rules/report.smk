@@ -48,8 +48,8 @@ rule report_provenance:
         mem_mb=1000,
         runtime=10,
     run:
-        # in a worker: it hashes every input while assemble, on a thread of Snakemake's
-        # process, builds the evaluation table the analyses wait for
+        # in a worker: it hashes every input while assemble, in the other worker, builds the
+        # evaluation table the analyses wait for (Snakemake's process stays free to start jobs)
         run_script(locals(), worker=True)
 
 

@@ -140,6 +140,79 @@ def test_another_test_set_reads_every_hypotheses_file(experiment, monkeypatch) -
     assert sorted(read) == sorted(f"{run}.txt" for run in first.run_ids)
 
 
+def count_testset_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The test sets the checks read."""
+    from infrepro.experiment import load
+
+    read: list[str] = []
+    original = load.read_testset
+
+    def counted(path):
+        read.append(Path(path).name)
+        return original(path)
+
+    monkeypatch.setattr(load, "read_testset", counted)
+    return read
+
+
+def test_new_seeds_do_not_read_the_test_set_again(experiment, monkeypatch, tmp_path) -> None:
+    read = count_testset_reads(monkeypatch)
+    kept_experiment(experiment, check_hypotheses=True, path=STORE)
+    assert read == ["testset.tsv"]
+    MiniExperiment(tmp_path, 5).add_run("comp_s3", "comp", "3", 203)
+    again = kept_experiment(experiment, check_hypotheses=True, path=STORE)
+    assert read == ["testset.tsv"] and "comp_s3" in again.run_ids
+    from infrepro.experiment.load import load_experiment
+
+    assert repr(again) == repr(load_experiment(experiment))  # what a full check finds
+
+
+def test_a_changed_test_set_is_read_and_checked_again(experiment, monkeypatch, tmp_path) -> None:
+    read = count_testset_reads(monkeypatch)
+    kept_experiment(experiment, check_hypotheses=True, path=STORE)
+    testset = Path("testset.tsv")
+    before = testset.stat()
+    lines = testset.read_text().splitlines()
+    testset.write_text("\n".join([*lines, lines[1]]) + "\n")  # a duplicated segment id
+    os.utime(testset, ns=(before.st_atime_ns, before.st_mtime_ns))
+    MiniExperiment(tmp_path, 5).add_run("comp_s3", "comp", "3", 203)
+    with pytest.raises(InputError, match="testset.tsv"):
+        kept_experiment(experiment, check_hypotheses=True, path=STORE)
+    assert read == ["testset.tsv"] * 2
+
+
+def test_other_property_checks_read_the_test_set_again(experiment, monkeypatch) -> None:
+    """A user property read from the test set is checked for the config that names it: a
+    property made categorical, or a new one, reads the test set again."""
+    testset = Path("testset.tsv")
+    lines = testset.read_text().splitlines()
+    values = ["domain", *(str(i % 2) for i in range(len(lines) - 2)), "inf"]
+    testset.write_text("\n".join(f"{a}\t{b}" for a, b in zip(lines, values)) + "\n")
+    read = count_testset_reads(monkeypatch)
+    kept_experiment(experiment, check_hypotheses=True, path=STORE)
+    experiment["properties"] = [*experiment["properties"], "domain"]
+    experiment["property_options"]["categorical"] = ["domain"]
+    kept_experiment(experiment, check_hypotheses=True, path=STORE)
+    assert read == ["testset.tsv"] * 2
+    experiment["property_options"]["categorical"] = []  # numbers now: "inf" is refused
+    with pytest.raises(InputError, match="domain"):
+        kept_experiment(experiment, check_hypotheses=True, path=STORE)
+    assert read == ["testset.tsv"] * 3
+
+
+@pytest.mark.parametrize("entry", [None, [], ["x"], "text"])
+def test_a_malformed_kept_test_set_is_read_again(experiment, monkeypatch, entry) -> None:
+    read = count_testset_reads(monkeypatch)
+    kept_experiment(experiment, check_hypotheses=True, path=STORE)
+    store = json.loads(Path(STORE).read_text())
+    for value in store["entries"].values():
+        value["testsets"] = {"testset.tsv": entry}
+    Path(STORE).write_text(json.dumps(store))
+    Path("runs.tsv").write_text(Path("runs.tsv").read_text())  # a new state: a full check
+    kept_experiment(experiment, check_hypotheses=True, path=STORE)
+    assert read == ["testset.tsv"] * 2
+
+
 def test_a_removed_input_is_reported_by_the_check(experiment) -> None:
     kept_experiment(experiment, check_hypotheses=True, path=STORE)
     Path("hyps/base_s2.txt").unlink()
