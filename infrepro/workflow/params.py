@@ -19,7 +19,8 @@ METHODS = ("_serialize_param", "_serialize_param_pandas", "_serialize_param_buil
 
 
 def serialize_params_lazily() -> bool:
-    """Install the lazy choice on Snakemake's ``PersistenceBase`` (once; the file and database stores inherit it); whether it is installed."""
+    """Install the lazy choice on Snakemake's ``PersistenceBase`` (once; its file and database
+    stores inherit it); whether it is installed."""
     from snakemake.persistence import PersistenceBase
 
     current = PersistenceBase.__dict__.get("_serialize_param")

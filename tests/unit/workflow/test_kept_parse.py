@@ -187,7 +187,7 @@ def test_other_property_checks_read_the_test_set_again(experiment, monkeypatch) 
     testset = Path("testset.tsv")
     lines = testset.read_text().splitlines()
     values = ["domain", *(str(i % 2) for i in range(len(lines) - 2)), "inf"]
-    testset.write_text("\n".join(f"{a}\t{b}" for a, b in zip(lines, values)) + "\n")
+    testset.write_text("\n".join(f"{a}\t{b}" for a, b in zip(lines, values, strict=True)) + "\n")
     read = count_testset_reads(monkeypatch)
     kept_experiment(experiment, check_hypotheses=True, path=STORE)
     experiment["properties"] = [*experiment["properties"], "domain"]

@@ -30,7 +30,8 @@ VALUES = [
 def installed(monkeypatch: pytest.MonkeyPatch) -> FilePersistence:
     """The lazy choice installed (undone after the test), on a PersistenceBase without its set-up
     (its serializers use no state)."""
-    monkeypatch.setattr(PersistenceBase, "_serialize_param", PersistenceBase.__dict__["_serialize_param"])
+    original = PersistenceBase.__dict__["_serialize_param"]
+    monkeypatch.setattr(PersistenceBase, "_serialize_param", original)
     assert params.serialize_params_lazily()
     assert params.serialize_params_lazily()  # installed once
     return object.__new__(FilePersistence)  # Snakemake's default store
