@@ -57,9 +57,11 @@ class Names:
         names nor any of ``values`` (every other user text of the job: systems, levels) hold
         followed by a digit: no user value can be read as an internal name."""
         users = tuple(dict.fromkeys(map(str, names)))
-        texts = [*users, *(v for v in values if isinstance(v, str))]
+        # one search of all texts (a run's segment ids are tens of thousands of them): the
+        # prefix and a digit cannot match across the line breaks that join them
+        texts = "\n".join([*users, *(v for v in values if isinstance(v, str))])
         prefix = PREFIX
-        while any(re.search(rf"{re.escape(prefix)}\d", text) for text in texts):
+        while re.search(rf"{re.escape(prefix)}\d", texts):
             prefix += PREFIX[-1]
         return cls(users, prefix)
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from infrepro.registry import ANALYSES, DeclaredOptions, analysis_spec, resolve
@@ -67,8 +68,13 @@ def _user_values(*frames: pd.DataFrame) -> set[object]:
     values: set[object] = set()
     for frame in frames:
         for column in frame.columns:
-            if not pd.api.types.is_numeric_dtype(frame[column].dtype):
-                values.update(frame[column].unique())
+            series = frame[column]
+            if isinstance(series.dtype, pd.CategoricalDtype):  # its used categories
+                codes = series.cat.codes.to_numpy()
+                used = np.bincount(codes[codes >= 0], minlength=len(series.cat.categories))
+                values.update(series.cat.categories[used > 0].tolist())
+            elif not pd.api.types.is_numeric_dtype(series.dtype):
+                values.update(series.unique())
     return values
 
 

@@ -53,3 +53,40 @@ def test_a_new_version_of_the_file_is_read_again(
     assert read(path)["ter"].tolist() == [1.0, 2.0, 3.0]
     write_parquet(evaluation([4.0, 5.0]), path)  # a rerun's table: atomically replaced
     assert read(path)["ter"].tolist() == [4.0, 5.0] and len(reads) == 2
+
+
+def test_a_metrics_frame_is_built_once_per_version_and_copied_per_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "evaluation.parquet"
+    write_parquet(evaluation([1.0, 2.0, 3.0]), path)
+    monkeypatch.setattr(data, "_TABLES", {})
+    monkeypatch.setattr(data, "_FRAMES", {})
+    built = []
+    real = pd.DataFrame.copy
+    first = read(path)
+    kept = next(iter(data._FRAMES.values()))
+    monkeypatch.setattr(
+        pd.DataFrame, "copy", lambda self, deep=True: built.append(self) or real(self, deep)
+    )
+    again = read(path)
+    assert built == [kept] and again is not kept and again.equals(first)
+    other = data.read_evaluation(str(path), metric="bleu", facets=[], properties=[])
+    assert "bleu" in other and len(data._FRAMES) == 2
+    write_parquet(evaluation([4.0, 5.0]), path)  # a new version: the old frames are dropped
+    assert read(path)["ter"].tolist() == [4.0, 5.0] and len(data._FRAMES) == 1
+
+
+def test_kept_frames_stay_under_their_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "evaluation.parquet"
+    write_parquet(evaluation([1.0, 2.0, 3.0]), path)
+    monkeypatch.setattr(data, "_TABLES", {})
+    monkeypatch.setattr(data, "_FRAMES", {})
+    one = read(path)
+    monkeypatch.setattr(data, "KEPT_FRAME_BYTES", int(one.memory_usage().sum()) + 1)
+    data.read_evaluation(str(path), metric="bleu", facets=[], properties=[])
+    assert [key[1] for key in data._FRAMES] == ["bleu"]  # the least recent went first
+    monkeypatch.setattr(data, "KEPT_FRAME_BYTES", 0)
+    assert read(path)["ter"].tolist() == [1.0, 2.0, 3.0] and data._FRAMES == {}
