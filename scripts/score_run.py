@@ -7,8 +7,10 @@ import pyarrow.parquet as pq
 
 from infrepro.io import read_hypotheses, reference_columns, write_parquet
 from infrepro.metrics import score_segments
+from infrepro.metrics.kept_tokens import kept_tokens
 from infrepro.vocabulary import RUN, SEGMENT
 from infrepro.workflow.jobs import run_rule_script
+from infrepro.workflow.outputs import TOKEN_STORE
 
 
 def main(smk) -> None:
@@ -22,13 +24,14 @@ def main(smk) -> None:
     # "fast" in the config: the compiled scorers, or the reference packages for a small job while
     # they are not compiled yet ("auto"; same scores, no first-run compile stall)
     fast = smk.params.implementation == "fast"
-    scores = score_segments(
-        hypotheses,
-        references,
-        smk.params.metrics,
-        implementation="auto" if fast else "reference",
-        threads=smk.threads,
-    )
+    with kept_tokens(TOKEN_STORE, smk.params.metrics):  # ROUGE's stems of earlier runs' words
+        scores = score_segments(
+            hypotheses,
+            references,
+            smk.params.metrics,
+            implementation="auto" if fast else "reference",
+            threads=smk.threads,
+        )
     scores.insert(0, SEGMENT, segment_ids)
     scores.insert(0, RUN, smk.wildcards.run_id)
     logging.info("scored %d segments of run %s", len(scores), smk.wildcards.run_id)

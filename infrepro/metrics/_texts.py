@@ -52,8 +52,19 @@ class TokenEncoder:
     def __init__(self, split: Callable[[str], list[str]], token: Callable[[str], str]) -> None:
         self._split = split
         self._token = token
+        self._known: dict[str, str] = {}  # piece -> token, from a kept memo (`learn`)
         self.lock = threading.Lock()
         self.start_afresh()
+
+    def learn(self, tokens: dict[str, str]) -> None:
+        """Take each piece's token ("" if dropped) from ``tokens`` instead of calling `token`
+        (a pure function): the memo of earlier processes (`infrepro.metrics.kept_tokens`)."""
+        self._known = tokens
+
+    def pieces(self) -> dict[str, str]:
+        """Every piece met since the encoder started afresh, with its token ("" if dropped)."""
+        tokens = list(self._token_ids)  # in id order
+        return {piece: tokens[i] if i >= 0 else "" for piece, i in self._piece_ids.items()}
 
     def start_afresh(self) -> None:
         """Forget every piece, token and remembered text."""
@@ -95,10 +106,12 @@ class TokenEncoder:
         offsets = np.zeros(len(pieces) + 1, np.int64)
         np.cumsum(np.fromiter(map(len, pieces), np.int64, count=len(pieces)), out=offsets[1:])
         flat = list(chain.from_iterable(pieces))
-        memo = self._piece_ids
+        memo, known = self._piece_ids, self._known
         for piece in dict.fromkeys(flat):  # distinct pieces, first seen first
             if piece not in memo:
-                token = self._token(piece)
+                token = known.get(piece)
+                if token is None:
+                    token = self._token(piece)
                 memo[piece] = (
                     self._token_ids.setdefault(token, len(self._token_ids)) if token else -1
                 )

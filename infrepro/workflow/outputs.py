@@ -51,6 +51,7 @@ def unit_store(metric_stem: str, analysis: str) -> Path:
 FIGURE_STORE = ".snakemake/infrepro/figures.json"  # the report's figures of its last render
 EXPERIMENT_STORE = ".snakemake/infrepro/experiment.json"  # the last parse's checked inputs
 DIGEST_STORE = ".snakemake/infrepro/digests.json"  # the input files' SHA-256, by file state
+TOKEN_STORE = ".snakemake/infrepro/tokens.json"  # ROUGE's stems of the words scored before
 
 
 def is_owned(relative: str | PurePosixPath) -> bool:

@@ -1,0 +1,66 @@
+"""The ROUGE tokenizer's piece -> token memo kept from one scoring run to the next.
+
+rouge-score stems every word longer than three characters with nltk's PorterStemmer; a worker
+process that scores a run stems the words of every reference and hypothesis it has not met
+before: 0.3 s of each worker's first job at paper scale, the run after new seeds included
+(issue 31). The stem of a word is a pure function of the word and of the tokenizer's code, so
+the pieces a job met and their tokens are kept in ``.snakemake/infrepro/tokens.json`` (a
+:class:`~infrepro.kept.KeptStore`: data only, written atomically) and a later worker takes them
+from there (`TokenEncoder.learn`). Token ids are still assigned afresh in each process, and the
+kernels only compare them, so the scores are the same with or without the memo.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import platform
+from collections.abc import Iterator, Sequence
+from importlib import metadata
+
+from infrepro.kept import KeptStore
+
+ROUGE = "rouge"
+MOST_PIECES = 300_000  # kept at most (a few MB of JSON)
+_LEARNED: set[str] = set()  # the encoders of this process that took a kept memo
+
+
+class TokenStore(KeptStore[dict[str, str]]):
+    """Pieces and their tokens, per tokenizer (only ROUGE's stems are worth keeping)."""
+
+    @classmethod
+    def version(cls) -> str:
+        """The package's source and the tokenizer's libraries (not matplotlib's or scipy's:
+        a scoring process does not import them)."""
+        from infrepro.sources import source_digest
+
+        libraries = [f"{name} {metadata.version(name)}" for name in ("nltk", "rouge-score")]
+        return "|".join([source_digest().hex(), platform.python_version(), *libraries])
+
+
+@contextlib.contextmanager
+def kept_tokens(path: str, metrics: Sequence[str]) -> Iterator[None]:
+    """Score inside this block with the ROUGE tokens kept at ``path`` (when ``metrics`` has a
+    ROUGE score); afterwards keep those of this process' encoder for the next run."""
+    if not any(m.startswith("rouge") for m in metrics):
+        yield
+        return
+    from .rouge import rouge_encoder
+
+    encoder = rouge_encoder()
+    store = TokenStore.open(path)
+    kept = store.previous.get(ROUGE)
+    if not (isinstance(kept, dict) and all(isinstance(t, str) for t in kept.values())):
+        kept = None  # another layout: stem afresh
+    if ROUGE not in _LEARNED and kept is not None:
+        with encoder.lock:
+            encoder.learn(kept)
+        _LEARNED.add(ROUGE)
+    yield
+    with encoder.lock:
+        pieces = encoder.pieces()
+    if kept is not None and pieces.keys() <= kept.keys():
+        return  # nothing new to keep
+    merged = {**(kept or {}), **pieces}
+    store.current[ROUGE] = dict(list(merged.items())[:MOST_PIECES])
+    with contextlib.suppress(OSError):  # a read-only folder: the next run stems again
+        store.save()
