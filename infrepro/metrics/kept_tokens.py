@@ -21,6 +21,7 @@ from infrepro.kept import KeptStore
 
 ROUGE = "rouge"
 MOST_PIECES = 300_000  # kept at most (a few MB of JSON)
+NEW_SHARE = 10  # the memo is written again when a job met a tenth more pieces than it holds
 _LEARNED: set[str] = set()  # the encoders of this process that took a kept memo
 
 
@@ -58,8 +59,9 @@ def kept_tokens(path: str, metrics: Sequence[str]) -> Iterator[None]:
     yield
     with encoder.lock:
         pieces = encoder.pieces()
-    if kept is not None and pieces.keys() <= kept.keys():
-        return  # nothing new to keep
+    new = len(pieces.keys() - kept.keys()) if kept is not None else len(pieces)
+    if kept is not None and new * NEW_SHARE < len(kept):
+        return  # little new to keep (a run's own words): not rewritten after every job
     merged = {**(kept or {}), **pieces}
     store.current[ROUGE] = dict(list(merged.items())[:MOST_PIECES])
     with contextlib.suppress(OSError):  # a read-only folder: the next run stems again

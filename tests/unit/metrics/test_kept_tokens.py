@@ -98,3 +98,17 @@ def test_no_rouge_no_store(tmp_path: Path) -> None:
     with kept_tokens.kept_tokens(str(store), ["ter", "bleu"]):
         pass
     assert not store.exists()
+
+
+def test_rewritten_only_when_much_is_new(tmp_path: Path, fresh: list[str]) -> None:
+    store = tmp_path / "tokens.json"
+    with kept_tokens.kept_tokens(str(store), ["rouge1"]):
+        scores()
+    written = store.stat().st_mtime_ns, store.stat().st_ino
+    with kept_tokens.kept_tokens(str(store), ["rouge1"]):
+        rouge.rouge_fast(["cats running home"], REFERENCES[:1], ["rouge1"])  # no new piece
+    assert (store.stat().st_mtime_ns, store.stat().st_ino) == written
+    many = " ".join(f"word{i}x" for i in range(200))  # twenty times the pieces it holds
+    with kept_tokens.kept_tokens(str(store), ["rouge1"]):
+        rouge.rouge_fast([many], [["Cats ran home."]], ["rouge1"])
+    assert "word7x" in json.loads(store.read_text())["entries"]["rouge"]
