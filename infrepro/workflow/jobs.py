@@ -13,6 +13,7 @@ from job to job.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import logging
 import multiprocessing
@@ -21,7 +22,7 @@ import runpy
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -169,16 +170,9 @@ def _run_script_in_worker(script: str, smk: Any) -> None:
     run_rule_script(_load_main(script), smk)
 
 
-def run_in_worker(script: str | Path, smk: Any, workers: int) -> None:
-    """Run a rule script's ``main(smk)`` in one of `workers` long-lived Python processes.
-
-    The workers are started (with multiprocessing's "spawn", not a fork of this threaded
-    process) on the first call and serve every later job of this Snakemake run, so each worker
-    imports pandas, scipy and the analyses once instead of once per job. Each job logs to its
-    rule's log file as a script job does (`run_rule_script`); its exception is re-raised here. A
-    pool whose worker died (killed, out of memory) fails the job that was running and is replaced
-    for later jobs.
-    """
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """The run's worker processes, started (with multiprocessing's "spawn", not a fork of this
+    threaded process) on first use."""
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
@@ -189,14 +183,53 @@ def run_in_worker(script: str | Path, smk: Any, workers: int) -> None:
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_worker_init,
             )
-        pool = _POOL
+        return _POOL
+
+
+def run_in_worker(
+    script: str | Path, smk: Any, workers: int, preload: Sequence[str | Path] = ()
+) -> None:
+    """Run a rule script's ``main(smk)`` in one of `workers` long-lived Python processes.
+
+    The workers are started on the first call and serve every later job of this Snakemake run,
+    so each worker imports pandas, scipy and the analyses once instead of once per job. Each job
+    logs to its rule's log file as a script job does (`run_rule_script`); its exception is
+    re-raised here. A pool whose worker died (killed, out of memory) fails the job that was
+    running and is replaced for later jobs. ``preload``: scripts of the jobs that come next,
+    loaded by the workers this job leaves idle (`preload_in_workers`), after this job is queued.
+    """
+    global _POOL
+    pool = _pool(workers)
     try:
-        pool.submit(_run_script_in_worker, str(script), smk).result()
+        job = pool.submit(_run_script_in_worker, str(script), smk)
+        preload_in_workers(preload, workers)
+        job.result()
     except BrokenProcessPool:
         with _POOL_LOCK:
             if _POOL is pool:
                 _POOL = None
         raise
+
+
+def preload_in_workers(scripts: Sequence[str | Path], workers: int) -> None:
+    """Have the workers load rule scripts, with everything they import, before the scripts' first
+    jobs arrive: queued like jobs, once per worker, not waited for. A stage's jobs start when the
+    one before ends (the analyses after assemble, the report after collect_tables), while that
+    one leaves workers idle; the imports (about a second for the report's) then cost no wall
+    time. A worker that has loaded a script finds it loaded again at once; a script that fails
+    to load fails its own job, which loads it again."""
+    if not scripts:
+        return
+    pool = _pool(workers)
+    with contextlib.suppress(BrokenProcessPool, RuntimeError):  # the job's to report
+        for script in scripts:
+            for _ in range(max(1, int(workers))):
+                pool.submit(_preload, str(script))
+
+
+def _preload(script: str) -> None:
+    """In a worker: load a rule script (its ``main`` is kept for the script's jobs)."""
+    _load_main(script)
 
 
 def finish_run() -> None:

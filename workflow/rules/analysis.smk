@@ -79,4 +79,5 @@ rule collect_tables:
         mem_mb=collect_mem_mb,
         runtime=collect_runtime,
     run:
-        run_script(locals())
+        # on a thread of Snakemake's process; the idle workers load the report meanwhile
+        run_script(locals(), preload=["report.py"])

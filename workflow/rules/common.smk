@@ -85,23 +85,27 @@ def file_digest(path):
     return sha256(path)
 
 
-def run_script(job, worker=False):
+def run_script(job, worker=False, preload=()):
     """Run the rule's `script` input for a job of a `run:` directive, ``run_script(locals())``
     (the block's namespace: input, output, params, ...; see infrepro.workflow.jobs): on a thread
     of Snakemake's process, or with `worker` in one of its long-lived worker processes. A job
     that Snakemake runs in a process of its own (a cluster job; a job of a `run:` directive
-    without force-use-threads) runs in that process."""
+    without force-use-threads) runs in that process. `preload`: the scripts (in scripts/) of
+    the stage after this job, loaded meanwhile by the workers it leaves idle (local runs)."""
     from snakemake.iocontainers import Snakemake
 
-    from infrepro.workflow.jobs import run_in_process, run_in_worker
+    from infrepro.workflow.jobs import preload_in_workers, run_in_process, run_in_worker
 
     fields = ("input", "output", "params", "wildcards", "threads", "resources", "log")
     smk = Snakemake(*(job[name] for name in fields), config, job["rule"], None, str(SCRIPTS))
     (name,) = job["params"].script
     script = SCRIPTS / name
+    local = workflow.is_main_process and workflow.local_exec
+    ahead = [SCRIPTS / p for p in preload] if local else []
     if worker and workflow.is_main_process:
-        run_in_worker(script, smk, workflow.cores)
+        run_in_worker(script, smk, workflow.cores, ahead)
     else:
+        preload_in_workers(ahead, workflow.cores)
         run_in_process(script, smk)
 
 

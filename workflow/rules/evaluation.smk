@@ -26,8 +26,9 @@ if RAW_MODE:
             runtime=assemble_runtime,
         run:
             # in a worker (warm from scoring): on a thread of Snakemake's process it shared the
-            # GIL with Snakemake's bookkeeping of the jobs that had just finished
-            run_script(locals(), worker=True)
+            # GIL with Snakemake's bookkeeping of the jobs that had just finished; the other
+            # worker loads the analyses meanwhile
+            run_script(locals(), worker=True, preload=["analysis.py"])
 
 else:
 

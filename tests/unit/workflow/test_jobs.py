@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -71,3 +72,47 @@ def test_workers_keep_freed_memory_and_stop_at_the_end(
     assert seen["OPENBLAS_NUM_THREADS"] == "1"
     with pytest.raises(ProcessLookupError):  # the worker has exited and been reaped
         os.kill(seen["pid"], 0)
+
+
+LOADED = """
+import os, time
+with open({log!r}, "a") as handle:  # one line per load of this script, by process
+    handle.write(f"{{os.getpid()}}\\n")
+time.sleep(0.3)  # imports that take a while
+
+def main(smk):
+    with open(smk.output[0], "w") as handle:
+        handle.write(str(os.getpid()))
+"""
+
+
+def test_preloaded_scripts_are_loaded_once_per_worker_before_their_jobs(tmp_path: Path) -> None:
+    """The workers a job leaves idle load the next stage's script meanwhile; its jobs then find
+    it loaded (each worker loads it once, whichever worker runs them)."""
+    log = tmp_path / "loads.txt"
+    first, later = tmp_path / "first.py", tmp_path / "later.py"
+    first.write_text(SCRIPT, encoding="utf-8")
+    later.write_text(LOADED.format(log=str(log)), encoding="utf-8")
+    try:
+        smk = SimpleNamespace(output=[str(tmp_path / "env.json")], log=[], rule="first")
+        jobs.run_in_worker(first, smk, 2, preload=[later])
+        deadline = time.monotonic() + 30
+        while len(set(log.read_text().split()) if log.exists() else ()) < 2:
+            assert time.monotonic() < deadline, "the workers did not load the next script"
+            time.sleep(0.05)  # both workers load it, no job of it asked yet
+        preloaded = set(log.read_text().split())
+        workers = set()
+        for i in range(4):
+            out = tmp_path / f"later{i}.txt"
+            jobs.run_in_worker(later, SimpleNamespace(output=[str(out)], log=[], rule="x"), 2)
+            workers.add(out.read_text())
+    finally:
+        jobs.finish_run()
+    loads = log.read_text().split()
+    assert sorted(loads) == sorted(preloaded)  # no job loaded it again
+    assert workers <= preloaded
+
+
+def test_no_preload_without_scripts() -> None:
+    jobs.preload_in_workers([], 2)
+    assert jobs._POOL is None
