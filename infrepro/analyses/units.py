@@ -22,7 +22,7 @@ on reuse: the cached contrasts keep their estimate and get the current effect si
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import pandas as pd
@@ -55,7 +55,9 @@ class UnitStore(KeptStore[_Unit]):
 
     @classmethod
     def encode(cls, value: _Unit) -> Any:
-        return asdict(value)
+        # the unit's own lists as they are (written once, at save): dataclasses.asdict deep-copies
+        # every row first, 0.18 s of a paper-scale metaparam job for the same JSON
+        return {f.name: getattr(value, f.name) for f in fields(value)}
 
     @staticmethod
     def key(frame: pd.DataFrame, *parts: object) -> str:

@@ -98,3 +98,25 @@ def test_a_changed_option_refits_every_unit(tmp_path) -> None:
     data = replace(data, options={**data.options, "metaparam_facets": ["seed"]})
     _metaparam(data)
     assert second.reused == 0
+
+
+def test_a_unit_is_written_as_its_fields_and_read_back_equal(tmp_path) -> None:
+    """The store writes a unit's own lists (no deep copy first): the JSON is that of
+    dataclasses.asdict, and reading it back gives the unit."""
+    import dataclasses
+    import json
+
+    from infrepro.analyses.units import UnitStore, _Unit
+
+    unit = _Unit(
+        {"glrt": [{"metric": "ter", "p_value": 0.5}], "means": []},
+        [{"status": "fitted", "n_obs": 3}],
+        [{"quantiles": "1;2"}],
+    )
+    assert UnitStore.encode(unit) == dataclasses.asdict(unit)
+    store = UnitStore(tmp_path / "units.json")
+    store.current["k"] = unit
+    store.save()
+    saved = json.loads((tmp_path / "units.json").read_text())
+    assert saved["entries"]["k"] == dataclasses.asdict(unit)
+    assert UnitStore.open(tmp_path / "units.json").previous["k"] == unit
