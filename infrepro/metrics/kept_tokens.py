@@ -60,8 +60,8 @@ def kept_tokens(path: str, metrics: Sequence[str]) -> Iterator[None]:
     with encoder.lock:
         pieces = encoder.pieces()
     new = len(pieces.keys() - kept.keys()) if kept is not None else len(pieces)
-    if kept is not None and new * NEW_SHARE < len(kept):
-        return  # little new to keep (a run's own words): not rewritten after every job
+    if not new or (kept is not None and new * NEW_SHARE < len(kept)):
+        return  # nothing (scored by rouge-score while the kernels compile) or little new to keep
     merged = {**(kept or {}), **pieces}
     store.current[ROUGE] = dict(list(merged.items())[:MOST_PIECES])
     with contextlib.suppress(OSError):  # a read-only folder: the next run stems again

@@ -112,3 +112,11 @@ def test_rewritten_only_when_much_is_new(tmp_path: Path, fresh: list[str]) -> No
     with kept_tokens.kept_tokens(str(store), ["rouge1"]):
         rouge.rouge_fast([many], [["Cats ran home."]], ["rouge1"])
     assert "word7x" in json.loads(store.read_text())["entries"]["rouge"]
+
+
+def test_nothing_encoded_nothing_written(tmp_path: Path, fresh: list[str]) -> None:
+    """A job that scored with the reference packages (the kernels compiling) writes no memo."""
+    store = tmp_path / "tokens.json"
+    with kept_tokens.kept_tokens(str(store), ["rouge1"]):
+        pass
+    assert not store.exists()
