@@ -63,9 +63,9 @@ def kept_experiment(
             return Experiment.from_json(entry["experiment"])
         except (KeyError, TypeError, ValueError):
             pass  # another layout: check again
-    from .load import CheckedHypotheses, load_experiment
+    from .load import CheckedInputs, load_experiment
 
-    checked = CheckedHypotheses(
+    checked = CheckedInputs(
         before=_passed(store, "hypotheses"), testsets_before=_passed(store, "testsets")
     )
     experiment = load_experiment(config, check_hypotheses=check_hypotheses, checked=checked)

@@ -45,7 +45,7 @@ BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
 
 
 @dataclass
-class CheckedHypotheses:
+class CheckedInputs:
     """Inputs that passed their check, by path, with the file's state when it was read
     (``kept.file_state``): hypotheses files with the digest of the segment ids they were checked
     against; test sets with the key of the property checks their values passed
@@ -124,7 +124,7 @@ def load_experiment(
     config: Mapping[str, Any],
     *,
     check_hypotheses: bool = True,
-    checked: CheckedHypotheses | None = None,
+    checked: CheckedInputs | None = None,
 ) -> Experiment:
     """Validate the inputs a config names and describe the experiment.
 
@@ -138,13 +138,13 @@ def load_experiment(
 
 
 def _load_raw_mode(
-    config: Mapping[str, Any], *, check_hypotheses: bool, checked: CheckedHypotheses | None
+    config: Mapping[str, Any], *, check_hypotheses: bool, checked: CheckedInputs | None
 ) -> Experiment:
     _scale(config, [])  # infrepro's own metrics are fractions
     testset_path = Path(config["testset"])
     runs_path = Path(config["runs"])
     properties = list(config["properties"])
-    checked = checked if checked is not None else CheckedHypotheses()
+    checked = checked if checked is not None else CheckedInputs()
     testset = _checked_testset(testset_path, config, properties, checked)
     looks = config.get("look_column")
     runs = read_runs_sheet(runs_path, look_column=looks)
@@ -261,7 +261,7 @@ def _categorical(config: Mapping[str, Any]) -> list[str]:
 
 
 def _checked_testset(
-    path: Path, config: Mapping[str, Any], properties: list[str], checked: CheckedHypotheses
+    path: Path, config: Mapping[str, Any], properties: list[str], checked: CheckedInputs
 ) -> KeptTestset:
     """The test set's columns and segment ids, from a kept check when the file is as that check
     found it and its property checks were these; else read and checked (every user property's
