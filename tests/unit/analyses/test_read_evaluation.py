@@ -55,13 +55,20 @@ def test_a_new_version_of_the_file_is_read_again(
     assert read(path)["ter"].tolist() == [4.0, 5.0] and len(reads) == 2
 
 
-def test_a_metrics_frame_is_built_once_per_version_and_copied_per_job(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An evaluation table in a process that has read none (no kept table or frames)."""
     path = tmp_path / "evaluation.parquet"
     write_parquet(evaluation([1.0, 2.0, 3.0]), path)
     monkeypatch.setattr(data, "_TABLES", {})
     monkeypatch.setattr(data, "_FRAMES", {})
+    return path
+
+
+def test_a_metrics_frame_is_built_once_per_version_and_copied_per_job(
+    fresh: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = fresh
     built = []
     real = pd.DataFrame.copy
     first = read(path)
@@ -77,13 +84,8 @@ def test_a_metrics_frame_is_built_once_per_version_and_copied_per_job(
     assert read(path)["ter"].tolist() == [4.0, 5.0] and len(data._FRAMES) == 1
 
 
-def test_kept_frames_stay_under_their_bound(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = tmp_path / "evaluation.parquet"
-    write_parquet(evaluation([1.0, 2.0, 3.0]), path)
-    monkeypatch.setattr(data, "_TABLES", {})
-    monkeypatch.setattr(data, "_FRAMES", {})
+def test_kept_frames_stay_under_their_bound(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = fresh
     one = read(path)
     monkeypatch.setattr(data, "KEPT_FRAME_BYTES", int(one.memory_usage().sum()) + 1)
     data.read_evaluation(str(path), metric="bleu", facets=[], properties=[])
