@@ -152,8 +152,8 @@ def read_evaluation(
     """
     table, text, version = _evaluation_table(path)
     key = (version, metric, tuple(facets), tuple(properties))
-    frame = _FRAMES.pop(key, None)
-    if frame is None:
+    kept = _FRAMES.pop(key, None)
+    if kept is None:
         columns = evaluation_columns(
             list(table.schema.names), metric=metric, facets=facets, properties=properties
         )
@@ -163,16 +163,16 @@ def read_evaluation(
             if name in text and isinstance(column.dtype, pd.CategoricalDtype):
                 categories = column.cat.categories
                 frame[name] = column.cat.reorder_categories(sorted(categories, key=str))
-    _FRAMES[key] = frame  # the most recent last
-    while _FRAMES and sum(int(f.memory_usage().sum()) for f in _FRAMES.values()) > (
-        KEPT_FRAME_BYTES
-    ):
+        kept = frame, int(frame.memory_usage().sum())
+    _FRAMES[key] = kept  # the most recent last
+    while sum(size for _, size in _FRAMES.values()) > KEPT_FRAME_BYTES:
         del _FRAMES[next(iter(_FRAMES))]  # the least recent first (this one, if too large)
-    return frame.copy(deep=True)
+    return kept[0].copy(deep=True)
 
 
 _TABLES: dict[tuple[object, ...], tuple[Any, frozenset[str]]] = {}  # the last read, by file
-_FRAMES: dict[tuple[object, ...], pd.DataFrame] = {}  # read_evaluation's frames, by version
+# read_evaluation's frames with their sizes, by file version and columns
+_FRAMES: dict[tuple[object, ...], tuple[pd.DataFrame, int]] = {}
 KEPT_FRAME_BYTES = 256 * 2**20  # a few metrics' frames at paper scale (30 MB each)
 
 

@@ -65,24 +65,24 @@ def kept_experiment(
             pass  # another layout: check again
     from .load import CheckedInputs, load_experiment
 
-    checked = CheckedInputs(
-        before=_passed(store, "hypotheses"), testsets_before=_passed(store, "testsets")
-    )
+    checked = CheckedInputs(**{f"{kind}_before": _passed(store, kind) for kind in PASSED})
     experiment = load_experiment(config, check_hypotheses=check_hypotheses, checked=checked)
     store.current[key] = {
         "hypotheses_checked": check_hypotheses,
         "files": file_states(experiment.inputs),
         "experiment": experiment.to_json(),
-        "hypotheses": checked.now,
-        "testsets": checked.testsets,
+        **{kind: getattr(checked, kind) for kind in PASSED},
     }
     with contextlib.suppress(OSError):  # read-only folder: every parse checks, as before
         store.save()
     return experiment
 
 
+PASSED = ("hypotheses", "testsets")  # the kinds of inputs whose passed checks are kept
+
+
 def _passed(store: ExperimentStore, kind: str) -> dict[str, Any]:
-    """The inputs of a ``kind`` ("hypotheses", "testsets") the kept checks passed, by path."""
+    """The inputs of a ``kind`` (PASSED) the kept checks passed, by path."""
     passed: dict[str, Any] = {}
     for entry in store.previous.values():
         if isinstance(entry, dict) and isinstance(entry.get(kind), dict):

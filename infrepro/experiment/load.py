@@ -49,19 +49,20 @@ class CheckedInputs:
     """Inputs that passed their check, by path, with the file's state when it was read
     (``kept.file_state``): hypotheses files with the digest of the segment ids they were checked
     against; test sets with the key of the property checks their values passed
-    (:func:`testset_checks`), their columns and segment ids. ``before``, ``testsets_before``:
-    those of earlier checks (kept from one parse to the next, ``experiment.kept``); ``now``,
-    ``testsets``: those this check passed or found as they were."""
+    (:func:`_testset_checks`), their columns and segment ids. ``hypotheses_before``,
+    ``testsets_before``: those of earlier checks (kept from one parse to the next,
+    ``experiment.kept``); ``hypotheses``, ``testsets``: those this check passed or found as they
+    were."""
 
-    before: Mapping[str, Sequence[object]] = field(default_factory=dict)
-    now: dict[str, list[object]] = field(default_factory=dict)
+    hypotheses_before: Mapping[str, Sequence[object]] = field(default_factory=dict)
+    hypotheses: dict[str, list[object]] = field(default_factory=dict)
     testsets_before: Mapping[str, Sequence[object]] = field(default_factory=dict)
     testsets: dict[str, list[object]] = field(default_factory=dict)
 
     def unchanged(self, path: str, state: list[int] | None, segments: str) -> bool:
         """Whether ``path``, now in ``state``, passed against these segments in that state
         (then it counts as passed now too)."""
-        passed = self.before.get(path)
+        passed = self.hypotheses_before.get(path)
         if state is None or passed is None or list(passed) != [*state, segments]:
             return False
         self.passed(path, state, segments)
@@ -70,7 +71,7 @@ class CheckedInputs:
     def passed(self, path: str, state: list[int] | None, segments: str) -> None:
         """Record that ``path``, in ``state`` when it was read, passed its check."""
         if state is not None:
-            self.now[path] = [*state, segments]
+            self.hypotheses[path] = [*state, segments]
 
     def testset(self, path: str, state: list[int] | None, checks: str) -> KeptTestset | None:
         """The columns and segment ids of the test set at ``path`` when it passed these
@@ -107,7 +108,7 @@ def _strings(values: object) -> bool:
     return isinstance(values, list) and all(isinstance(v, str) for v in values)
 
 
-def testset_checks(config: Mapping[str, Any], properties: Sequence[str]) -> str:
+def _testset_checks(config: Mapping[str, Any], properties: Sequence[str]) -> str:
     """The key of the checks of a test set's values that depend on the config: the user
     properties (numeric or categorical) read from its columns."""
     own = [p for p in properties if p not in BUILTIN_PROPERTIES]
@@ -267,7 +268,7 @@ def _checked_testset(
     found it and its property checks were these; else read and checked (every user property's
     values too)."""
     state = file_state(path)  # before the read: a file changed meanwhile is read again
-    checks = testset_checks(config, properties)
+    checks = _testset_checks(config, properties)
     kept = checked.testset(str(path), state, checks)
     if kept is not None:
         return kept

@@ -72,7 +72,7 @@ def test_a_metrics_frame_is_built_once_per_version_and_copied_per_job(
     built = []
     real = pd.DataFrame.copy
     first = read(path)
-    kept = next(iter(data._FRAMES.values()))
+    kept, _ = next(iter(data._FRAMES.values()))
     monkeypatch.setattr(
         pd.DataFrame, "copy", lambda self, deep=True: built.append(self) or real(self, deep)
     )
