@@ -1,8 +1,26 @@
-"""The statistical analyses of docs/method.md §4 and §4b on the evaluation table."""
+"""The statistical analyses of docs/method.md §4 and §4b on the evaluation table.
 
-from .data import MetricData, best_runs, read_evaluation, run_means
-from .runner import ANALYSES, load_metric_data, run_analysis
-from .tables import TABLES
+The names below are imported on first use (PEP 562): the rule that collects the analyses'
+tables runs in Snakemake's own process and needs only ``analyses.tables``; importing the package
+must not load scipy and the model engine for that (a quarter of a second between the last
+analysis and the report)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from infrepro.lazy import lazy_getattr
+
+_WHERE = {
+    "MetricData": "data",
+    "best_runs": "data",
+    "read_evaluation": "data",
+    "run_means": "data",
+    "ANALYSES": "runner",
+    "load_metric_data": "runner",
+    "run_analysis": "runner",
+    "TABLES": "tables",
+}
 
 __all__ = [
     "ANALYSES",
@@ -14,3 +32,11 @@ __all__ = [
     "run_analysis",
     "run_means",
 ]
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
+    from .data import MetricData, best_runs, read_evaluation, run_means
+    from .runner import ANALYSES, load_metric_data, run_analysis
+    from .tables import TABLES
+
+
+__getattr__ = lazy_getattr(__name__, _WHERE, globals())

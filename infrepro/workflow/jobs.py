@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import gc
 import logging
 import multiprocessing
 import os
@@ -115,6 +116,7 @@ def run_in_process(script: str | Path, smk: Any) -> None:
 
 _POOL: ProcessPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
+_RUNNING = 0  # jobs in the workers now (run_in_worker), under _POOL_LOCK
 # What Snakemake sets to a script job's `threads` (snakemake/shell.py). Every rule that runs in a
 # worker declares one thread; its numba kernels take their thread count from the job itself.
 THREAD_VARIABLES = (
@@ -198,8 +200,10 @@ def run_in_worker(
     running and is replaced for later jobs. ``preload``: scripts of the jobs that come next,
     loaded by the workers this job leaves idle (`preload_in_workers`), after this job is queued.
     """
-    global _POOL
+    global _POOL, _RUNNING
     pool = _pool(workers)
+    with _POOL_LOCK:
+        _RUNNING += 1
     try:
         job = pool.submit(_run_script_in_worker, str(script), smk)
         preload_in_workers(preload, workers)
@@ -209,21 +213,28 @@ def run_in_worker(
             if _POOL is pool:
                 _POOL = None
         raise
+    finally:
+        with _POOL_LOCK:
+            _RUNNING -= 1
 
 
 def preload_in_workers(scripts: Sequence[str | Path], workers: int) -> None:
-    """Have the workers load rule scripts, with everything they import, before the scripts' first
-    jobs arrive: queued like jobs, once per worker, not waited for. A stage's jobs start when the
-    one before ends (the analyses after assemble, the report after collect_tables), while that
-    one leaves workers idle; the imports (about a second for the report's) then cost no wall
-    time. A worker that has loaded a script finds it loaded again at once; a script that fails
-    to load fails its own job, which loads it again."""
-    if not scripts:
+    """Have the idle workers load rule scripts, with everything they import, before the scripts'
+    first jobs arrive: queued like jobs, once per worker that no job of this run occupies now,
+    not waited for. A stage's jobs start when the one before ends (the analyses after assemble,
+    the report after the last analyses and collect_tables), while that one leaves workers idle;
+    the imports (about half a second for the report's) then cost no wall time. Only idle
+    workers: a preload queued behind a running job would delay the jobs queued after it. A
+    worker that has loaded a script finds it loaded again at once; a script that fails to load
+    fails its own job, which loads it again."""
+    with _POOL_LOCK:
+        idle = max(1, int(workers)) - _RUNNING
+    if not scripts or idle <= 0:
         return
     pool = _pool(workers)
     with contextlib.suppress(BrokenProcessPool, RuntimeError):  # the job's to report
         for script in scripts:
-            for _ in range(max(1, int(workers))):
+            for _ in range(idle):
                 pool.submit(_preload, str(script))
 
 
@@ -236,7 +247,9 @@ def finish_run() -> None:
     """At the end of a Snakemake run (its ``onsuccess`` and ``onerror``): let the process exit
     now. Snakemake's scheduler leaves a one-second timer per scheduling round of its job rate
     limit (non-daemon threads the interpreter waits for: a second after every run); nothing
-    is scheduled any more, so they are cancelled. The worker processes are stopped too."""
+    is scheduled any more, so they are cancelled. The worker processes are stopped too, and
+    the interpreter's last garbage collection is skipped (:func:`_skip_last_collection`)."""
+    _skip_last_collection()
     for thread in threading.enumerate():
         function = getattr(thread, "function", None)
         if isinstance(thread, threading.Timer) and "_schedule_reevalutation" in getattr(
@@ -248,3 +261,15 @@ def finish_run() -> None:
         pool, _POOL = _POOL, None
     if pool is not None:
         pool.shutdown(wait=True)
+
+
+@functools.cache
+def _skip_last_collection() -> None:
+    """Have the process' exit skip its final cyclic garbage collection: at interpreter exit,
+    before the modules are torn down, every object still alive (the DAG, jobs and files
+    Snakemake built) is moved out of the collector's reach (``gc.freeze``), so the collection
+    the interpreter runs at exit has nothing to traverse (0.3 s of a paper-scale run's end;
+    the objects are released with the process as they would have been). Registered once, at
+    the end of a run; a process that goes on (Snakemake's API in a session) collects as ever
+    until it exits."""
+    atexit.register(gc.freeze)

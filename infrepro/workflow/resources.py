@@ -102,6 +102,13 @@ def analysis_priority(analysis: str) -> int:
     return 1 + _ranking().index(analysis)
 
 
+def last_analysis(run: Iterable[str]) -> str:
+    """The analysis of ``run`` whose jobs start last (the lowest priority): its jobs have the
+    workers they leave idle load the report meanwhile, so the report's imports overlap the
+    analyses' last jobs and the collection of their tables instead of delaying the report."""
+    return min(run, key=analysis_priority)
+
+
 @functools.cache
 def _ranking() -> list[str]:
     """The analyses by the CPU time of their longest chain, shortest first."""

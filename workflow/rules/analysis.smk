@@ -3,11 +3,19 @@
 # it declares only the tables the analysis writes, takes as inputs the tables it needs from other
 # analyses and depends only on the options it reads.
 from infrepro.registry import ANALYSES, rule_options, with_needs
-from infrepro.workflow.resources import analysis_priority, analysis_resources, collect_mem_mb, collect_runtime
+from infrepro.workflow.resources import (
+    analysis_priority,
+    analysis_resources,
+    collect_mem_mb,
+    collect_runtime,
+    last_analysis,
+)
 from infrepro.vocabulary import TABLES, file_stem
 
 ANALYSIS_OPTIONS = config["analyses"]  # the schema sets every default
 ANALYSES_TO_RUN = with_needs(ANALYSIS_OPTIONS["run"])  # the chosen ones and what they need
+# the rule whose jobs start last: the workers they leave idle load the report meanwhile
+REPORT_AHEAD = {f"analysis_{last_analysis(ANALYSES_TO_RUN)}": ["report.py"]}
 
 # {metric}: the metric's file-name stem (vocabulary.file_stem), never its name as typed
 ANALYSIS_PART = f"{RESULTS}/analyses/{{metric}}/{{analysis}}/{{table}}.csv"
@@ -57,7 +65,7 @@ for _analysis in ANALYSES:
             mem_mb=analysis_resources(_analysis)[0],
             runtime=analysis_resources(_analysis)[1],
         run:
-            run_script(locals(), worker=True)
+            run_script(locals(), worker=True, preload=REPORT_AHEAD.get(rule, []))
 
 
 rule collect_tables:

@@ -32,3 +32,26 @@ def test_the_workflow_parse_loads_nothing_heavy() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]", f"loaded at parse time: {done.stdout}"
+
+
+def test_collecting_the_tables_loads_no_model_engine() -> None:
+    """collect_tables runs on a thread of Snakemake's process between the last analysis and the
+    report: its imports (``infrepro.analyses.tables``) must not load scipy or the engine, which
+    the ``infrepro.analyses`` package would if it imported its modules eagerly."""
+    script = REPO_ROOT / "scripts" / "collect_tables.py"
+    code = (
+        "import runpy, sys\n"
+        f"runpy.run_path({str(script)!r}, run_name='infrepro_rule_script')\n"
+        "print([m for m in ('scipy', 'infrepro.lmm', 'infrepro.analyses.runner') "
+        "if m in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", f"loaded by collect_tables: {done.stdout}"
+
+
+def test_the_analyses_package_names_resolve_on_first_use() -> None:
+    import infrepro.analyses as analyses
+
+    for name in analyses.__all__:
+        assert getattr(analyses, name) is not None

@@ -149,3 +149,11 @@ def test_priorities_run_longest_chains_first() -> None:
     needing = {name for name, spec in ANALYSES.items() if spec.needs}
     alone = sorted(set(ANALYSES) - needed - needing, key=priority.get)
     assert [own(name) for name in alone] == sorted(own(name) for name in alone)
+
+
+def test_the_last_analysis_is_the_one_whose_jobs_start_last() -> None:
+    """The rule whose jobs preload the report: the lowest priority among those that run."""
+    priority = {name: resources.analysis_priority(name) for name in ANALYSES}
+    assert resources.last_analysis(ANALYSES) == min(priority, key=priority.get)
+    some = sorted(ANALYSES)[:3]
+    assert resources.last_analysis(some) == min(some, key=priority.get)
