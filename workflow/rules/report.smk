@@ -48,8 +48,8 @@ rule report_provenance:
         mem_mb=1000,
         runtime=10,
     run:
-        # in a worker: it hashes every input while assemble, in the other worker, builds the
-        # evaluation table the analyses wait for (Snakemake's process stays free to start jobs)
+        # in a worker (Snakemake's process stays free to start jobs); the inputs' digests are
+        # the `content` parameter's, computed at parse (kept by file state), not read again
         run_script(locals(), worker=True)
 
 
