@@ -34,6 +34,8 @@ from infrepro.sources import source_digest
 
 from .record import Experiment
 
+PASSED = ("hypotheses", "testsets")  # the kinds of inputs whose passed checks are kept
+
 
 class ExperimentStore(KeptStore[dict[str, Any]]):
     """The last check's entry, under its config's key: ``hypotheses_checked``, ``files`` (each
@@ -76,9 +78,6 @@ def kept_experiment(
     with contextlib.suppress(OSError):  # read-only folder: every parse checks, as before
         store.save()
     return experiment
-
-
-PASSED = ("hypotheses", "testsets")  # the kinds of inputs whose passed checks are kept
 
 
 def _passed(store: ExperimentStore, kind: str) -> dict[str, Any]:

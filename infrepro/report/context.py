@@ -56,9 +56,10 @@ def build_context(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> 
     The sections are built with the most figures first (meta-parameters, data properties,
     diagnostics): with figures drawn in other processes (``plots.cache``), those processes get
     most of their work while the rest of the page is built, instead of after it. The sections
-    are independent of one another, so the order they are built in changes nothing shown."""
+    are independent of one another and the template takes them by name, so the order they are
+    built in changes nothing shown."""
     bins = bin_orders(tables)
-    built = {
+    return {
         "metaparams": metaparams.build(tables, settings, bins),
         "properties": properties.build(tables, settings, bins),
         "diagnostics": diagnostics.build(tables, settings),
@@ -71,22 +72,8 @@ def build_context(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> 
         "header": header.build(tables, settings),
         "property_overview": properties.overview(tables, settings),
         "methods": methods.build(tables, settings),
-    }
-    return {
         "settings": settings,
         "sections": SECTIONS,
-        "header": built["header"],
-        "decision": built["decision"],
-        "headline": built["headline"],
-        "scores": built["scores"],
-        "significance": built["significance"],
-        "properties": built["properties"],
-        "property_overview": built["property_overview"],
-        "reliability": built["reliability"],
-        "next": built["next"],
-        "metaparams": built["metaparams"],
-        "diagnostics": built["diagnostics"],
-        "methods": built["methods"],
         "metric_label": metric_label,
         "property_label": property_label,
         "link": settings.link,

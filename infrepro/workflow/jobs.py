@@ -227,9 +227,11 @@ def preload_in_workers(scripts: Sequence[str | Path], workers: int) -> None:
     workers: a preload queued behind a running job would delay the jobs queued after it. A
     worker that has loaded a script finds it loaded again at once; a script that fails to load
     fails its own job, which loads it again."""
+    if not scripts:
+        return
     with _POOL_LOCK:
         idle = max(1, int(workers)) - _RUNNING
-    if not scripts or idle <= 0:
+    if idle <= 0:
         return
     pool = _pool(workers)
     with contextlib.suppress(BrokenProcessPool, RuntimeError):  # the job's to report
