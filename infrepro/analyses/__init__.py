@@ -34,9 +34,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
-    from .data import MetricData, best_runs, read_evaluation, run_means
-    from .runner import ANALYSES, load_metric_data, run_analysis
-    from .tables import TABLES
+    from infrepro.analyses.data import MetricData, best_runs, read_evaluation, run_means
+    from infrepro.analyses.runner import ANALYSES, load_metric_data, run_analysis
+    from infrepro.analyses.tables import TABLES
 
 
 __getattr__ = lazy_getattr(__name__, _WHERE, globals())

@@ -16,13 +16,12 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from infrepro.analyses.data import MetricData, best_runs, run_means
+from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.pvalues import format_p
 from infrepro.io.errors import plural
 from infrepro.registry import CLASSICAL
 from infrepro.vocabulary import CLASSICAL_TABLE, RUN, SEGMENT, SYSTEM, columns
-
-from .data import MetricData, best_runs, run_means
-from .fitlog import FitLog
-from .pvalues import format_p
 
 
 def paired_bootstrap(a: np.ndarray, b: np.ndarray, samples: int, seed: int) -> tuple[float, int]:

@@ -17,6 +17,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from infrepro.analyses.bootstrap import bootstrap_lrt
+from infrepro.analyses.data import MetricData, best_runs, distinct_count
+from infrepro.analyses.effects import EffectScale, effect_label, effect_scale
+from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.glrt import GlrtOutcome, holm_within, run_glrt
+from infrepro.analyses.pvalues import format_p
+from infrepro.analyses.smalltests import contest, method_label, test_row
 from infrepro.decisions import FAMILIES, FAMILY_ALL, choice
 from infrepro.io.errors import plural
 from infrepro.io.scores import incomplete_runs
@@ -39,14 +46,6 @@ from infrepro.vocabulary import (
     facet_aware_formula,
     headline_formula,
 )
-
-from .bootstrap import bootstrap_lrt
-from .data import MetricData, best_runs, distinct_count
-from .effects import EffectScale, effect_label, effect_scale
-from .fitlog import FitLog
-from .glrt import GlrtOutcome, holm_within, run_glrt
-from .pvalues import format_p
-from .smalltests import contest, method_label, test_row
 
 
 @dataclass

@@ -24,6 +24,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from infrepro.analyses.data import MetricData, distinct_count, distinct_strings
+from infrepro.analyses.effects import EffectScale, effect_label, effect_scale
+from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.glrt import holm_within, run_glrt
+from infrepro.analyses.pvalues import format_p, normal_log10_two_sided
+from infrepro.analyses.smalltests import contest, contest_rows, method_label, t_quantile, test_row
 from infrepro.decisions import CONDITIONAL_PAIRS, FAMILIES, FAMILY_ALL, choice
 from infrepro.lmm import LmmResult
 from infrepro.registry import CONDITIONAL, INTERACTION_SUFFIX, JOINT_SUFFIX, RUN_AWARE_SUFFIX
@@ -37,13 +43,6 @@ from infrepro.vocabulary import (
     run_terms,
     runaware_property_formula,
 )
-
-from .data import MetricData, distinct_count, distinct_strings
-from .effects import EffectScale, effect_label, effect_scale
-from .fitlog import FitLog
-from .glrt import holm_within, run_glrt
-from .pvalues import format_p, normal_log10_two_sided
-from .smalltests import contest, contest_rows, method_label, t_quantile, test_row
 
 GRID_POINTS = 25
 Z95 = 1.959963984540054

@@ -9,16 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from infrepro.analyses.names import Names
 from infrepro.io.scores import incomplete_runs
 from infrepro.memo import FrameMemo
 from infrepro.registry import DeclaredOptions
 from infrepro.schema import with_defaults
 from infrepro.vocabulary import BIN_SUFFIX, RUN, SEGMENT, SYSTEM
 
-from .names import Names
-
 if TYPE_CHECKING:
-    from .units import UnitStore
+    from infrepro.analyses.units import UnitStore
 
 
 def distinct_strings(values: pd.Series) -> set[str]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from infrepro.analyses.data import MetricData
+from infrepro.analyses.fitlog import FitLog
 from infrepro.registry import EFFECT_SCALE
 from infrepro.vocabulary import RUN, SYSTEM, effect_scale_formula
-
-from .data import MetricData
-from .fitlog import FitLog
 
 RESIDUAL = "Residual"  # the residual's row of LmmResult.variance_components
 

@@ -20,6 +20,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from infrepro.analyses.data import MetricData, run_means
+from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.pairtests import PairTest
+from infrepro.analyses.pvalues import format_p
 from infrepro.decisions import (
     ANYTIME,
     ANYTIME_INTERVAL,
@@ -58,11 +62,6 @@ from infrepro.sequential import (
     t_boundary,
 )
 from infrepro.vocabulary import LOOK, LOOKS_TABLE, NOT_CONVERGED, RUN, SYSTEM, columns
-
-from .data import MetricData, run_means
-from .fitlog import FitLog
-from .pairtests import PairTest
-from .pvalues import format_p
 
 ANYTIME_NOTE = (
     "no maximum declared (analyses.sequential.max_runs): the anytime-valid confidence sequence, "
@@ -229,7 +228,7 @@ class Sequential:
         """Model M at every look (the last: ``latest``, the decision's fit of all runs)."""
         if self._fits is not None:
             return self._fits
-        from .summary import calibrate, fit_decision_model, run_counts
+        from infrepro.analyses.summary import calibrate, fit_decision_model, run_counts
 
         settings_runs = _run_variance(self.data)
         last = max(self.looks.values())
@@ -483,7 +482,7 @@ class Sequential:
 
 
 def _run_variance(data: MetricData):  # type: ignore[no-untyped-def]
-    from .pairtests import RunVariance
+    from infrepro.analyses.pairtests import RunVariance
 
     return RunVariance.of(data.options["run_variance"])
 

@@ -14,6 +14,11 @@ from collections.abc import Iterator
 
 import pandas as pd
 
+from infrepro.analyses.conditional import Cell, _Tables, factor_analysis, property_rows
+from infrepro.analyses.data import MetricData, distinct_strings
+from infrepro.analyses.effects import effect_scale
+from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.units import UnitStore
 from infrepro.registry import METAPARAM
 from infrepro.vocabulary import (
     CONVERGED,
@@ -24,12 +29,6 @@ from infrepro.vocabulary import (
     VCA_RUN_AWARE,
     columns,
 )
-
-from .conditional import Cell, _Tables, factor_analysis, property_rows
-from .data import MetricData, distinct_strings
-from .effects import effect_scale
-from .fitlog import FitLog
-from .units import UnitStore
 
 
 def facet_importance(data: MetricData, log: FitLog, components: pd.DataFrame) -> pd.DataFrame:

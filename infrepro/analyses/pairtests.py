@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
+from infrepro.analyses.data import MetricData
 from infrepro.calibrated import (
     DEFAULT_BAND,
     DEFAULT_BETA,
@@ -31,8 +32,6 @@ from infrepro.calibrated import (
 )
 from infrepro.lmm import LmmResult
 from infrepro.vocabulary import RUN, SYSTEM, dummy_term
-
-from .data import MetricData
 
 T_TEST, BAND, BERGER_BOOS = "t", "calibrated", "Berger-Boos"
 MIN_MODERATED = 3  # systems with two or more runs before their run variances borrow strength

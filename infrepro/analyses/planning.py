@@ -26,17 +26,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from infrepro.analyses.data import MetricData
+from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.pairtests import RunVariance
+from infrepro.analyses.smalltests import contest
 from infrepro.calibrated import DEFAULT_BAND, critical_t, critical_t_floor, power
 from infrepro.decisions import FAMILY_BASELINE, FIRST_LOOK
 from infrepro.registry import PLANNING
 from infrepro.schema import defaults
 from infrepro.sequential import BAND_LOOK_ALPHA_FACTOR, plan_sequential
 from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, columns, headline_formula
-
-from .data import MetricData
-from .fitlog import FitLog
-from .pairtests import RunVariance
-from .smalltests import contest
 
 TARGETS = (0.8, 0.9)
 

@@ -9,15 +9,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from infrepro.analyses.data import MetricData
+from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.names import Names
+from infrepro.analyses.tables import conform
+from infrepro.analyses.units import UnitStore
 from infrepro.registry import ANALYSES, DeclaredOptions, analysis_spec, resolve
 from infrepro.schema import defaults
 from infrepro.vocabulary import BIN_SUFFIX
-
-from .data import MetricData
-from .fitlog import FitLog
-from .names import Names
-from .tables import conform
-from .units import UnitStore
 
 __all__ = ["ANALYSES", "load_metric_data", "run_analysis"]
 

@@ -11,12 +11,11 @@ import math
 import numpy as np
 import pandas as pd
 
+from infrepro.analyses.data import distinct_count
+from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.pvalues import format_p
 from infrepro.lmm import KENWARD_ROGER, SATTERTHWAITE, ContrastTest, LmmError, LmmResult
 from infrepro.vocabulary import RUN, SEGMENT
-
-from .data import distinct_count
-from .fitlog import FitLog
-from .pvalues import format_p
 
 
 def ddf_method(result: LmmResult) -> str:

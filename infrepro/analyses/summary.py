@@ -20,6 +20,23 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from infrepro.analyses.comparison import shared_facets
+from infrepro.analyses.data import MetricData, best_runs, run_means
+from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.letters import compact_letters
+from infrepro.analyses.pairtests import (
+    BAND,
+    T_TEST,
+    PairTest,
+    Ratio,
+    RunVariance,
+    calibrated_test,
+    ratio_of,
+    t_test,
+    variances,
+)
+from infrepro.analyses.pvalues import format_p, holm_log10, t_log10_two_sided
+from infrepro.analyses.smalltests import ddf_method, fitted_but, no_df, t_quantile
 from infrepro.decisions import (
     BETTER,
     BONFERRONI,
@@ -57,24 +74,6 @@ from infrepro.vocabulary import (
     decision_record_model,
     facet_aware_formula,
 )
-
-from .comparison import shared_facets
-from .data import MetricData, best_runs, run_means
-from .fitlog import FitLog
-from .letters import compact_letters
-from .pairtests import (
-    BAND,
-    T_TEST,
-    PairTest,
-    Ratio,
-    RunVariance,
-    calibrated_test,
-    ratio_of,
-    t_test,
-    variances,
-)
-from .pvalues import format_p, holm_log10, t_log10_two_sided
-from .smalltests import ddf_method, fitted_but, no_df, t_quantile
 
 RANK_DRAWS = 2000
 NO_VERDICT = "the decision model did not converge: no verdict is read from it (§4.6.1)"
@@ -260,7 +259,7 @@ def adjust_family(
             Adjusted(min(0.0, float(p) + math.log10(m)), c.test.critical(level), level, BONFERRONI)
             for p, c in zip(marginal, contrasts, strict=True)
         ]
-    from .simultaneous import max_t
+    from infrepro.analyses.simultaneous import max_t
 
     assert covariance is not None
     cov = covariance()
@@ -738,7 +737,7 @@ def decide(
 def summary_tables(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
     """The summary analysis' tables (its registry entry): the per-system decision table, the
     decision records and, when the runs declare looks, their look history (§4e.10)."""
-    from .looks import sequential_of
+    from infrepro.analyses.looks import sequential_of
 
     settings = settings_of(data.options)
     sequential = sequential_of(data, log, settings.alpha)

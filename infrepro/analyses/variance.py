@@ -16,6 +16,9 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from infrepro.analyses.agreement import krippendorff_alpha, reliability_matrix
+from infrepro.analyses.data import MetricData
+from infrepro.analyses.fitlog import FitLog
 from infrepro.lmm import LmmResult, parse_formula
 from infrepro.registry import VARIANCE
 from infrepro.vocabulary import (
@@ -32,10 +35,6 @@ from infrepro.vocabulary import (
     columns,
     vca_formula,
 )
-
-from .agreement import krippendorff_alpha, reliability_matrix
-from .data import MetricData
-from .fitlog import FitLog
 
 KOO_LI = ((0.5, "poor"), (0.75, "moderate"), (0.9, "good"), (math.inf, "excellent"))
 PHI_TARGET = 0.8

@@ -32,9 +32,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
-    from .evaluation import assemble_evaluation, import_scores
-    from .kept import kept_experiment
-    from .load import BUILTIN_PROPERTIES, KNOWN_METRICS, load_experiment
-    from .record import Experiment
+    from infrepro.experiment.evaluation import assemble_evaluation, import_scores
+    from infrepro.experiment.kept import kept_experiment
+    from infrepro.experiment.load import BUILTIN_PROPERTIES, KNOWN_METRICS, load_experiment
+    from infrepro.experiment.record import Experiment
 
 __getattr__ = lazy_getattr(__name__, _WHERE, globals())

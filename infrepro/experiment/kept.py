@@ -29,10 +29,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from infrepro.experiment.record import Experiment
 from infrepro.kept import KeptStore
 from infrepro.sources import source_digest
-
-from .record import Experiment
 
 PASSED = ("hypotheses", "testsets")  # the kinds of inputs whose passed checks are kept
 
@@ -65,7 +64,7 @@ def kept_experiment(
             return Experiment.from_json(entry["experiment"])
         except (KeyError, TypeError, ValueError):
             pass  # another layout: check again
-    from .load import CheckedInputs, load_experiment
+    from infrepro.experiment.load import CheckedInputs, load_experiment
 
     checked = CheckedInputs(**{f"{kind}_before": _passed(store, kind) for kind in PASSED})
     experiment = load_experiment(config, check_hypotheses=check_hypotheses, checked=checked)

@@ -16,6 +16,8 @@ import pandas as pd
 
 from infrepro.catalog import BETTER as DEFAULT_BETTER
 from infrepro.catalog import KNOWN_METRICS, RAW, Scale
+from infrepro.experiment.kept import file_state
+from infrepro.experiment.record import Experiment
 from infrepro.io.errors import InputError, plural
 from infrepro.io.hypotheses import read_hypotheses
 from infrepro.io.names import lookalike_problem, name_key, spelling
@@ -37,9 +39,6 @@ from infrepro.vocabulary import (
     SYSTEM,
     file_stem,
 )
-
-from .kept import file_state
-from .record import Experiment
 
 BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
 

@@ -45,12 +45,12 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
-    from .atomic import atomic_open, atomic_path, write_csv, write_parquet, write_text
-    from .errors import InputError
-    from .hypotheses import read_hypotheses
-    from .runs import facet_columns, read_runs_sheet
-    from .scores import ScoresColumns, read_scores_table
-    from .testset import property_text, read_testset, reference_columns
+    from infrepro.io.atomic import atomic_open, atomic_path, write_csv, write_parquet, write_text
+    from infrepro.io.errors import InputError
+    from infrepro.io.hypotheses import read_hypotheses
+    from infrepro.io.runs import facet_columns, read_runs_sheet
+    from infrepro.io.scores import ScoresColumns, read_scores_table
+    from infrepro.io.testset import property_text, read_testset, reference_columns
 
 
 __getattr__ = lazy_getattr(__name__, _WHERE, globals())

@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
-from .errors import InputError
-from .options import check_config_size
-from .text import decode_utf8, require_file
+from infrepro.io.errors import InputError
+from infrepro.io.options import check_config_size
+from infrepro.io.text import decode_utf8, require_file
 
 TYPE_WORDS = {
     "string": "text",

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import InputError
+from infrepro.io.errors import InputError
 
 _INTEGER = re.compile(r"[+-]?\d+")
 LookKey = int | datetime.datetime

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .errors import InputError
+from infrepro.io.errors import InputError
 
 
 def name_key(name: str) -> str:

@@ -11,10 +11,9 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from infrepro.io.errors import InputError, plural
 from infrepro.schema import defaults
 from infrepro.vocabulary import SEGMENT, SYSTEM
-
-from .errors import InputError, plural
 
 if TYPE_CHECKING:  # the config checks run on every parse, before pandas is needed
     import pandas as pd

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from infrepro.io.errors import InputError
 
 MISSING_CELLS = frozenset({"", "NA", "NaN", "nan"})
 MAX_PROPERTY_MAGNITUDE = 1e12  # as for scores: squares and sums stay exact enough

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from infrepro.io.errors import InputError
 from infrepro.vocabulary import BOOL, FLOAT, INT, TABLE_SPECS
-
-from .errors import InputError
 
 TRUE = ("true", "1")
 

@@ -25,12 +25,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from infrepro.vocabulary import DEV_SCORE, HYPOTHESES, LOOK, RESERVED, RUN, SYSTEM
-
-from .errors import InputError, plural
-from .looks import look_values
-from .paths import portable_path
-from .tables import (
+from infrepro.io.errors import InputError, plural
+from infrepro.io.looks import look_values
+from infrepro.io.paths import portable_path
+from infrepro.io.tables import (
     LINE_COLUMN,
     check_lookalike_values,
     check_nonempty,
@@ -38,7 +36,8 @@ from .tables import (
     read_table,
     require_columns,
 )
-from .text import not_a_file
+from infrepro.io.text import not_a_file
+from infrepro.vocabulary import DEV_SCORE, HYPOTHESES, LOOK, RESERVED, RUN, SYSTEM
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=@-]*")  # fullmatch: "$" would allow a final \n
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from .errors import InputError
-from .names import check_lookalikes
-from .text import read_lines
+from infrepro.io.errors import InputError
+from infrepro.io.names import check_lookalikes
+from infrepro.io.text import read_lines
 
 LINE_COLUMN = "_line"
 

@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from infrepro.vocabulary import REFERENCE, SEGMENT, SOURCE
-
-from .errors import InputError
-from .tables import (
+from infrepro.io.errors import InputError
+from infrepro.io.tables import (
     LINE_COLUMN,
     check_lookalike_values,
     check_nonempty,
@@ -18,6 +16,7 @@ from .tables import (
     read_table,
     require_columns,
 )
+from infrepro.vocabulary import REFERENCE, SEGMENT, SOURCE
 
 _EXTRA_REFERENCE = re.compile(r"^reference_(\d+)$")
 

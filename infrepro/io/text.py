@@ -10,7 +10,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from .errors import InputError
+from infrepro.io.errors import InputError
 
 BOM = b"\xef\xbb\xbf"
 

@@ -7,13 +7,13 @@ precomputed cross-products with a structured (block-diagonal + Schur complement)
 contrasts with Kenward-Roger or Satterthwaite denominator df (ddf.py).
 """
 
-from .cache import FitCache
-from .ddf import KENWARD_ROGER, SATTERTHWAITE, ContrastTest
-from .errors import LmmError
-from .fit import FEW_LEVELS, deviance_function, fit
-from .formula import ParsedFormula, RandomTerm, parse_formula
-from .lrt import LrtResult, lrt
-from .result import LmmResult
+from infrepro.lmm.cache import FitCache
+from infrepro.lmm.ddf import KENWARD_ROGER, SATTERTHWAITE, ContrastTest
+from infrepro.lmm.errors import LmmError
+from infrepro.lmm.fit import FEW_LEVELS, deviance_function, fit
+from infrepro.lmm.formula import ParsedFormula, RandomTerm, parse_formula
+from infrepro.lmm.lrt import LrtResult, lrt
+from infrepro.lmm.result import LmmResult
 
 __all__ = [
     "FEW_LEVELS",

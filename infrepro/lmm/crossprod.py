@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .cache import memo as _memo
-from .layout import Layout
+from infrepro.lmm.cache import memo as _memo
+from infrepro.lmm.layout import Layout
 
 
 @dataclass

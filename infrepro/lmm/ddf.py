@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .blas import single_threaded_blas
-from .errors import LmmError
-from .kr import BlockProducts, kr_pieces
-from .layout import Layout
+from infrepro.lmm.blas import single_threaded_blas
+from infrepro.lmm.errors import LmmError
+from infrepro.lmm.kr import BlockProducts, kr_pieces
+from infrepro.lmm.layout import Layout
 
 SATTERTHWAITE = "Satterthwaite"
 KENWARD_ROGER = "Kenward-Roger"

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .errors import LmmError
-from .formula import ParsedFormula, RandomTerm
+from infrepro.lmm.errors import LmmError
+from infrepro.lmm.formula import ParsedFormula, RandomTerm
 
 RANK_TOL = 1e-7  # R's qr() tolerance, as used by lm() and lme4
 

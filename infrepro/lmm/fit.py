@@ -11,16 +11,22 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from . import ddf
-from .blas import single_threaded_blas
-from .cache import FitCache, memo
-from .ddf import DdfCore
-from .design import FixedDesign, RandomColumns, aliased_columns, build_fixed, random_columns
-from .errors import LmmError
-from .formula import ParsedFormula, parse_formula
-from .optimize import OptimResult, minimize_theta
-from .profiled import LOG_2PI, ProfiledDeviance, Solution
-from .result import SINGULAR_TOL, LmmResult
+from infrepro.lmm import ddf
+from infrepro.lmm.blas import single_threaded_blas
+from infrepro.lmm.cache import FitCache, memo
+from infrepro.lmm.ddf import DdfCore
+from infrepro.lmm.design import (
+    FixedDesign,
+    RandomColumns,
+    aliased_columns,
+    build_fixed,
+    random_columns,
+)
+from infrepro.lmm.errors import LmmError
+from infrepro.lmm.formula import ParsedFormula, parse_formula
+from infrepro.lmm.optimize import OptimResult, minimize_theta
+from infrepro.lmm.profiled import LOG_2PI, ProfiledDeviance, Solution
+from infrepro.lmm.result import SINGULAR_TOL, LmmResult
 
 FEW_LEVELS = 5  # docs/method.md §4.6: facets with fewer levels are flagged
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import LmmError
+from infrepro.lmm.errors import LmmError
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<name>[A-Za-z_.][A-Za-z0-9_.]*)|`(?P<quoted>[^`]+)`|(?P<number>\d+(?:\.\d*)?)"

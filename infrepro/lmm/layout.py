@@ -105,7 +105,7 @@ def choose_layout(
         if best is None or cost < best[0]:
             best = (cost, layout)
     if best is None:
-        from .errors import LmmError
+        from infrepro.lmm.errors import LmmError
 
         raise LmmError("at least one random intercept term (1|g) is needed besides slopes")
     return best[1]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .errors import LmmError
-from .result import LmmResult
+from infrepro.lmm.errors import LmmError
+from infrepro.lmm.result import LmmResult
 
 NOISE_TOL = 1e-6  # relative size of a negative LR statistic still treated as numerical noise
 

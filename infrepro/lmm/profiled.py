@@ -31,9 +31,9 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .crossprod import CrossProducts, XyColumns, block_cross_products, cross_products
-from .kr import BlockProducts
-from .layout import Layout, choose_layout
+from infrepro.lmm.crossprod import CrossProducts, XyColumns, block_cross_products, cross_products
+from infrepro.lmm.kr import BlockProducts
+from infrepro.lmm.layout import Layout, choose_layout
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 DENSE_REST_SMALL = 100  # rest blocks this narrow always use the dense path

@@ -8,10 +8,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .blas import single_threaded_blas
-from .ddf import KENWARD_ROGER, SATTERTHWAITE, ContrastTest, DdfCore, contest, contest_rows
-from .design import FixedDesign, is_categorical
-from .errors import LmmError
+from infrepro.lmm.blas import single_threaded_blas
+from infrepro.lmm.ddf import (
+    KENWARD_ROGER,
+    SATTERTHWAITE,
+    ContrastTest,
+    DdfCore,
+    contest,
+    contest_rows,
+)
+from infrepro.lmm.design import FixedDesign, is_categorical
+from infrepro.lmm.errors import LmmError
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta (docs/method.md §4.6.1)
 
@@ -177,7 +184,7 @@ class LmmResult:
 
     def term_columns(self, *variables: str) -> list[str]:
         """The coefficient names of the fixed term made of exactly these variables."""
-        from .design import term_column_names
+        from infrepro.lmm.design import term_column_names
 
         design = self.design
         if design is not None:

@@ -6,8 +6,7 @@ compiled numba kernels (`TER_BACKEND` says which TER path is active); BLEU and c
 """
 
 from infrepro.catalog import BETTER, KNOWN_METRICS
-
-from .api import score_segments
-from .ter import TER_BACKEND
+from infrepro.metrics.api import score_segments
+from infrepro.metrics.ter import TER_BACKEND
 
 __all__ = ["BETTER", "KNOWN_METRICS", "TER_BACKEND", "score_segments"]

@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 
 from infrepro.catalog import KNOWN_METRICS
-
-from . import kernels, pair_memo, reference, rouge, sacre, ter
+from infrepro.metrics import kernels, pair_memo, reference, rouge, sacre, ter
 
 Implementation = Literal["fast", "reference", "auto"]
 

@@ -45,7 +45,7 @@ def kept_tokens(path: str, metrics: Sequence[str]) -> Iterator[None]:
     if not any(m.startswith("rouge") for m in metrics):
         yield
         return
-    from .rouge import rouge_encoder
+    from infrepro.metrics.rouge import rouge_encoder
 
     encoder = rouge_encoder()
     store = TokenStore.open(path)

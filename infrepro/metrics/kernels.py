@@ -30,7 +30,7 @@ import threading
 from pathlib import Path
 from types import ModuleType
 
-from . import _jit, rouge_kernel, ter_kernel
+from infrepro.metrics import _jit, rouge_kernel, ter_kernel
 
 try:
     import fcntl
@@ -165,7 +165,7 @@ def start_background() -> None:
 
 def compile_all() -> None:
     """Compile (or load) every kernel by scoring one tiny pair, and mark each ready."""
-    from . import rouge, ter
+    from infrepro.metrics import rouge, ter
 
     ter.ter_fast(["a b c d"], [["b a c e"]])
     rouge.rouge_fast(["a b c. d"], [["b a\nc e"]], ["rouge1", "rouge2", "rougeL", "rougeLsum"])

@@ -24,10 +24,10 @@ from itertools import chain
 import numpy as np
 from rouge_score import tokenize as rouge_tokenize_module
 
-from . import rouge_kernel
-from ._jit import JIT_ENABLED, run_chunked
-from ._texts import Interner, TokenEncoder
-from .reference import ROUGE_TYPES, rouge_reference
+from infrepro.metrics import rouge_kernel
+from infrepro.metrics._jit import JIT_ENABLED, run_chunked
+from infrepro.metrics._texts import Interner, TokenEncoder
+from infrepro.metrics.reference import ROUGE_TYPES, rouge_reference
 
 ROUGE_BACKEND: str = "numba" if JIT_ENABLED else "rouge-score"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
+from infrepro.metrics._jit import jit
 
 
 def ngram_keys(

@@ -14,10 +14,10 @@ from itertools import chain
 import numpy as np
 from sacrebleu.metrics.lib_ter import translation_edit_rate
 
-from . import ter_kernel
-from ._jit import JIT_ENABLED, run_chunked
-from ._texts import TokenEncoder
-from .reference import ter_reference
+from infrepro.metrics import ter_kernel
+from infrepro.metrics._jit import JIT_ENABLED, run_chunked
+from infrepro.metrics._texts import TokenEncoder
+from infrepro.metrics.reference import ter_reference
 
 TER_BACKEND: str = "numba" if JIT_ENABLED else "sacrebleu"
 

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from ._jit import jit
+from infrepro.metrics._jit import jit
 
 # sacrebleu's _INT_INFINITY is 1e16; any value above every distance behaves the same, and rows are
 # int32 (half the memory traffic): INF plus the longest path still fits.

@@ -1,12 +1,12 @@
 """Report figures: deterministic matplotlib plots rendered to inline SVG strings."""
 
-from .distributions import MOST_UPRIGHT, run_distribution
-from .interaction import PlotText, categorical_interaction, numeric_interaction
-from .names import short_name, short_names
-from .palette import component_colours, level_styles, system_style
-from .qq import qq_panels
-from .reliability import dstudy_curve, variance_bars
-from .svg import clean_svg, figure, to_svg
+from infrepro.plots.distributions import MOST_UPRIGHT, run_distribution
+from infrepro.plots.interaction import PlotText, categorical_interaction, numeric_interaction
+from infrepro.plots.names import short_name, short_names
+from infrepro.plots.palette import component_colours, level_styles, system_style
+from infrepro.plots.qq import qq_panels
+from infrepro.plots.reliability import dstudy_curve, variance_bars
+from infrepro.plots.svg import clean_svg, figure, to_svg
 
 __all__ = [
     "MOST_UPRIGHT",

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cache import cached_figure
-from .names import label_width, short_names
-from .svg import figure, to_svg
+from infrepro.plots.cache import cached_figure
+from infrepro.plots.names import label_width, short_names
+from infrepro.plots.svg import figure, to_svg
 
 SIGNIFICANT = "#1f5fa8"
 NOT_SHOWN = "#8a8f98"

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from matplotlib.ticker import MaxNLocator
 
-from .cache import cached_figure
-from .names import label_width, short_names
-from .svg import figure, to_svg
+from infrepro.plots.cache import cached_figure
+from infrepro.plots.names import label_width, short_names
+from infrepro.plots.svg import figure, to_svg
 
 AXIS = 3.2  # inches of the score axis
 ELBOW = 0.18  # inches from the axis' end to a label's line end

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .cache import cached_figure
-from .svg import figure, legend_below, legend_columns, legend_rows, to_svg
+from infrepro.plots.cache import cached_figure
+from infrepro.plots.svg import figure, legend_below, legend_columns, legend_rows, to_svg
 
 LEGEND_COLUMNS = 4
 WIDTH = 3.5  # inches

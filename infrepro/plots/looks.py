@@ -8,9 +8,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .cache import cached_figure
-from .forest import NOT_SHOWN, SIGNIFICANT
-from .svg import figure, to_svg
+from infrepro.plots.cache import cached_figure
+from infrepro.plots.forest import NOT_SHOWN, SIGNIFICANT
+from infrepro.plots.svg import figure, to_svg
 
 BOUNDARY = "#b35900"
 

@@ -8,10 +8,16 @@ from collections.abc import Mapping
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from infrepro.plots.cache import cached_figure
+from infrepro.plots.svg import (
+    figure,
+    legend_below,
+    legend_columns,
+    legend_rows,
+    lines_legend_svg,
+    to_svg,
+)
 from infrepro.vocabulary import BUDGET_COLUMN, SYSTEM
-
-from .cache import cached_figure
-from .svg import figure, legend_below, legend_columns, legend_rows, lines_legend_svg, to_svg
 
 TARGETS = (0.8, 0.9)
 

@@ -8,9 +8,9 @@ import matplotlib
 import numpy as np
 import pandas as pd
 
-from .cache import cached_figure
-from .names import short_name
-from .svg import figure, to_svg
+from infrepro.plots.cache import cached_figure
+from infrepro.plots.names import short_name
+from infrepro.plots.svg import figure, to_svg
 
 PANEL_TITLE = 30  # characters of a panel title that fit a 1.75-inch panel
 LINES = ("subset", "model")  # a panel's frame with several fits: one line per fit, overlaid

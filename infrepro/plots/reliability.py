@@ -8,11 +8,17 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 from matplotlib.patches import Patch
 
+from infrepro.plots.cache import cached_figure
+from infrepro.plots.names import label_width, short_names
+from infrepro.plots.svg import (
+    figure,
+    legend_below,
+    legend_columns,
+    legend_rows,
+    lines_legend_svg,
+    to_svg,
+)
 from infrepro.vocabulary import SYSTEM
-
-from .cache import cached_figure
-from .names import label_width, short_names
-from .svg import figure, legend_below, legend_columns, legend_rows, lines_legend_svg, to_svg
 
 KOO_LI_BANDS = (
     (0.0, 0.5, "poor", "#fbe9e7"),

@@ -17,7 +17,7 @@ from html import escape
 import matplotlib
 from matplotlib.figure import Figure
 
-from .names import short_name, short_names
+from infrepro.plots.names import short_name, short_names
 
 STYLE: dict[str, object] = {
     "svg.hashsalt": "infrepro",

@@ -9,10 +9,9 @@ import pandas as pd
 
 from infrepro.io.properties import property_values
 from infrepro.io.testset import property_text
+from infrepro.properties.rarity import FrequencyTable, word_rarity
+from infrepro.properties.text_properties import length, readability
 from infrepro.vocabulary import SEGMENT
-
-from .rarity import FrequencyTable, word_rarity
-from .text_properties import length, readability
 
 
 def compute_properties(

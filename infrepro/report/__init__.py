@@ -39,11 +39,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
-    from .checksums import input_checksums, sha256
-    from .context import build_context
-    from .inputs import REPORT_TABLES, ReportSettings, load_tables, table_paths
-    from .page import render, render_report
-    from .versions import software_table, software_versions
+    from infrepro.report.checksums import input_checksums, sha256
+    from infrepro.report.context import build_context
+    from infrepro.report.inputs import REPORT_TABLES, ReportSettings, load_tables, table_paths
+    from infrepro.report.page import render, render_report
+    from infrepro.report.versions import software_table, software_versions
 
 
 __getattr__ = lazy_getattr(__name__, _WHERE, globals())

@@ -7,10 +7,9 @@ from typing import Any
 import pandas as pd
 
 from infrepro.registry import CLASSICAL
-
-from .inputs import ReportSettings
-from .labels import metric_label, property_label
-from .sections import (
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.labels import metric_label, property_label
+from infrepro.report.sections import (
     decision,
     diagnostics,
     header,

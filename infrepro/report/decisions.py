@@ -30,11 +30,10 @@ from infrepro.decisions import (
     family_label,
     runs_phrase,
 )
+from infrepro.report.formatting import points, significant
+from infrepro.report.inputs import ReportSettings
 from infrepro.schema import with_defaults
 from infrepro.vocabulary import NOT_CONVERGED
-
-from .formatting import points, significant
-from .inputs import ReportSettings
 
 DECISIONS = "decisions"
 

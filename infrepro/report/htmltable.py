@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .formatting import sort_value
+from infrepro.report.formatting import sort_value
 
 Formatter = Callable[[object], str]
 # a table shows at most this many rows in the page (its CSV, linked under it, has them all): at

@@ -11,10 +11,9 @@ from markupsafe import Markup
 
 from infrepro.plots.cache import finish_figures
 from infrepro.plots.svg import share_glyphs
-
-from .assets import ASSETS, TEMPLATE, TEMPLATE_DIR
-from .context import build_context
-from .inputs import ReportSettings, load_tables
+from infrepro.report.assets import ASSETS, TEMPLATE, TEMPLATE_DIR
+from infrepro.report.context import build_context
+from infrepro.report.inputs import ReportSettings, load_tables
 
 
 def environment(template_dir: str | Path = TEMPLATE_DIR) -> jinja2.Environment:

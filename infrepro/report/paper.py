@@ -22,13 +22,12 @@ from infrepro.decisions import (
     VS_OUTPUT,
     PairDecision,
 )
+from infrepro.report.decisions import family_text, p_name, plan_text
+from infrepro.report.escape import latex_comment, latex_header, markdown_cell, markdown_text
+from infrepro.report.escape import latex_text as latex_escape
+from infrepro.report.formatting import is_missing, points
+from infrepro.report.labels import metric_label
 from infrepro.vocabulary import SYSTEM, file_stem
-
-from .decisions import family_text, p_name, plan_text
-from .escape import latex_comment, latex_header, markdown_cell, markdown_text
-from .escape import latex_text as latex_escape
-from .formatting import is_missing, points
-from .labels import metric_label
 
 DAGGER = "\u2020"
 DOUBLE_DAGGER = "\u2021"

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from .formatting import is_significant, log10_value, p_text, points
-from .htmltable import Column
+from infrepro.report.formatting import is_significant, log10_value, p_text, points
+from infrepro.report.htmltable import Column
 
 
 def significance_css(column: str, alpha: float) -> Callable[[pd.Series], str]:

@@ -20,9 +20,8 @@ from infrepro.decisions import (
     VS_OUTPUT,
     PairDecision,
 )
+from infrepro.report.formatting import points
 from infrepro.vocabulary import NOT_CONVERGED
-
-from .formatting import points
 
 # The paper's all-runs GLRT's measured level (README, "Calibration and statistical validity").
 PAPER_GLRT_LEVEL = (

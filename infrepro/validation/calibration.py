@@ -36,6 +36,15 @@ from infrepro.registry import (
     interaction_only,
 )
 from infrepro.registry import run_aware as run_aware_model
+from infrepro.validation.simulate import (
+    REAL_RESIDUAL_SD,
+    REAL_RUN_SD,
+    Design,
+    Facet,
+    System,
+    a_vs_a,
+    simulate,
+)
 from infrepro.vocabulary import (
     CLASSICAL_TABLE,
     RUN,
@@ -48,8 +57,6 @@ from infrepro.vocabulary import (
 )
 from infrepro.vocabulary import SYSTEM as SYSTEM_COLUMN
 from infrepro.vocabulary import comparison_formulas as formulas
-
-from .simulate import REAL_RESIDUAL_SD, REAL_RUN_SD, Design, Facet, System, a_vs_a, simulate
 
 ALPHA = 0.05
 LEVEL_BOUND = 0.065

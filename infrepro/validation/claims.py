@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 from infrepro.decisions import BETTER, WORSE
 from infrepro.report.verdict import JUDGED_DF
-
-from .calibration import ALPHA
+from infrepro.validation.calibration import ALPHA
 
 
 @dataclass(frozen=True)

@@ -29,10 +29,9 @@ from infrepro.analyses.data import MetricData
 from infrepro.analyses.fitlog import FitLog
 from infrepro.analyses.summary import Decision, Settings, decide
 from infrepro.decisions import BETTER, FAMILY_ALL, FAMILY_BASELINE
+from infrepro.validation.calibration import ALPHA, LEVEL_DESIGNS, NO_RESAMPLING
+from infrepro.validation.simulate import simulate
 from infrepro.vocabulary import RUN, SEGMENT, SYSTEM
-
-from .calibration import ALPHA, LEVEL_DESIGNS, NO_RESAMPLING
-from .simulate import simulate
 
 METRIC = "y"
 RUN_SDS = (0.01, 0.03)  # run SDs of the first and the last system, linear in between

@@ -31,9 +31,8 @@ from infrepro.analyses.looks import Sequential, SequentialOptions, looks_of
 from infrepro.analyses.summary import Settings, decide
 from infrepro.decisions import BETTER, FAMILY_BASELINE, WORSE, PairDecision
 from infrepro.schema import with_defaults
+from infrepro.validation.few_runs import ALPHA, METRIC, RANK_DRAWS, pair_experiment
 from infrepro.vocabulary import LOOK, RUN
-
-from .few_runs import ALPHA, METRIC, RANK_DRAWS, pair_experiment
 
 CLAIM = {BETTER: 1, WORSE: -1}
 

@@ -12,9 +12,7 @@ import pandas as pd
 from infrepro.analyses.data import MetricData
 from infrepro.analyses.fitlog import FitLog
 from infrepro.registry import CONDITIONAL, METAPARAM, interaction_only, joint, run_aware
-from infrepro.vocabulary import SYSTEM as SYSTEM_COLUMN
-
-from .calibration import (
+from infrepro.validation.calibration import (
     ALPHA,
     BASE,
     COMP,
@@ -23,7 +21,8 @@ from .calibration import (
     shared_facet_design,
     two_systems,
 )
-from .simulate import REAL_RUN_SD, Design, Facet, System
+from infrepro.validation.simulate import REAL_RUN_SD, Design, Facet, System
+from infrepro.vocabulary import SYSTEM as SYSTEM_COLUMN
 
 RETRAIN = "retrain_sd_points"
 METAPARAM_SD = "metaparam_sd_points"

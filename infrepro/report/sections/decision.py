@@ -14,18 +14,25 @@ from infrepro.plots import short_name
 from infrepro.plots.forest import improvement_forest
 from infrepro.plots.groups import groups_diagram, letter_members
 from infrepro.registry import SUMMARY
+from infrepro.report.decisions import (
+    Book,
+    book,
+    family_text,
+    interval,
+    scale_words,
+    sentence,
+    verdict_text,
+)
+from infrepro.report.figure import Figure, make_figure
+from infrepro.report.formatting import integer, is_missing, points
+from infrepro.report.formatting import p_text as cell_text
+from infrepro.report.htmltable import Cell, Column, Table, rows_table
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.labels import metric_label
+from infrepro.report.paper import caption, pairs_text, paper_files
+from infrepro.report.query import select
+from infrepro.report.sections.looks import HINT, LookBlock, look_block
 from infrepro.vocabulary import SYSTEM
-
-from ..decisions import Book, book, family_text, interval, scale_words, sentence, verdict_text
-from ..figure import Figure, make_figure
-from ..formatting import integer, is_missing, points
-from ..formatting import p_text as cell_text
-from ..htmltable import Cell, Column, Table, rows_table
-from ..inputs import ReportSettings
-from ..labels import metric_label
-from ..paper import caption, pairs_text, paper_files
-from ..query import select
-from .looks import HINT, LookBlock, look_block
 
 
 @dataclass

@@ -9,15 +9,14 @@ import pandas as pd
 
 from infrepro.plots import qq_panels
 from infrepro.registry import ALL_RUNS, BEST_VS_BEST, HEADLINE, VARIANCE
+from infrepro.report.figure import Figure, make_figure
+from infrepro.report.formatting import fixed, integer, significant, yes_no
+from infrepro.report.htmltable import Column, Table, frame_table, text
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.labels import analysis_label, metric_label, property_label
+from infrepro.report.pcolumns import difference_column, p_columns
+from infrepro.report.query import select
 from infrepro.vocabulary import CLASSICAL_TABLE, qq_theoretical, qq_values
-
-from ..figure import Figure, make_figure
-from ..formatting import fixed, integer, significant, yes_no
-from ..htmltable import Column, Table, frame_table, text
-from ..inputs import ReportSettings
-from ..labels import analysis_label, metric_label, property_label
-from ..pcolumns import difference_column, p_columns
-from ..query import select
 
 QQ_ANALYSES = {
     BEST_VS_BEST: "best vs best",

@@ -8,11 +8,10 @@ import pandas as pd
 
 from infrepro.io.errors import plural
 from infrepro.registry import ALL_RUNS
-
-from ..formatting import integer
-from ..inputs import ReportSettings
-from ..labels import better_label, metric_label, property_label
-from ..query import select
+from infrepro.report.formatting import integer
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.labels import better_label, metric_label, property_label
+from infrepro.report.query import select
 
 NO_BREAK_HYPHEN = "\u2011"
 

@@ -24,6 +24,28 @@ from infrepro.registry import (
     interaction_only,
     run_aware,
 )
+from infrepro.report.decisions import Book, book, decision_line, interval, p_text, sentence
+from infrepro.report.formatting import fixed, flag, is_missing, is_significant, points
+from infrepro.report.formatting import p_text as cell_p
+from infrepro.report.htmltable import Cell, Column, Table, rows_table
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.labels import (
+    PAPER_TEST,
+    better_label,
+    metric_label,
+    property_label,
+    statistic_name,
+    test_label,
+)
+from infrepro.report.query import first, ordered, pair, select
+from infrepro.report.verdict import (
+    Verdict,
+    badge,
+    bootstrap_note,
+    generalisation,
+    paper_note,
+    survival_line,
+)
 from infrepro.runcounts import holds_level, too_few_runs
 from infrepro.vocabulary import (
     BIN_SUFFIX,
@@ -34,22 +56,6 @@ from infrepro.vocabulary import (
     bin_column,
 )
 from infrepro.vocabulary import EFFECT_SD_TEXT as EFFECT_SD
-
-from ..decisions import Book, book, decision_line, interval, p_text, sentence
-from ..formatting import fixed, flag, is_missing, is_significant, points
-from ..formatting import p_text as cell_p
-from ..htmltable import Cell, Column, Table, rows_table
-from ..inputs import ReportSettings
-from ..labels import (
-    PAPER_TEST,
-    better_label,
-    metric_label,
-    property_label,
-    statistic_name,
-    test_label,
-)
-from ..query import first, ordered, pair, select
-from ..verdict import Verdict, badge, bootstrap_note, generalisation, paper_note, survival_line
 
 TOP = 5  # competitors whose cards are shown open; the rest are one click away
 

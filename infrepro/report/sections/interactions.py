@@ -11,13 +11,18 @@ import pandas as pd
 
 from infrepro.plots import PlotText, categorical_interaction, numeric_interaction
 from infrepro.registry import RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
-from infrepro.vocabulary import EFFECT_SD_TEXT, SYSTEM, is_bin_column, unbinned
-
-from ..figure import Figure
-from ..formatting import fixed, integer, is_missing, is_significant, points, significant
-from ..htmltable import Cell, Column, Table, frame_table, rows_table, text
-from ..inputs import ReportSettings
-from ..labels import (
+from infrepro.report.figure import Figure
+from infrepro.report.formatting import (
+    fixed,
+    integer,
+    is_missing,
+    is_significant,
+    points,
+    significant,
+)
+from infrepro.report.htmltable import Cell, Column, Table, frame_table, rows_table, text
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.labels import (
     PAPER_TEST,
     analysis_label,
     metric_label,
@@ -25,8 +30,9 @@ from ..labels import (
     statistic_name,
     test_label,
 )
-from ..pcolumns import p_columns
-from ..query import first, ordered, select
+from infrepro.report.pcolumns import p_columns
+from infrepro.report.query import first, ordered, select
+from infrepro.vocabulary import EFFECT_SD_TEXT, SYSTEM, is_bin_column, unbinned
 
 Z95 = 1.959963984540054
 

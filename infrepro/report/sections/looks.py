@@ -14,15 +14,14 @@ import pandas as pd
 from infrepro.decisions import ANYTIME, PairDecision
 from infrepro.plots import short_name
 from infrepro.plots.looks import LookPoint, look_history
+from infrepro.report.decisions import p_name, plan_text, scale_words
+from infrepro.report.figure import Figure, make_figure
+from infrepro.report.formatting import fixed, flag, integer, is_missing, points
+from infrepro.report.formatting import p_text as cell_p
+from infrepro.report.htmltable import Cell, Column, Table, rows_table
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.query import select
 from infrepro.vocabulary import LOOKS_TABLE, SYSTEM
-
-from ..decisions import p_name, plan_text, scale_words
-from ..figure import Figure, make_figure
-from ..formatting import fixed, flag, integer, is_missing, points
-from ..formatting import p_text as cell_p
-from ..htmltable import Cell, Column, Table, rows_table
-from ..inputs import ReportSettings
-from ..query import select
 
 FIGURES = 5  # comparisons whose look history is drawn (the table lists every one)
 HINT = (

@@ -10,6 +10,11 @@ from dataclasses import dataclass, field
 import pandas as pd
 import yaml
 
+from infrepro.report.formatting import integer
+from infrepro.report.htmltable import Column, Table, frame_table, text
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.labels import analysis_label, property_label
+from infrepro.report.verdict import PAPER_GLRT_LEVEL
 from infrepro.vocabulary import (
     EFFECT_SD_TEXT,
     OUTPUTS_TABLE,
@@ -25,12 +30,6 @@ from infrepro.vocabulary import (
     run_terms,
     runaware_property_formula,
 )
-
-from ..formatting import integer
-from ..htmltable import Column, Table, frame_table, text
-from ..inputs import ReportSettings
-from ..labels import analysis_label, property_label
-from ..verdict import PAPER_GLRT_LEVEL
 
 SCORE, TWO = "score", ["A", "B"]  # generic names: any metric, systems A and B
 PAPER_ESTIMAND = (

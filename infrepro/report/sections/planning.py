@@ -12,17 +12,16 @@ from infrepro.decisions import FIRST_LOOK, SPENDING_WORDS, PairDecision
 from infrepro.plots import system_style
 from infrepro.plots.planning import budget_curves, power_curve
 from infrepro.registry import BUDGET, PLANNING
+from infrepro.report.decisions import book, family_text
+from infrepro.report.figure import Figure, make_figure
+from infrepro.report.formatting import POINTS, fixed, integer, is_missing
+from infrepro.report.htmltable import Column, Table, frame_table, text
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.labels import metric_label
+from infrepro.report.query import select
+from infrepro.report.sections.headline import TOP, ranked_competitors
+from infrepro.report.sections.properties import MOST_LINES, plotted_systems
 from infrepro.schema import with_defaults
-
-from ..decisions import book, family_text
-from ..figure import Figure, make_figure
-from ..formatting import POINTS, fixed, integer, is_missing
-from ..htmltable import Column, Table, frame_table, text
-from ..inputs import ReportSettings
-from ..labels import metric_label
-from ..query import select
-from .headline import TOP, ranked_competitors
-from .properties import MOST_LINES, plotted_systems
 
 BUDGET_SCORES = ("expected_best", "percentile_low", "percentile_high")  # budget.csv's scores
 

@@ -17,15 +17,14 @@ from infrepro.registry import (
     joint,
     run_aware,
 )
+from infrepro.report.figure import make_figure
+from infrepro.report.formatting import is_significant, significant
+from infrepro.report.htmltable import Cell, Column, Table, rows_table
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.labels import metric_label, property_label, statistic_name, test_label
+from infrepro.report.query import first, select
+from infrepro.report.sections.interactions import Block, interaction_svg, p_of
 from infrepro.vocabulary import SYSTEM, bin_column
-
-from ..figure import make_figure
-from ..formatting import is_significant, significant
-from ..htmltable import Cell, Column, Table, rows_table
-from ..inputs import ReportSettings
-from ..labels import metric_label, property_label, statistic_name, test_label
-from ..query import first, select
-from .interactions import Block, interaction_svg, p_of
 
 MOST_LINES = 6  # systems drawn in one interaction plot: the baseline and the top 5
 

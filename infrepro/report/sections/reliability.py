@@ -11,6 +11,13 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from infrepro.plots import component_colours, dstudy_curve, system_style, variance_bars
+from infrepro.report.figure import Figure, make_figure
+from infrepro.report.formatting import fixed, flag, integer, scientific, yes_no
+from infrepro.report.htmltable import Column, Table, frame_table, text
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.labels import metric_label
+from infrepro.report.query import select
+from infrepro.report.sections.properties import split_rows, top_systems
 from infrepro.vocabulary import (
     CONVERGED,
     RUN,
@@ -21,14 +28,6 @@ from infrepro.vocabulary import (
     VCA_COLUMN,
     VCA_RUN_AWARE,
 )
-
-from ..figure import Figure, make_figure
-from ..formatting import fixed, flag, integer, scientific, yes_no
-from ..htmltable import Column, Table, frame_table, text
-from ..inputs import ReportSettings
-from ..labels import metric_label
-from ..query import select
-from .properties import split_rows, top_systems
 
 STORED_SCALE = "stored (fraction) scale"
 

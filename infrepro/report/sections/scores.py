@@ -7,14 +7,13 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from infrepro.plots import MOST_UPRIGHT, run_distribution
+from infrepro.report.figure import Figure, make_figure
+from infrepro.report.formatting import integer, points, significant
+from infrepro.report.htmltable import Column, Table, frame_table, text
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.labels import better_label, metric_label
+from infrepro.report.query import ordered, select
 from infrepro.vocabulary import RUN, SYSTEM
-
-from ..figure import Figure, make_figure
-from ..formatting import integer, points, significant
-from ..htmltable import Column, Table, frame_table, text
-from ..inputs import ReportSettings
-from ..labels import better_label, metric_label
-from ..query import ordered, select
 
 COLOUR_MIN_PERCENT = 1.0
 COLOUR_MAX_LEVELS = 8

@@ -16,14 +16,13 @@ from infrepro.registry import (
     FACET_AWARE,
     HEADLINE,
 )
+from infrepro.report.formatting import fixed, integer, points
+from infrepro.report.htmltable import Column, Table, frame_table, text
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.labels import analysis_label, metric_label
+from infrepro.report.pcolumns import difference_column, p_columns
+from infrepro.report.sections.properties import split_rows, top_systems
 from infrepro.vocabulary import EFFECT_SD_TEXT, SYSTEM
-
-from ..formatting import fixed, integer, points
-from ..htmltable import Column, Table, frame_table, text
-from ..inputs import ReportSettings
-from ..labels import analysis_label, metric_label
-from ..pcolumns import difference_column, p_columns
-from .properties import split_rows, top_systems
 
 RUN_AWARE = (HEADLINE, FACET_AWARE)
 COMPARISONS = (*RUN_AWARE, BEST_VS_BEST, ALL_RUNS, ALL_RUNS_RUN_AWARE)
