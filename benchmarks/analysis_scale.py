@@ -44,7 +44,7 @@ from types import SimpleNamespace
 import numpy as np
 
 # the BLAS thread variables Snakemake sets to a job's threads (every job here: one thread)
-from infrepro.registry import ANALYSES
+from infrepro.core.registry import ANALYSES
 from infrepro.workflow.jobs import THREAD_VARIABLES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -169,7 +169,7 @@ class _Named(SimpleNamespace):
 def job_spec(root: Path, job: str, analysis: str = "") -> SimpleNamespace:
     """The ``snakemake`` object of one job, with the paths and params of the workflow's rule."""
     sys.path.insert(0, str(REPO))
-    from infrepro.vocabulary import TABLES
+    from infrepro.core.vocabulary import TABLES
 
     r = "results"
     run_ids = sorted(p.stem for p in (root / r / "scores").glob("*.parquet"))

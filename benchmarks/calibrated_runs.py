@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from infrepro.calibrated import (
+from infrepro.stats.calibrated import (
     berger_boos_log10_p,
     critical_t,
     moderated_variances,
@@ -51,7 +51,7 @@ from infrepro.calibrated import (
     power,
     squeeze_var,
 )
-from infrepro.runcounts import holds_level
+from infrepro.stats.runcounts import holds_level
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.05

@@ -34,7 +34,7 @@ Run-aware tests (issue 13): ``python benchmarks/calibration.py run-aware [--suit
 level,interaction,power] [--n 1000] [--n-interaction 1000] [--n-power 500] [--designs a,c]
 [--records FILE] [--out FILE] [--report-only] [--progress]`` measures, on seeded simulated
 experiments (experiment i of a cell uses seed cell seed + i), with every test fitted as the
-analyses fit it (same formulas from ``infrepro/vocabulary.py``, ``FitLog.fit``, ``run_glrt``,
+analyses fit it (same formulas from ``infrepro/core/vocabulary.py``, ``FitLog.fit``, ``run_glrt``,
 ``smalltests.contest``, ``classical_tests``; the tables nobody reads here are skipped):
 
 - level at alpha = 0.05 (band [0.035, 0.065]) of the headline test ``all_runs_per_system``
@@ -90,7 +90,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from infrepro.analyses.summary import RANK_DRAWS
+from infrepro.analyses.decision.summary import RANK_DRAWS
 from infrepro.validation.calibration import (
     ALPHA,
     BAND,
@@ -641,7 +641,7 @@ def run_variance_section(records: Path) -> str:
 
 def vca_recovery_lines(records: list[dict[str, object]]) -> list[str]:
     """Mean estimate / truth of the retraining and meta-parameter SDs, per system and model."""
-    from infrepro.vocabulary import VCA_MODELS
+    from infrepro.core.vocabulary import VCA_MODELS
 
     lines = [
         "### VCA recovery: SDs of a run's mean (points), mean over experiments",
@@ -719,7 +719,7 @@ def _quantiles(values: list[float]) -> str:
 def claims_level_lines(experiments: list[dict[str, object]], keys: list[str]) -> list[str]:
     """Per cell under the null: the headline test's level, the run-count rule's worst-case
     level for the design's run counts, and the badge's directional claims after the rule."""
-    from infrepro.runcounts import holds_level, worst_level
+    from infrepro.stats.runcounts import holds_level, worst_level
     from infrepro.validation.calibration import LEVEL_DESIGNS, design_runs
     from infrepro.validation.claims import claims_of
 
@@ -860,7 +860,7 @@ def claims_section(level: Path, claims: Path, seed: int) -> str:
         "",
         "Null: no system difference. 'headline test rejects': the per-system test significant "
         "at 0.05 either way (its level); 'rule': the largest exact level of Welch's t for the "
-        "design's run counts over run-variance ratios 1/4 to 4 (`infrepro/runcounts.py`, "
+        "design's run counts over run-variance ratios 1/4 to 4 (`infrepro/stats/runcounts.py`, "
         "docs/method.md §4b.6 'Run counts'); a claim is allowed when it is at most 0.065. "
         "'badge': what the report says, through `verdict.classify` with the run counts, so a "
         "false claim is a badge naming a winner. Band [0.035, 0.065]. Before issue 23, at "

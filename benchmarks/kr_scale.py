@@ -10,7 +10,7 @@ planted rates (``run_rate``: system, lambda, noise and seed effects; segment dif
 log-normal length, readability, word rarity and a rarity sum that grows with length), each
 numeric and in tertiles, as the workflow's conditional analyses have them.
 
-Every model and contrast is the analyses' own (``infrepro.vocabulary`` formulas; the joint and
+Every model and contrast is the analyses' own (``infrepro.core.vocabulary`` formulas; the joint and
 interaction F tests of ``conditional._run_aware_fit``): the headline and facet-aware
 comparisons, the conditional run-aware fits (system x property) and the metaparam ones (lambda
 x property, competitor's rows). Each test is timed cold (the fit's cached df parts cleared)
@@ -29,8 +29,7 @@ import numpy as np
 import pandas as pd
 from paper_scale.generate import FULL_SEGMENTS, SEGMENT_SD, run_rate, runs_grid
 
-from infrepro.lmm import KENWARD_ROGER, SATTERTHWAITE, LmmResult, fit
-from infrepro.vocabulary import (
+from infrepro.core.vocabulary import (
     RUN_TERM,
     centred,
     facet_aware_formula,
@@ -38,6 +37,7 @@ from infrepro.vocabulary import (
     run_terms,
     runaware_property_formula,
 )
+from infrepro.lmm import KENWARD_ROGER, SATTERTHWAITE, LmmResult, fit
 
 PROPS = ("length", "readability", "word_rarity", "word_rarity_sum")
 COMPETITOR_FACETS = ["lam", "noise", "seed", "lam:noise", "lam:seed", "noise:seed"]
@@ -183,7 +183,7 @@ def run(scale: float) -> list[dict[str, object]]:
 def scaling(sizes: tuple[int, ...] = (300, 600, 1176, 11490)) -> None:
     """Print kr_parts' time, dense reference vs structured, for the headline model with
     12 + 12 balanced runs at growing numbers of segments (dense only up to q = 1,200)."""
-    from infrepro.lmm.blas import single_threaded_blas
+    from infrepro.plumbing.blas import single_threaded_blas
 
     rng = np.random.default_rng(0)
     formula = headline_formula("score", ["A", "B"], pooled=False)

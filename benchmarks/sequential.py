@@ -9,7 +9,7 @@ every segment). False claims over null experiments, by rule:
 
 - naive: today's single-look rule (p < α) at every look;
 - plan: the declared plan of §4e (maximum 10 runs per system, looks at 3 ... 10, O'Brien-Fleming
-  type and Pocock type spending), through ``infrepro.sequential``; also without the small-df
+  type and Pocock type spending), through ``infrepro.stats.sequential``; also without the small-df
   factor κ (the plain significance-level approach) to show why κ is there;
 - anytime: the t confidence sequence of §4e.7 on runs paired in arrival order.
 
@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from infrepro.sequential import (
+from infrepro.stats.sequential import (
     LOOK_ALPHA_FACTOR,
     WELCH,
     SequentialPlan,

@@ -5,7 +5,8 @@ band-calibrated test (docs/method.md §4b.11, §4e.5).
 boundaries of a plan with several looks are computed) with Welch's t as the look's test. The
 decision tests a pair of multi-run systems by Welch's statistic referred to the p calibrated over
 a band of run-mean SD ratios (§4b.11): at each look the plan's nominal level a_k becomes that
-test's critical |t| (``infrepro.calibrated.critical_t`` with the look's n_A, n_B and f = n − 1),
+test's critical |t| (``infrepro.stats.calibrated.critical_t`` with the look's n_A, n_B and f = n −
+1),
 and the look crosses when Welch's |t| on the run means so far reaches it (what model M's
 calibrated test is on complete, balanced data with two systems). This measures the level of
 every plan over the six look schedules of ``benchmarks/sequential.py`` at run-SD ratios 1, 2
@@ -29,9 +30,9 @@ from pathlib import Path
 import numpy as np
 from sequential import ALPHA, SCHEDULES, Cell, run_means
 
-from infrepro.analyses.simultaneous import max_t
-from infrepro.calibrated import DEFAULT_BAND, critical_t
-from infrepro.sequential import LOOK_ALPHA_FACTOR, Spending, efficacy_boundaries, t_boundary
+from infrepro.stats.calibrated import DEFAULT_BAND, critical_t
+from infrepro.stats.sequential import LOOK_ALPHA_FACTOR, Spending, efficacy_boundaries, t_boundary
+from infrepro.stats.simultaneous import max_t
 
 RESULTS = Path(__file__).resolve().parent / "results"
 KAPPAS = (0.80, 0.85, 0.90, 0.95, 1.00)

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 from scipy import integrate, special, stats
 
-from infrepro.analyses.simultaneous import max_t
-from infrepro.lmm.blas import single_threaded_blas
+from infrepro.plumbing.blas import single_threaded_blas
+from infrepro.stats.simultaneous import max_t
 
 ALPHA = 0.05
 SIZES = (3, 5, 10, 20, 30)

@@ -47,10 +47,12 @@ import numpy as np
 import pandas as pd
 
 from infrepro.analyses.classical import classical_tests
+from infrepro.analyses.common.fitlog import FitLog
 from infrepro.analyses.comparison import compare_systems
 from infrepro.analyses.conditional import conditional_analyses
-from infrepro.analyses.fitlog import FitLog
 from infrepro.analyses.variance import variance_components, vca_formula
+from infrepro.core.vocabulary import VCA_COLUMN, VCA_RUN_AWARE, property_formulas
+from infrepro.core.vocabulary import comparison_formulas as formulas
 from infrepro.lmm import LmmError, fit
 from infrepro.validation.calibration import ALPHA, rate_cell, rejects
 from infrepro.validation.simulate import (
@@ -62,8 +64,6 @@ from infrepro.validation.simulate import (
     a_vs_a,
     simulate,
 )
-from infrepro.vocabulary import VCA_COLUMN, VCA_RUN_AWARE, property_formulas
-from infrepro.vocabulary import comparison_formulas as formulas
 
 R_SCRIPT = Path(__file__).resolve().parent / "validity_lme4.R"
 LAMBDA_SD = 0.04

@@ -5,10 +5,10 @@ import logging
 import pandas as pd
 
 from infrepro.analyses import load_metric_data, read_evaluation, run_analysis
-from infrepro.analyses.units import UnitStore
-from infrepro.io import write_csv
+from infrepro.analyses.common.units import UnitStore
+from infrepro.core.registry import analysis_spec
 from infrepro.io.results import read_result_table
-from infrepro.registry import analysis_spec
+from infrepro.plumbing.atomic import write_csv
 from infrepro.workflow.jobs import run_rule_script
 from infrepro.workflow.outputs import unit_store
 

@@ -3,7 +3,7 @@
 import pandas as pd
 
 from infrepro.experiment import assemble_evaluation
-from infrepro.io import write_parquet
+from infrepro.plumbing.atomic import write_parquet
 from infrepro.workflow.jobs import run_rule_script
 
 

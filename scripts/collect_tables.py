@@ -3,9 +3,9 @@ no analysis wrote, e.g. classical's when it is not run, gets its header only).""
 
 from pathlib import Path
 
-from infrepro.analyses.tables import combine, conform, joined_parts
-from infrepro.io import write_csv, write_text
+from infrepro.analyses.common.tables import combine, conform, joined_parts
 from infrepro.io.results import read_text_table
+from infrepro.plumbing.atomic import write_csv, write_text
 from infrepro.workflow.jobs import run_rule_script
 
 

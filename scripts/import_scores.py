@@ -1,7 +1,8 @@
 """Snakemake script: scores mode, read per-segment scores into the evaluation table."""
 
 from infrepro.experiment import import_scores
-from infrepro.io import ScoresColumns, write_csv, write_parquet
+from infrepro.io import ScoresColumns
+from infrepro.plumbing.atomic import write_csv, write_parquet
 from infrepro.workflow.jobs import run_rule_script
 
 

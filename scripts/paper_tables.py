@@ -1,9 +1,9 @@
 """Snakemake script: write results/paper/<metric>.tex and .md from the decision table and the
 decision records."""
 
-from infrepro.io.atomic import write_text
+from infrepro.core.registry import SUMMARY
 from infrepro.io.results import read_result_table
-from infrepro.registry import SUMMARY
+from infrepro.plumbing.atomic import write_text
 from infrepro.report.decisions import DECISIONS, book_of, records_of
 from infrepro.report.paper import paper_files
 from infrepro.workflow.jobs import run_rule_script

@@ -1,6 +1,7 @@
 """Snakemake script: validate the runs sheet and store its run metadata as Parquet."""
 
-from infrepro.io import read_runs_sheet, write_parquet
+from infrepro.io import read_runs_sheet
+from infrepro.plumbing.atomic import write_parquet
 from infrepro.workflow.jobs import run_rule_script
 
 

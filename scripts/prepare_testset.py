@@ -1,6 +1,7 @@
 """Snakemake script: validate the test set and store it as Parquet."""
 
-from infrepro.io import read_testset, write_parquet
+from infrepro.io import read_testset
+from infrepro.plumbing.atomic import write_parquet
 from infrepro.workflow.jobs import run_rule_script
 
 

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from infrepro.io import write_csv, write_parquet
+from infrepro.plumbing.atomic import write_csv, write_parquet
 from infrepro.properties import add_bins, compute_properties
 from infrepro.workflow.jobs import run_rule_script
 

@@ -5,8 +5,8 @@ import logging
 
 import pandas as pd
 
-from infrepro.io import write_csv
-from infrepro.vocabulary import OUTPUTS_TABLE, TABLE_SPECS
+from infrepro.core.vocabulary import OUTPUTS_TABLE, TABLE_SPECS
+from infrepro.plumbing.atomic import write_csv
 from infrepro.workflow.jobs import run_rule_script
 from infrepro.workflow.outputs import outputs_rows, remove_stale
 

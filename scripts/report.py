@@ -4,8 +4,8 @@ import logging
 import os
 from pathlib import Path
 
-from infrepro.io import write_text
 from infrepro.plots.cache import FigureStore, figures_from
+from infrepro.plumbing.atomic import write_text
 from infrepro.report import (
     REPORT_TABLES,
     ReportSettings,

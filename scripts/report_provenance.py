@@ -1,6 +1,6 @@
 """Snakemake script: the provenance tables (input checksums, software versions)."""
 
-from infrepro.io import write_csv
+from infrepro.plumbing.atomic import write_csv
 from infrepro.report import input_checksums, software_table
 from infrepro.workflow.jobs import run_rule_script
 

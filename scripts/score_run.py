@@ -5,10 +5,11 @@ import logging
 import pandas as pd
 import pyarrow.parquet as pq
 
-from infrepro.io import read_hypotheses, reference_columns, write_parquet
+from infrepro.core.vocabulary import RUN, SEGMENT
+from infrepro.io import read_hypotheses, reference_columns
 from infrepro.metrics import score_segments
 from infrepro.metrics.kept_tokens import kept_tokens
-from infrepro.vocabulary import RUN, SEGMENT
+from infrepro.plumbing.atomic import write_parquet
 from infrepro.workflow.jobs import run_rule_script
 from infrepro.workflow.outputs import TOKEN_STORE
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from infrepro.decisions import PairDecision, single_look
+from infrepro.core.decisions import PairDecision, single_look
 
 BASE = dict(
     metric="ter",

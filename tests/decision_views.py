@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-from infrepro.decisions import PairDecision
+from infrepro.core.decisions import PairDecision
+from infrepro.core.vocabulary import file_stem
 from infrepro.io.results import read_result_table
 from infrepro.plots.names import short_name
 from infrepro.report.decisions import interval, records_of, sentence, verdict_text
@@ -22,7 +23,6 @@ from infrepro.report.formatting import points
 from infrepro.report.labels import metric_label
 from infrepro.report.paper import latex_escape, verdict_cell
 from infrepro.report.verdict import badge
-from infrepro.vocabulary import file_stem
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "source", "wbr"}
 NEVER = ("could not be fitted", "Δ = baseline − competitor", "baseline − competitor")

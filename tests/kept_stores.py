@@ -1,4 +1,5 @@
-"""Helpers for the tests of values kept across runs (infrepro.kept.KeptStore and its stores)."""
+"""Helpers for the tests of values kept across runs (infrepro.plumbing.kept.KeptStore and its
+stores)."""
 
 from __future__ import annotations
 

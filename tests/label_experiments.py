@@ -26,7 +26,7 @@ from types import ModuleType
 import numpy as np
 import pandas as pd
 
-from infrepro.vocabulary import DEV_SCORE, HYPOTHESES, REFERENCE, RUN, SEGMENT, SOURCE, SYSTEM
+from infrepro.core.vocabulary import DEV_SCORE, HYPOTHESES, REFERENCE, RUN, SEGMENT, SOURCE, SYSTEM
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESIDUAL = "Residual"
@@ -320,7 +320,7 @@ def run_in_process(
 
 def with_all_defaults(config: Mapping) -> dict:
     """The config with every section's schema defaults, as Snakemake's validate gives it."""
-    from infrepro.schema import with_defaults
+    from infrepro.core.schema import with_defaults
 
     full = dict(config)
     for section in ("property_options", "analyses", "report", "scoring"):
@@ -344,7 +344,7 @@ def call(name: str, given: Mapping, outputs: Mapping, wildcards: Mapping | None 
 def run_analyses(loaded, full: Mapping, inputs: Mapping[str, Path], analyses: Iterable[str]):
     """Run ``analyses`` (and what they need) on the evaluation table of ``inputs`` and collect
     their tables as the workflow does; the text of every table by name."""
-    from infrepro.registry import ANALYSES, rule_options, with_needs
+    from infrepro.core.registry import ANALYSES, rule_options, with_needs
 
     results = Path(inputs["evaluation"]).parent
     metric = loaded.metrics[0]
@@ -400,9 +400,9 @@ def assert_same_tables(
     number: headers and label cells map back exactly, numbers are the same text, and a text
     cell is the base's with each name in it written as the renamed name (plain or as a formula
     writes it). ``runs``: base run id -> renamed run id."""
-    from infrepro.analyses.names import formula_name
+    from infrepro.analyses.common.names import formula_name
+    from infrepro.core.vocabulary import STR, TABLE_SPECS
     from infrepro.lmm.formula import string_literal
-    from infrepro.vocabulary import STR, TABLE_SPECS
 
     derived = ("_bin", "_c")  # a property's binned and centred columns
     old_new = {**renaming.columns}

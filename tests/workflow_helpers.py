@@ -16,7 +16,7 @@ import pandas as pd
 import yaml
 
 from infrepro.analyses import load_metric_data
-from infrepro.analyses.data import MetricData
+from infrepro.analyses.common.data import MetricData
 from infrepro.experiment import import_scores
 from infrepro.io import ScoresColumns
 

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from infrepro.lazy import lazy_getattr
+from infrepro.plumbing.lazy import lazy_getattr
 
 _WHERE = {
-    "MetricData": "data",
-    "best_runs": "data",
-    "read_evaluation": "data",
-    "run_means": "data",
+    "MetricData": "common.data",
+    "best_runs": "common.data",
+    "read_evaluation": "common.data",
+    "run_means": "common.data",
     "ANALYSES": "runner",
     "load_metric_data": "runner",
     "run_analysis": "runner",
-    "TABLES": "tables",
+    "TABLES": "common.tables",
 }
 
 __all__ = [
@@ -34,9 +34,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
-    from infrepro.analyses.data import MetricData, best_runs, read_evaluation, run_means
+    from infrepro.analyses.common.data import MetricData, best_runs, read_evaluation, run_means
+    from infrepro.analyses.common.tables import TABLES
     from infrepro.analyses.runner import ANALYSES, load_metric_data, run_analysis
-    from infrepro.analyses.tables import TABLES
 
 
 __getattr__ = lazy_getattr(__name__, _WHERE, globals())

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 from scipy.special import gammaln
 
-from infrepro.analyses.data import MetricData, run_means
-from infrepro.analyses.fitlog import FitLog
-from infrepro.registry import BUDGET
-from infrepro.vocabulary import BUDGET_COLUMN, SYSTEM
+from infrepro.analyses.common.data import MetricData, run_means
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.core.registry import BUDGET
+from infrepro.core.vocabulary import BUDGET_COLUMN, SYSTEM
 
 Z95 = 1.959963984540054  # the standard normal 97.5 % quantile of thesis eq. 3.2
 

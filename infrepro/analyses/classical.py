@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from infrepro.analyses.data import MetricData, best_runs, run_means
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.pvalues import format_p
+from infrepro.analyses.common.data import MetricData, best_runs, run_means
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.core.registry import CLASSICAL
+from infrepro.core.vocabulary import CLASSICAL_TABLE, RUN, SEGMENT, SYSTEM, columns
 from infrepro.io.errors import plural
-from infrepro.registry import CLASSICAL
-from infrepro.vocabulary import CLASSICAL_TABLE, RUN, SEGMENT, SYSTEM, columns
+from infrepro.stats.pvalues import format_p
 
 
 def paired_bootstrap(a: np.ndarray, b: np.ndarray, samples: int, seed: int) -> tuple[float, int]:

@@ -17,18 +17,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from infrepro.analyses.bootstrap import bootstrap_lrt
-from infrepro.analyses.data import MetricData, best_runs, distinct_count
-from infrepro.analyses.effects import EffectScale, effect_label, effect_scale
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.glrt import GlrtOutcome, holm_within, run_glrt
-from infrepro.analyses.pvalues import format_p
-from infrepro.analyses.smalltests import contest, method_label, test_row
-from infrepro.decisions import FAMILIES, FAMILY_ALL, choice
-from infrepro.io.errors import plural
-from infrepro.io.scores import incomplete_runs
-from infrepro.lmm import ContrastTest, LmmResult
-from infrepro.registry import (
+from infrepro.analyses.common.bootstrap import bootstrap_lrt
+from infrepro.analyses.common.data import MetricData, best_runs, distinct_count
+from infrepro.analyses.common.effects import EffectScale, effect_label, effect_scale
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.common.glrt import GlrtOutcome, holm_within, run_glrt
+from infrepro.analyses.common.smalltests import contest, method_label, test_row
+from infrepro.core.decisions import FAMILIES, FAMILY_ALL, choice
+from infrepro.core.registry import (
     ALL_RUNS,
     ALL_RUNS_RUN_AWARE,
     BEST_VS_BEST,
@@ -37,7 +33,7 @@ from infrepro.registry import (
     HEADLINE,
     HEADLINE_BOOTSTRAP,
 )
-from infrepro.vocabulary import (
+from infrepro.core.vocabulary import (
     RUN,
     RUN_TERM,
     SEGMENT,
@@ -46,6 +42,10 @@ from infrepro.vocabulary import (
     facet_aware_formula,
     headline_formula,
 )
+from infrepro.io.errors import plural
+from infrepro.io.scores import incomplete_runs
+from infrepro.lmm import ContrastTest, LmmResult
+from infrepro.stats.pvalues import format_p
 
 
 @dataclass

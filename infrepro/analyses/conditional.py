@@ -24,16 +24,20 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from infrepro.analyses.data import MetricData, distinct_count, distinct_strings
-from infrepro.analyses.effects import EffectScale, effect_label, effect_scale
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.glrt import holm_within, run_glrt
-from infrepro.analyses.pvalues import format_p, normal_log10_two_sided
-from infrepro.analyses.smalltests import contest, contest_rows, method_label, t_quantile, test_row
-from infrepro.decisions import CONDITIONAL_PAIRS, FAMILIES, FAMILY_ALL, choice
-from infrepro.lmm import LmmResult
-from infrepro.registry import CONDITIONAL, INTERACTION_SUFFIX, JOINT_SUFFIX, RUN_AWARE_SUFFIX
-from infrepro.vocabulary import (
+from infrepro.analyses.common.data import MetricData, distinct_count, distinct_strings
+from infrepro.analyses.common.effects import EffectScale, effect_label, effect_scale
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.common.glrt import holm_within, run_glrt
+from infrepro.analyses.common.smalltests import (
+    contest,
+    contest_rows,
+    method_label,
+    t_quantile,
+    test_row,
+)
+from infrepro.core.decisions import CONDITIONAL_PAIRS, FAMILIES, FAMILY_ALL, choice
+from infrepro.core.registry import CONDITIONAL, INTERACTION_SUFFIX, JOINT_SUFFIX, RUN_AWARE_SUFFIX
+from infrepro.core.vocabulary import (
     RUN,
     RUN_TERM,
     SYSTEM,
@@ -43,6 +47,8 @@ from infrepro.vocabulary import (
     run_terms,
     runaware_property_formula,
 )
+from infrepro.lmm import LmmResult
+from infrepro.stats.pvalues import format_p, normal_log10_two_sided
 
 GRID_POINTS = 25
 Z95 = 1.959963984540054

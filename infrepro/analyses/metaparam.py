@@ -14,13 +14,13 @@ from collections.abc import Iterator
 
 import pandas as pd
 
+from infrepro.analyses.common.data import MetricData, distinct_strings
+from infrepro.analyses.common.effects import effect_scale
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.common.units import UnitStore
 from infrepro.analyses.conditional import Cell, _Tables, factor_analysis, property_rows
-from infrepro.analyses.data import MetricData, distinct_strings
-from infrepro.analyses.effects import effect_scale
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.units import UnitStore
-from infrepro.registry import METAPARAM
-from infrepro.vocabulary import (
+from infrepro.core.registry import METAPARAM
+from infrepro.core.vocabulary import (
     CONVERGED,
     NOT_CONVERGED,
     SYSTEM,

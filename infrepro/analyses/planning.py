@@ -26,16 +26,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from infrepro.analyses.data import MetricData
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.pairtests import RunVariance
-from infrepro.analyses.smalltests import contest
-from infrepro.calibrated import DEFAULT_BAND, critical_t, critical_t_floor, power
-from infrepro.decisions import FAMILY_BASELINE, FIRST_LOOK
-from infrepro.registry import PLANNING
-from infrepro.schema import defaults
-from infrepro.sequential import BAND_LOOK_ALPHA_FACTOR, plan_sequential
-from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, columns, headline_formula
+from infrepro.analyses.common.data import MetricData
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.common.smalltests import contest
+from infrepro.analyses.decision.pairtests import RunVariance
+from infrepro.core.decisions import FAMILY_BASELINE, FIRST_LOOK
+from infrepro.core.registry import PLANNING
+from infrepro.core.schema import defaults
+from infrepro.core.vocabulary import RUN, SEGMENT, SYSTEM, columns, headline_formula
+from infrepro.stats.calibrated import DEFAULT_BAND, critical_t, critical_t_floor, power
+from infrepro.stats.sequential import BAND_LOOK_ALPHA_FACTOR, plan_sequential
 
 TARGETS = (0.8, 0.9)
 

@@ -9,14 +9,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from infrepro.analyses.data import MetricData
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.names import Names
-from infrepro.analyses.tables import conform
-from infrepro.analyses.units import UnitStore
-from infrepro.registry import ANALYSES, DeclaredOptions, analysis_spec, resolve
-from infrepro.schema import defaults
-from infrepro.vocabulary import BIN_SUFFIX
+from infrepro.analyses.common.data import MetricData
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.common.names import Names
+from infrepro.analyses.common.tables import conform
+from infrepro.analyses.common.units import UnitStore
+from infrepro.core.registry import ANALYSES, DeclaredOptions, analysis_spec, resolve
+from infrepro.core.schema import defaults
+from infrepro.core.vocabulary import BIN_SUFFIX
 
 __all__ = ["ANALYSES", "load_metric_data", "run_analysis"]
 
@@ -82,7 +82,7 @@ def run_analysis(
 ) -> dict[str, pd.DataFrame]:
     """The tables one analysis writes (its registry entry's ``tables``), each with its columns.
 
-    Dispatch is by the registry (infrepro.registry.ANALYSES): the analysis's function gets
+    Dispatch is by the registry (infrepro.core.registry.ANALYSES): the analysis's function gets
     ``data``, a FitLog and, by keyword, the tables it needs from other analyses (``needed``,
     keyed by each Need's ``argument``, in the user's names).
     """

@@ -16,12 +16,11 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from infrepro.analyses.agreement import krippendorff_alpha, reliability_matrix
-from infrepro.analyses.data import MetricData
-from infrepro.analyses.fitlog import FitLog
-from infrepro.lmm import LmmResult, parse_formula
-from infrepro.registry import VARIANCE
-from infrepro.vocabulary import (
+from infrepro.analyses.common.agreement import krippendorff_alpha, reliability_matrix
+from infrepro.analyses.common.data import MetricData
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.core.registry import VARIANCE
+from infrepro.core.vocabulary import (
     CONVERGED,
     NOT_CONVERGED,
     RESIDUAL,
@@ -35,6 +34,7 @@ from infrepro.vocabulary import (
     columns,
     vca_formula,
 )
+from infrepro.lmm import LmmResult, parse_formula
 
 KOO_LI = ((0.5, "poor"), (0.75, "moderate"), (0.9, "good"), (math.inf, "excellent"))
 PHI_TARGET = 0.8

@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 from pandas.api.extensions import take
 
+from infrepro.core.vocabulary import BIN_SUFFIX, LOOK, RUN, SEGMENT, SYSTEM
 from infrepro.io.scores import ScoresColumns, read_scores_table
 from infrepro.properties.bins import add_bins
-from infrepro.vocabulary import BIN_SUFFIX, LOOK, RUN, SEGMENT, SYSTEM
 
 
 def assemble_evaluation(

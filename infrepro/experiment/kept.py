@@ -4,7 +4,8 @@ keeps").
 Snakemake parses the Snakefile on every invocation, a run with nothing to do included, and
 common.smk checks every input before any job runs: the test set, the runs sheet and every
 hypotheses file (raw mode) or the whole scores file. That check's Experiment is kept in
-``.snakemake/infrepro/experiment.json`` (a :class:`~infrepro.kept.KeptStore` of the package's
+``.snakemake/infrepro/experiment.json`` (a :class:`~infrepro.plumbing.kept.KeptStore` of the
+package's
 source) under the config it was checked for, with the state of every input file it read
 (:func:`file_state`: size, modification and change times (ns) and inode; the change time moves
 with any write, and no tool sets it back as ``touch -d`` or ``cp -p`` set a modification time).
@@ -30,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from infrepro.experiment.record import Experiment
-from infrepro.kept import KeptStore
-from infrepro.sources import source_digest
+from infrepro.plumbing.kept import KeptStore
+from infrepro.plumbing.sources import source_digest
 
 PASSED = ("hypotheses", "testsets")  # the kinds of inputs whose passed checks are kept
 

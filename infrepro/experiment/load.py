@@ -14,20 +14,9 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from infrepro.catalog import BETTER as DEFAULT_BETTER
-from infrepro.catalog import KNOWN_METRICS, RAW, Scale
-from infrepro.experiment.kept import file_state
-from infrepro.experiment.record import Experiment
-from infrepro.io.errors import InputError, plural
-from infrepro.io.hypotheses import read_hypotheses
-from infrepro.io.names import lookalike_problem, name_key, spelling
-from infrepro.io.options import check_analysis_options, check_property_options, check_report_options
-from infrepro.io.properties import property_values
-from infrepro.io.runs import facet_columns, read_runs_sheet
-from infrepro.io.scores import ScoresColumns, incomplete_runs, read_scores_table
-from infrepro.io.testset import read_testset, reference_columns
-from infrepro.io.text import require_file
-from infrepro.vocabulary import (
+from infrepro.core.catalog import BETTER as DEFAULT_BETTER
+from infrepro.core.catalog import KNOWN_METRICS, RAW, Scale
+from infrepro.core.vocabulary import (
     BIN_SUFFIX,
     DEV_SCORE,
     LOOK,
@@ -39,6 +28,17 @@ from infrepro.vocabulary import (
     SYSTEM,
     file_stem,
 )
+from infrepro.experiment.kept import file_state
+from infrepro.experiment.record import Experiment
+from infrepro.io.errors import InputError, plural
+from infrepro.io.hypotheses import read_hypotheses
+from infrepro.io.names import lookalike_problem, name_key, spelling
+from infrepro.io.options import check_analysis_options, check_property_options, check_report_options
+from infrepro.io.properties import property_values
+from infrepro.io.runs import facet_columns, read_runs_sheet
+from infrepro.io.scores import ScoresColumns, incomplete_runs, read_scores_table
+from infrepro.io.testset import read_testset, reference_columns
+from infrepro.io.text import require_file
 
 BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
 

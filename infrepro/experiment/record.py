@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from infrepro.catalog import Scale
-from infrepro.vocabulary import file_stem
+from infrepro.core.catalog import Scale
+from infrepro.core.vocabulary import file_stem
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Input formats, validation and atomic output.
+"""Input formats and their validation.
 
 The public names load from their modules on first use: the workflow's parse (every Snakemake
 invocation, one with nothing to do included) reads ``InputError`` and the config checks, and
@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from infrepro.lazy import lazy_getattr
+from infrepro.plumbing.lazy import lazy_getattr
 
 _WHERE = {
     "InputError": "errors",
     "ScoresColumns": "scores",
-    "atomic_open": "atomic",
-    "atomic_path": "atomic",
     "facet_columns": "runs",
     "property_text": "testset",
     "read_hypotheses": "hypotheses",
@@ -23,15 +21,10 @@ _WHERE = {
     "read_scores_table": "scores",
     "read_testset": "testset",
     "reference_columns": "testset",
-    "write_csv": "atomic",
-    "write_parquet": "atomic",
-    "write_text": "atomic",
 }
 __all__ = [
     "InputError",
     "ScoresColumns",
-    "atomic_open",
-    "atomic_path",
     "facet_columns",
     "property_text",
     "read_hypotheses",
@@ -39,13 +32,9 @@ __all__ = [
     "read_scores_table",
     "read_testset",
     "reference_columns",
-    "write_csv",
-    "write_parquet",
-    "write_text",
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
-    from infrepro.io.atomic import atomic_open, atomic_path, write_csv, write_parquet, write_text
     from infrepro.io.errors import InputError
     from infrepro.io.hypotheses import read_hypotheses
     from infrepro.io.runs import facet_columns, read_runs_sheet

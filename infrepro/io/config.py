@@ -59,7 +59,7 @@ def check_config(config: dict[str, Any], files: Iterable[str | Path] = ()) -> No
         report["date"] = report["date"].isoformat()
     from jsonschema.exceptions import best_match
 
-    from infrepro.schema import schema
+    from infrepro.core.schema import schema
 
     error = best_match(_filling_validator()(schema()).iter_errors(config))
     if error is not None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from infrepro.core.vocabulary import SEGMENT
 from infrepro.io.errors import InputError, plural
 from infrepro.io.tables import LINE_COLUMN, check_unique, read_jsonl, require_columns
 from infrepro.io.text import read_lines, require_file
-from infrepro.vocabulary import SEGMENT
 
 
 def read_hypotheses(path: str | Path, segment_ids: Sequence[str]) -> list[str]:

@@ -11,9 +11,9 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from infrepro.core.schema import defaults
+from infrepro.core.vocabulary import SEGMENT, SYSTEM
 from infrepro.io.errors import InputError, plural
-from infrepro.schema import defaults
-from infrepro.vocabulary import SEGMENT, SYSTEM
 
 if TYPE_CHECKING:  # the config checks run on every parse, before pandas is needed
     import pandas as pd

@@ -1,10 +1,10 @@
 """The tables one job writes and another reads (``results/**.csv``), with their declared types.
 
 Every reader of such a table goes through :func:`read_result_table`, which takes each column's
-kind from its declaration (:data:`infrepro.vocabulary.TABLE_SPECS`), never from pandas' guess:
+kind from its declaration (:data:`infrepro.core.vocabulary.TABLE_SPECS`), never from pandas' guess:
 text stays text (a system named ``007``, ``NA``, ``None`` or ``1`` keeps its spelling), an
 empty numeric cell is NaN, booleans are booleans. Writers conform a table to the same
-declaration (:func:`infrepro.analyses.tables.conform`) and write it with :func:`write_csv`.
+declaration (:func:`infrepro.analyses.common.tables.conform`) and write it with :func:`write_csv`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from infrepro.core.vocabulary import BOOL, FLOAT, INT, TABLE_SPECS
 from infrepro.io.errors import InputError
-from infrepro.vocabulary import BOOL, FLOAT, INT, TABLE_SPECS
 
 TRUE = ("true", "1")
 

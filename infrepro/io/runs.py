@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from infrepro.core.vocabulary import DEV_SCORE, HYPOTHESES, LOOK, RESERVED, RUN, SYSTEM
 from infrepro.io.errors import InputError, plural
 from infrepro.io.looks import look_values
 from infrepro.io.paths import portable_path
@@ -37,7 +38,6 @@ from infrepro.io.tables import (
     require_columns,
 )
 from infrepro.io.text import not_a_file
-from infrepro.vocabulary import DEV_SCORE, HYPOTHESES, LOOK, RESERVED, RUN, SYSTEM
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=@-]*")  # fullmatch: "$" would allow a final \n
 

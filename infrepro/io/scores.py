@@ -12,13 +12,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from infrepro.catalog import FRACTION, POINTS, RAW, Scale
+from infrepro.core.catalog import FRACTION, POINTS, RAW, Scale
+from infrepro.core.vocabulary import DEV_SCORE, LOOK, RUN, SEGMENT, SYSTEM
 from infrepro.io.errors import InputError
 from infrepro.io.looks import look_values
 from infrepro.io.names import check_lookalikes
 from infrepro.io.properties import property_values
 from infrepro.io.text import require_file
-from infrepro.vocabulary import DEV_SCORE, LOOK, RUN, SEGMENT, SYSTEM
 
 # A fraction-scale metric's scores lie within [-FRACTION_BOUND, FRACTION_BOUND] but for at most a
 # share FRACTION_OUTSIDE of them (TER exceeds 1, rarely 2, on some segments; COMET and BLEURT may

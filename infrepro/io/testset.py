@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from infrepro.core.vocabulary import REFERENCE, SEGMENT, SOURCE
 from infrepro.io.errors import InputError
 from infrepro.io.tables import (
     LINE_COLUMN,
@@ -16,7 +17,6 @@ from infrepro.io.tables import (
     read_table,
     require_columns,
 )
-from infrepro.vocabulary import REFERENCE, SEGMENT, SOURCE
 
 _EXTRA_REFERENCE = re.compile(r"^reference_(\d+)$")
 

@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from infrepro.lmm.blas import single_threaded_blas
 from infrepro.lmm.errors import LmmError
 from infrepro.lmm.kr import BlockProducts, kr_pieces
 from infrepro.lmm.layout import Layout
+from infrepro.plumbing.blas import single_threaded_blas
 
 SATTERTHWAITE = "Satterthwaite"
 KENWARD_ROGER = "Kenward-Roger"

@@ -12,7 +12,6 @@ import pandas as pd
 import scipy.sparse as sp
 
 from infrepro.lmm import ddf
-from infrepro.lmm.blas import single_threaded_blas
 from infrepro.lmm.cache import FitCache, memo
 from infrepro.lmm.ddf import DdfCore
 from infrepro.lmm.design import (
@@ -27,6 +26,7 @@ from infrepro.lmm.formula import ParsedFormula, parse_formula
 from infrepro.lmm.optimize import OptimResult, minimize_theta
 from infrepro.lmm.profiled import LOG_2PI, ProfiledDeviance, Solution
 from infrepro.lmm.result import SINGULAR_TOL, LmmResult
+from infrepro.plumbing.blas import single_threaded_blas
 
 FEW_LEVELS = 5  # docs/method.md §4.6: facets with fewer levels are flagged
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from infrepro.lmm.blas import single_threaded_blas
 from infrepro.lmm.ddf import (
     KENWARD_ROGER,
     SATTERTHWAITE,
@@ -19,6 +18,7 @@ from infrepro.lmm.ddf import (
 )
 from infrepro.lmm.design import FixedDesign, is_categorical
 from infrepro.lmm.errors import LmmError
+from infrepro.plumbing.blas import single_threaded_blas
 
 SINGULAR_TOL = 1e-4  # lme4's isSingular() tolerance on theta (docs/method.md §4.6.1)
 

@@ -5,7 +5,7 @@ compiled numba kernels (`TER_BACKEND` says which TER path is active); BLEU and c
 `implementation="reference"` runs plain loops over the reference packages.
 """
 
-from infrepro.catalog import BETTER, KNOWN_METRICS
+from infrepro.core.catalog import BETTER, KNOWN_METRICS
 from infrepro.metrics.api import score_segments
 from infrepro.metrics.ter import TER_BACKEND
 

@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from infrepro.catalog import KNOWN_METRICS
+from infrepro.core.catalog import KNOWN_METRICS
 from infrepro.metrics import kernels, pair_memo, reference, rouge, sacre, ter
 
 Implementation = Literal["fast", "reference", "auto"]

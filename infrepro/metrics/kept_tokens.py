@@ -5,7 +5,8 @@ process that scores a run stems the words of every reference and hypothesis it h
 before: 0.3 s of each worker's first job at paper scale, the run after new seeds included
 (issue 31). The stem of a word is a pure function of the word and of the tokenizer's code, so
 the pieces a job met and their tokens are kept in ``.snakemake/infrepro/tokens.json`` (a
-:class:`~infrepro.kept.KeptStore`: data only, written atomically) and a later worker takes them
+:class:`~infrepro.plumbing.kept.KeptStore`: data only, written atomically) and a later worker takes
+them
 from there (`TokenEncoder.learn`). Token ids are still assigned afresh in each process, and the
 kernels only compare them, so the scores are the same with or without the memo.
 """
@@ -17,7 +18,7 @@ import platform
 from collections.abc import Iterator, Sequence
 from importlib import metadata
 
-from infrepro.kept import KeptStore
+from infrepro.plumbing.kept import KeptStore
 
 ROUGE = "rouge"
 MOST_PIECES = 300_000  # kept at most (a few MB of JSON)
@@ -32,7 +33,7 @@ class TokenStore(KeptStore[dict[str, str]]):
     def version(cls) -> str:
         """The package's source and the tokenizer's libraries (not matplotlib's or scipy's:
         a scoring process does not import them)."""
-        from infrepro.sources import source_digest
+        from infrepro.plumbing.sources import source_digest
 
         libraries = [f"{name} {metadata.version(name)}" for name in ("nltk", "rouge-score")]
         return "|".join([source_digest().hex(), platform.python_version(), *libraries])

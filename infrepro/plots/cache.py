@@ -7,7 +7,7 @@ report's time is matplotlib's). The store is one JSON file
 (``.snakemake/infrepro/figures.json``, data only), written atomically after the page and holding
 only the figures of that render. A figure is reused only under the same key: the function's
 name and a digest of its arguments and of the package's source and library versions
-(:func:`infrepro.memo.content_digest`). A missing, unreadable or foreign file is ignored.
+(:func:`infrepro.plumbing.memo.content_digest`). A missing, unreadable or foreign file is ignored.
 
 A render with more than one process (:func:`figures_from`'s ``processes``, the report rule's
 threads) sends each figure it has to draw to a pool of forked processes as it asks for it and
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from multiprocessing.pool import AsyncResult, Pool
 from typing import Any, ParamSpec
 
-from infrepro.kept import KeptStore
-from infrepro.memo import Undigestible, content_digest
+from infrepro.plumbing.kept import KeptStore
+from infrepro.plumbing.memo import Undigestible, content_digest
 
 P = ParamSpec("P")
 

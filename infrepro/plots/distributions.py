@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from infrepro.core.vocabulary import SYSTEM
 from infrepro.plots.cache import cached_figure
 from infrepro.plots.names import label_width, short_names, text_width
 from infrepro.plots.palette import level_styles, system_style
 from infrepro.plots.svg import figure, legend_below, legend_columns, legend_rows, to_svg
-from infrepro.vocabulary import SYSTEM
 
 JITTER = 0.17
 MOST_UPRIGHT = 8  # more systems than this: one horizontal row per system

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import matplotlib
 
-from infrepro.vocabulary import SEGMENT
+from infrepro.core.vocabulary import SEGMENT
 
 # Okabe & Ito's colour-blind-safe palette; the baseline is blue, the first competitor vermilion.
 SYSTEM_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")

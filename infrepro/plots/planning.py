@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from infrepro.core.vocabulary import BUDGET_COLUMN, SYSTEM
 from infrepro.plots.cache import cached_figure
 from infrepro.plots.svg import (
     figure,
@@ -17,7 +18,6 @@ from infrepro.plots.svg import (
     lines_legend_svg,
     to_svg,
 )
-from infrepro.vocabulary import BUDGET_COLUMN, SYSTEM
 
 TARGETS = (0.8, 0.9)
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 from matplotlib.patches import Patch
 
+from infrepro.core.vocabulary import SYSTEM
 from infrepro.plots.cache import cached_figure
 from infrepro.plots.names import label_width, short_names
 from infrepro.plots.svg import (
@@ -18,7 +19,6 @@ from infrepro.plots.svg import (
     lines_legend_svg,
     to_svg,
 )
-from infrepro.vocabulary import SYSTEM
 
 KOO_LI_BANDS = (
     (0.0, 0.5, "poor", "#fbe9e7"),

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from infrepro.vocabulary import BIN_SUFFIX
+from infrepro.core.vocabulary import BIN_SUFFIX
 
 DEFAULT_LABELS = {2: ["low", "high"], 3: ["low", "mid", "high"]}
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from infrepro.core.vocabulary import SEGMENT
 from infrepro.io.properties import property_values
 from infrepro.io.testset import property_text
 from infrepro.properties.rarity import FrequencyTable, word_rarity
 from infrepro.properties.text_properties import length, readability
-from infrepro.vocabulary import SEGMENT
 
 
 def compute_properties(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from infrepro.lazy import lazy_getattr
+from infrepro.plumbing.lazy import lazy_getattr
 
 _WHERE = {
     "input_checksums": "checksums",

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from infrepro.vocabulary import TABLE_SPECS
+from infrepro.core.vocabulary import TABLE_SPECS
 
 if TYPE_CHECKING:  # the workflow's parse reads sha256; pandas loads for the table only
     import pandas as pd

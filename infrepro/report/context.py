@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from infrepro.registry import CLASSICAL
+from infrepro.core.registry import CLASSICAL
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.labels import metric_label, property_label
 from infrepro.report.sections import (

@@ -1,6 +1,6 @@
 """The decision records as the report reads and words them (docs/method.md §4c.11).
 
-``decisions.csv`` is read back into :class:`~infrepro.decisions.PairDecision` records once
+``decisions.csv`` is read back into :class:`~infrepro.core.decisions.PairDecision` records once
 (:func:`book`); every view of a pair (the decision table, the headline card, the forest plot,
 the groups diagram, the sentence to quote, the LaTeX and Markdown rows, the planning cards)
 renders a record with the functions here, so that every place says the same thing. Nothing here
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.decisions import (
+from infrepro.core.decisions import (
     ANYTIME,
     BETTER,
     FAMILY_ALL,
@@ -30,10 +30,10 @@ from infrepro.decisions import (
     family_label,
     runs_phrase,
 )
+from infrepro.core.schema import with_defaults
+from infrepro.core.vocabulary import NOT_CONVERGED
 from infrepro.report.formatting import points, significant
 from infrepro.report.inputs import ReportSettings
-from infrepro.schema import with_defaults
-from infrepro.vocabulary import NOT_CONVERGED
 
 DECISIONS = "decisions"
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from infrepro.catalog import POINTS
+from infrepro.core.catalog import POINTS
+from infrepro.core.vocabulary import REPORT_TABLES
 from infrepro.io.results import read_result_table
-from infrepro.vocabulary import REPORT_TABLES
 
 
 @dataclass(frozen=True)

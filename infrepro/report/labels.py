@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from infrepro.registry import MODELS
-from infrepro.vocabulary import BIN_SUFFIX
+from infrepro.core.registry import MODELS
+from infrepro.core.vocabulary import BIN_SUFFIX
 
 METRIC_LABELS = {
     "ter": "TER",
@@ -29,7 +29,7 @@ def property_label(prop: str) -> str:
 
 
 def analysis_label(analysis: str) -> str:
-    """A model's label (infrepro.registry.MODELS); an unregistered name with spaces."""
+    """A model's label (infrepro.core.registry.MODELS); an unregistered name with spaces."""
     model = MODELS.get(analysis)
     return model.label if model is not None else analysis.replace("_", " ")
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from infrepro.decisions import (
+from infrepro.core.decisions import (
     BONFERRONI,
     FAMILY_BASELINE,
     MAX_T,
@@ -22,12 +22,12 @@ from infrepro.decisions import (
     VS_OUTPUT,
     PairDecision,
 )
+from infrepro.core.vocabulary import SYSTEM, file_stem
 from infrepro.report.decisions import family_text, p_name, plan_text
 from infrepro.report.escape import latex_comment, latex_header, markdown_cell, markdown_text
 from infrepro.report.escape import latex_text as latex_escape
 from infrepro.report.formatting import is_missing, points
 from infrepro.report.labels import metric_label
-from infrepro.vocabulary import SYSTEM, file_stem
 
 DAGGER = "\u2020"
 DOUBLE_DAGGER = "\u2021"

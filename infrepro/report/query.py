@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from infrepro.memo import FrameMemo
+from infrepro.plumbing.memo import FrameMemo
 
 
 def select(frame: pd.DataFrame, **equals: object) -> pd.DataFrame:

@@ -1,6 +1,6 @@
 """The headline card's badge and lines, worded from a decision record (docs/method.md §4b.6).
 
-The badge is the record's verdict (``infrepro.decisions``), with the estimand it is about; the
+The badge is the record's verdict (``infrepro.core.decisions``), with the estimand it is about; the
 lines beside it are the record's facet-aware reading, best vs best as the seeds' reproduction,
 the paper's all-runs GLRT and the bootstrap check, each labelled with its model and never called
 a verdict. Nothing here tests or decides.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from infrepro.decisions import (
+from infrepro.core.decisions import (
     BETTER,
     NOT_SHOWN,
     OUTPUTS,
@@ -20,8 +20,8 @@ from infrepro.decisions import (
     VS_OUTPUT,
     PairDecision,
 )
+from infrepro.core.vocabulary import NOT_CONVERGED
 from infrepro.report.formatting import points
-from infrepro.vocabulary import NOT_CONVERGED
 
 # The paper's all-runs GLRT's measured level (README, "Calibration and statistical validity").
 PAPER_GLRT_LEVEL = (

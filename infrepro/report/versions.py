@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from infrepro.provenance import software_versions
-from infrepro.vocabulary import TABLE_SPECS
+from infrepro.core.provenance import software_versions
+from infrepro.core.vocabulary import TABLE_SPECS
 
 SOFTWARE_COLUMNS = list(TABLE_SPECS["software"].names)
 

@@ -20,13 +20,13 @@ import numpy as np
 from scipy import stats
 
 from infrepro.analyses.classical import classical_tests
+from infrepro.analyses.common.data import MetricData
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.common.glrt import run_glrt
+from infrepro.analyses.common.smalltests import contest
 from infrepro.analyses.comparison import shared_facets
 from infrepro.analyses.conditional import run_intercepts
-from infrepro.analyses.data import MetricData
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.glrt import run_glrt
-from infrepro.analyses.smalltests import contest
-from infrepro.registry import (
+from infrepro.core.registry import (
     ALL_RUNS,
     ALL_RUNS_RUN_AWARE,
     CLASSICAL,
@@ -35,17 +35,8 @@ from infrepro.registry import (
     HEADLINE,
     interaction_only,
 )
-from infrepro.registry import run_aware as run_aware_model
-from infrepro.validation.simulate import (
-    REAL_RESIDUAL_SD,
-    REAL_RUN_SD,
-    Design,
-    Facet,
-    System,
-    a_vs_a,
-    simulate,
-)
-from infrepro.vocabulary import (
+from infrepro.core.registry import run_aware as run_aware_model
+from infrepro.core.vocabulary import (
     CLASSICAL_TABLE,
     RUN,
     RUN_TERM,
@@ -55,8 +46,17 @@ from infrepro.vocabulary import (
     property_formulas,
     runaware_property_formula,
 )
-from infrepro.vocabulary import SYSTEM as SYSTEM_COLUMN
-from infrepro.vocabulary import comparison_formulas as formulas
+from infrepro.core.vocabulary import SYSTEM as SYSTEM_COLUMN
+from infrepro.core.vocabulary import comparison_formulas as formulas
+from infrepro.validation.simulate import (
+    REAL_RESIDUAL_SD,
+    REAL_RUN_SD,
+    Design,
+    Facet,
+    System,
+    a_vs_a,
+    simulate,
+)
 
 ALPHA = 0.05
 LEVEL_BOUND = 0.065
@@ -486,8 +486,8 @@ def decision_result(data: MetricData, log: FitLog) -> dict[str, object] | None:
     """The decision record of B against A, as the ``summary`` analysis makes it (model M, the
     family's adjustment, the run-count rule, the facet-aware reading): what the table, the
     badge and the sentence say (docs/method.md §4c.11). None when M could not be fitted."""
-    from infrepro.analyses.summary import Settings, decide
-    from infrepro.decisions import FAMILY_BASELINE
+    from infrepro.analyses.decision.summary import Settings, decide
+    from infrepro.core.decisions import FAMILY_BASELINE
 
     records = decide(data, log, Settings(alpha=ALPHA)).records
     found = [r for r in records if r.family == FAMILY_BASELINE and r.system == COMP]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from infrepro.decisions import BETTER, WORSE
+from infrepro.core.decisions import BETTER, WORSE
 from infrepro.report.verdict import JUDGED_DF
 from infrepro.validation.calibration import ALPHA
 

@@ -25,13 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from infrepro.analyses.data import MetricData
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.summary import Decision, Settings, decide
-from infrepro.decisions import BETTER, FAMILY_ALL, FAMILY_BASELINE
+from infrepro.analyses.common.data import MetricData
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.decision.summary import Decision, Settings, decide
+from infrepro.core.decisions import BETTER, FAMILY_ALL, FAMILY_BASELINE
+from infrepro.core.vocabulary import RUN, SEGMENT, SYSTEM
 from infrepro.validation.calibration import ALPHA, LEVEL_DESIGNS, NO_RESAMPLING
 from infrepro.validation.simulate import simulate
-from infrepro.vocabulary import RUN, SEGMENT, SYSTEM
 
 METRIC = "y"
 RUN_SDS = (0.01, 0.03)  # run SDs of the first and the last system, linear in between

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from infrepro.analyses.data import MetricData
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.pairtests import RunVariance
-from infrepro.analyses.summary import Settings, decide
-from infrepro.decisions import BETTER, FAMILY_BASELINE, WORSE
-from infrepro.vocabulary import RUN, SEGMENT, SYSTEM
+from infrepro.analyses.common.data import MetricData
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.decision.pairtests import RunVariance
+from infrepro.analyses.decision.summary import Settings, decide
+from infrepro.core.decisions import BETTER, FAMILY_BASELINE, WORSE
+from infrepro.core.vocabulary import RUN, SEGMENT, SYSTEM
 
 METRIC = "y"
 ALPHA = 0.05

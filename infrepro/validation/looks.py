@@ -25,14 +25,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from infrepro.analyses.data import MetricData
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.looks import Sequential, SequentialOptions, looks_of
-from infrepro.analyses.summary import Settings, decide
-from infrepro.decisions import BETTER, FAMILY_BASELINE, WORSE, PairDecision
-from infrepro.schema import with_defaults
+from infrepro.analyses.common.data import MetricData
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.decision.looks import Sequential, SequentialOptions, looks_of
+from infrepro.analyses.decision.summary import Settings, decide
+from infrepro.core.decisions import BETTER, FAMILY_BASELINE, WORSE, PairDecision
+from infrepro.core.schema import with_defaults
+from infrepro.core.vocabulary import LOOK, RUN
 from infrepro.validation.few_runs import ALPHA, METRIC, RANK_DRAWS, pair_experiment
-from infrepro.vocabulary import LOOK, RUN
 
 CLAIM = {BETTER: 1, WORSE: -1}
 

@@ -9,9 +9,10 @@ import math
 
 import pandas as pd
 
-from infrepro.analyses.data import MetricData
-from infrepro.analyses.fitlog import FitLog
-from infrepro.registry import CONDITIONAL, METAPARAM, interaction_only, joint, run_aware
+from infrepro.analyses.common.data import MetricData
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.core.registry import CONDITIONAL, METAPARAM, interaction_only, joint, run_aware
+from infrepro.core.vocabulary import SYSTEM as SYSTEM_COLUMN
 from infrepro.validation.calibration import (
     ALPHA,
     BASE,
@@ -22,7 +23,6 @@ from infrepro.validation.calibration import (
     two_systems,
 )
 from infrepro.validation.simulate import REAL_RUN_SD, Design, Facet, System
-from infrepro.vocabulary import SYSTEM as SYSTEM_COLUMN
 
 RETRAIN = "retrain_sd_points"
 METAPARAM_SD = "metaparam_sd_points"

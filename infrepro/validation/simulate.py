@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from infrepro.analyses.data import MetricData
+from infrepro.analyses.common.data import MetricData
 from infrepro.analyses.variance import Spread, spread_sds
-from infrepro.vocabulary import RUN, SEGMENT, SYSTEM, VARIANCE_COLUMN
+from infrepro.core.vocabulary import RUN, SEGMENT, SYSTEM, VARIANCE_COLUMN
 
 RESIDUAL = "Residual"
 STREAMS = (

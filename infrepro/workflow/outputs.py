@@ -19,9 +19,9 @@ import os
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-from infrepro.io.atomic import write_text
-from infrepro.registry import ANALYSES
-from infrepro.vocabulary import PRODUCED, REMOVED, TABLE_SPECS, file_stem
+from infrepro.core.registry import ANALYSES
+from infrepro.core.vocabulary import PRODUCED, REMOVED, TABLE_SPECS, file_stem
+from infrepro.plumbing.atomic import write_text
 
 RESULTS = "results"
 RECORD = ".outputs"  # results/.outputs: the files the last configuration produced, one a line
@@ -42,7 +42,8 @@ UNIT_STORES = ".snakemake/infrepro/units"  # workflow state beside Snakemake's, 
 
 
 def unit_store(metric_stem: str, analysis: str) -> Path:
-    """Where an analysis job keeps its units for its next run (infrepro.analyses.units): in the
+    """Where an analysis job keeps its units for its next run (infrepro.analyses.common.units): in
+    the
     experiment's ``.snakemake/`` folder, with Snakemake's own state: not an output, so never
     listed, pruned or pasted from; moved with the folder, and rebuilt when lost."""
     return Path(UNIT_STORES) / metric_stem / f"{analysis}.json"

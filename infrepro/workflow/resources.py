@@ -13,7 +13,7 @@ measured every job at 1x, 3x and 10x the paper's 551,520 rows. Each cost is a li
 ``base + per_million * rows / 1e6`` through the measured peaks (MiB) and CPU times, with
 headroom: memory x MEM_HEADROOM, time x TIME_HEADROOM (shared or slower nodes), both x the
 attempt number when Snakemake retries a failed job (``--retries``). This module imports only
-the standard library and infrepro.registry at import time (the workflow parses it on every
+the standard library and infrepro.core.registry at import time (the workflow parses it on every
 invocation).
 """
 
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from infrepro import registry
+from infrepro.core import registry
 
 MEM_HEADROOM = 1.5
 TIME_HEADROOM = 4.0

@@ -184,7 +184,7 @@ def test_analysis_jobs_ask_for_what_a_large_evaluation_table_needs(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from infrepro.registry import ANALYSES
+    from infrepro.core.registry import ANALYSES
     from infrepro.workflow.resources import ANALYSIS_COST
 
     profile_dir = REPO_ROOT / "profiles" / "slurm"

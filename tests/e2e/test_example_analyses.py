@@ -11,7 +11,7 @@ import pytest
 from workflow_helpers import REPO_ROOT
 
 from infrepro.analyses import TABLES
-from infrepro.vocabulary import LOOKS_TABLE, TABLE_COLUMNS
+from infrepro.core.vocabulary import LOOKS_TABLE, TABLE_COLUMNS
 
 pytestmark = pytest.mark.e2e  # runs on the worker of the example run (tests/conftest.py)
 PLANTED = json.loads((REPO_ROOT / "resources/example/planted.json").read_text())

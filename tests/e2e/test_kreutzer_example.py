@@ -21,9 +21,9 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from workflow_helpers import REPO_ROOT, run_snakemake
 
-from infrepro.analyses.agreement import krippendorff_alpha, reliability_matrix
+from infrepro.analyses.common.agreement import krippendorff_alpha, reliability_matrix
+from infrepro.core.vocabulary import VCA_MAIN_EFFECTS
 from infrepro.lmm import fit
-from infrepro.vocabulary import VCA_MAIN_EFFECTS
 
 pytestmark = pytest.mark.e2e
 

@@ -21,7 +21,7 @@ from label_experiments import (  # noqa: E402
     run_in_process,
 )
 
-from infrepro.vocabulary import TABLES, file_stem  # noqa: E402
+from infrepro.core.vocabulary import TABLES, file_stem  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 

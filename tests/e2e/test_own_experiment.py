@@ -26,8 +26,8 @@ from workflow_helpers import (
     write_scores,
 )
 
+from infrepro.core.schema import SCHEMA as CONFIG_SCHEMA
 from infrepro.lmm import fit
-from infrepro.schema import SCHEMA as CONFIG_SCHEMA
 
 pytestmark = pytest.mark.e2e
 

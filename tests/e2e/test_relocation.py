@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from workflow_helpers import job_counts, make_mini_experiment, run_snakemake
 
-from infrepro.vocabulary import file_stem
+from infrepro.core.vocabulary import file_stem
 from infrepro.workflow.outputs import RECORD
 
 pytestmark = pytest.mark.e2e

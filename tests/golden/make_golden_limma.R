@@ -1,5 +1,5 @@
 # Golden reference values for the moderated run variances (docs/method.md §4b.12,
-# infrepro/calibrated.py `squeeze_var`): limma::squeezeVar (no covariate, robust = FALSE) on
+# infrepro/stats/calibrated.py `squeeze_var`): limma::squeezeVar (no covariate, robust = FALSE) on
 # sets of 1 to 30 variances with df 1 to 5, and eBayes' df cap, df_total = pmin(df + d0, sum(df)).
 #
 # Usage (from the repository root):

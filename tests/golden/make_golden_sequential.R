@@ -1,4 +1,4 @@
-# Group-sequential reference values from rpact for infrepro.sequential (docs/method.md §4e):
+# Group-sequential reference values from rpact for infrepro.stats.sequential (docs/method.md §4e):
 # Lan-DeMets O'Brien-Fleming-type (asOF) and Pocock-type (asP) efficacy boundaries for 2-5 looks
 # at equal and unequal information rates, one-sided alpha 0.025 and two-sided alpha 0.05; a
 # non-binding z futility bound; user spending for a plan stopped early and one overrun (the last

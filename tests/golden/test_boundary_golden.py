@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 
 from infrepro.analyses import MetricData, run_analysis
+from infrepro.core.vocabulary import NOT_CONVERGED, RESIDUAL, SEGMENT, SYSTEM, VCA_RUN_AWARE
 from infrepro.lmm import LmmError, fit
-from infrepro.vocabulary import NOT_CONVERGED, RESIDUAL, SEGMENT, SYSTEM, VCA_RUN_AWARE
 
 GOLDEN = Path(__file__).parent
 VC_REL = 1e-4

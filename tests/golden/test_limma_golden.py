@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infrepro.calibrated import squeeze_var
+from infrepro.stats.calibrated import squeeze_var
 
 GOLDEN = Path(__file__).parent
 CASES = sorted((GOLDEN / "fixtures_limma").glob("*.json"), key=lambda p: p.name)

@@ -29,9 +29,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from infrepro.analyses.simultaneous import emmeans_df, max_t
+from infrepro.core.vocabulary import SYSTEM
 from infrepro.lmm import KENWARD_ROGER, fit
-from infrepro.vocabulary import SYSTEM
+from infrepro.stats.simultaneous import emmeans_df, max_t
 
 GOLDEN = Path(__file__).parent
 CASES = sorted((GOLDEN / "fixtures_mvt").glob("*.json"), key=lambda p: p.name)

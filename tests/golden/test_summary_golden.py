@@ -18,19 +18,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from infrepro.analyses.data import MetricData
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.letters import compact_letters
-from infrepro.analyses.summary import (
+from infrepro.analyses.common.data import MetricData
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.decision.summary import (
     Contrast,
     DecisionModel,
     adjust_family,
     decision_model,
     fit_decision_model,
 )
-from infrepro.decisions import HOLM
+from infrepro.core.decisions import HOLM
+from infrepro.core.vocabulary import RUN, SYSTEM
 from infrepro.lmm import fit
-from infrepro.vocabulary import RUN, SYSTEM
+from infrepro.stats.letters import compact_letters
 
 GOLDEN = Path(__file__).parent
 CASES = sorted((GOLDEN / "fixtures_summary").glob("*.json"), key=lambda p: p.name)

@@ -1,4 +1,4 @@
-"""Content digests of frames (infrepro.memo): the keys of the report's kept figures and the
+"""Content digests of frames (infrepro.plumbing.memo): the keys of the report's kept figures and the
 metaparam analysis's kept units. Equal content gives equal keys; any difference of a cell, a
 type, a missing value or a column boundary gives another key, for small frames (cells read one
 by one) and large ones (pandas' vectorised hash) alike."""
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from infrepro import memo
+from infrepro.plumbing import memo
 
 
 def frame(**columns: object) -> pd.DataFrame:

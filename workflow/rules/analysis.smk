@@ -1,8 +1,8 @@
 # The statistical analyses (docs/method.md §4, §4b): one job per metric and analysis, then tidy
-# tables. Each analysis has its own rule, derived from its registry entry (infrepro/registry.py):
+# tables. Each analysis has its own rule, derived from its registry entry (infrepro/core/registry.py):
 # it declares only the tables the analysis writes, takes as inputs the tables it needs from other
 # analyses and depends only on the options it reads.
-from infrepro.registry import ANALYSES, rule_options, with_needs
+from infrepro.core.registry import ANALYSES, rule_options, with_needs
 from infrepro.workflow.resources import (
     analysis_priority,
     analysis_resources,
@@ -10,7 +10,7 @@ from infrepro.workflow.resources import (
     collect_runtime,
     last_analysis,
 )
-from infrepro.vocabulary import TABLES, file_stem
+from infrepro.core.vocabulary import TABLES, file_stem
 
 ANALYSIS_OPTIONS = config["analyses"]  # the schema sets every default
 ANALYSES_TO_RUN = with_needs(ANALYSIS_OPTIONS["run"])  # the chosen ones and what they need

@@ -8,8 +8,8 @@ from snakemake.exceptions import WorkflowError
 from infrepro.io.errors import InputError
 from infrepro.io.paths import portable_path
 from infrepro.experiment.kept import kept_experiment
-from infrepro.registry import SUMMARY
-from infrepro.vocabulary import REPORT_TABLES, file_stem
+from infrepro.core.registry import SUMMARY
+from infrepro.core.vocabulary import REPORT_TABLES, file_stem
 from infrepro.workflow import verbatim
 from infrepro.workflow.checksums import remember_checksums
 from infrepro.workflow.params import serialize_params_lazily

@@ -1,6 +1,6 @@
 # The evaluation table: one row per (run, segment), read by every analysis.
 from infrepro.workflow.resources import assemble_mem_mb, assemble_runtime
-from infrepro.vocabulary import RUN
+from infrepro.core.vocabulary import RUN
 
 
 if RAW_MODE:

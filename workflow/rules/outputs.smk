@@ -1,7 +1,7 @@
 # The job that removes what an earlier configuration produced under results/ and this one does not
 # (infrepro/workflow/outputs.py; what this one produces: produced_outputs in common.smk):
 # results/tables/outputs.csv lists both, and the report shows it.
-from infrepro.vocabulary import OUTPUTS_TABLE
+from infrepro.core.vocabulary import OUTPUTS_TABLE
 
 OUTPUTS_CSV = f"{RESULTS}/tables/{OUTPUTS_TABLE}.csv"
 

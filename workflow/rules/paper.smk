@@ -1,7 +1,7 @@
 # Paste-ready decision tables (docs/method.md §4c): results/paper/<metric's file stem>.tex (booktabs) and
 # .md from results/tables/summary.csv and decisions.csv.
-from infrepro.registry import SUMMARY
-from infrepro.vocabulary import file_stem
+from infrepro.core.registry import SUMMARY
+from infrepro.core.vocabulary import file_stem
 
 
 rule paper_tables:

@@ -2,9 +2,9 @@
 # from results/tables/*.csv. Both are also registered with Snakemake's own report (--report).
 from pathlib import Path
 
-from infrepro.provenance import software_versions
+from infrepro.core.provenance import software_versions
 from infrepro.report.assets import TEMPLATE_DIR, TEMPLATE_FILES
-from infrepro.vocabulary import REPORT_TABLES
+from infrepro.core.vocabulary import REPORT_TABLES
 
 REPORT_OPTIONS = config["report"]
 TEMPLATES = {name: file_digest(TEMPLATE_DIR / name) for name in TEMPLATE_FILES}

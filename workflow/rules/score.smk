@@ -3,7 +3,7 @@
 # .run_in_worker): scoring the example's run takes a fraction of a second, loading pandas, numba
 # and the compiled kernels two seconds; a worker loads them once, and at paper scale the jobs'
 # Python work (tokenization) still runs on every core, not on one interpreter's lock.
-from infrepro.vocabulary import RUN
+from infrepro.core.vocabulary import RUN
 
 
 rule score_run:

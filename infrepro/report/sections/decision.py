@@ -9,11 +9,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from infrepro.decisions import PairDecision
+from infrepro.core.decisions import PairDecision
+from infrepro.core.registry import SUMMARY
+from infrepro.core.vocabulary import SYSTEM
 from infrepro.plots import short_name
 from infrepro.plots.forest import improvement_forest
 from infrepro.plots.groups import groups_diagram, letter_members
-from infrepro.registry import SUMMARY
 from infrepro.report.decisions import (
     Book,
     book,
@@ -32,7 +33,6 @@ from infrepro.report.labels import metric_label
 from infrepro.report.paper import caption, pairs_text, paper_files
 from infrepro.report.query import select
 from infrepro.report.sections.looks import HINT, LookBlock, look_block
-from infrepro.vocabulary import SYSTEM
 
 
 @dataclass

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.core.registry import ALL_RUNS, BEST_VS_BEST, HEADLINE, VARIANCE
+from infrepro.core.vocabulary import CLASSICAL_TABLE, qq_theoretical, qq_values
 from infrepro.plots import qq_panels
-from infrepro.registry import ALL_RUNS, BEST_VS_BEST, HEADLINE, VARIANCE
 from infrepro.report.figure import Figure, make_figure
 from infrepro.report.formatting import fixed, integer, significant, yes_no
 from infrepro.report.htmltable import Column, Table, frame_table, text
@@ -16,7 +17,6 @@ from infrepro.report.inputs import ReportSettings
 from infrepro.report.labels import analysis_label, metric_label, property_label
 from infrepro.report.pcolumns import difference_column, p_columns
 from infrepro.report.query import select
-from infrepro.vocabulary import CLASSICAL_TABLE, qq_theoretical, qq_values
 
 QQ_ANALYSES = {
     BEST_VS_BEST: "best vs best",

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.core.registry import ALL_RUNS
 from infrepro.io.errors import plural
-from infrepro.registry import ALL_RUNS
 from infrepro.report.formatting import integer
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.labels import better_label, metric_label, property_label

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.decisions import PairDecision
-from infrepro.io.errors import plural
-from infrepro.registry import (
+from infrepro.core.decisions import PairDecision
+from infrepro.core.registry import (
     ALL_RUNS,
     BEST_VS_BEST,
     CONDITIONAL,
@@ -24,6 +23,16 @@ from infrepro.registry import (
     interaction_only,
     run_aware,
 )
+from infrepro.core.vocabulary import (
+    BIN_SUFFIX,
+    CONVERGED,
+    NOT_CONVERGED,
+    SYSTEM,
+    VCA_RUN_AWARE,
+    bin_column,
+)
+from infrepro.core.vocabulary import EFFECT_SD_TEXT as EFFECT_SD
+from infrepro.io.errors import plural
 from infrepro.report.decisions import Book, book, decision_line, interval, p_text, sentence
 from infrepro.report.formatting import fixed, flag, is_missing, is_significant, points
 from infrepro.report.formatting import p_text as cell_p
@@ -46,16 +55,7 @@ from infrepro.report.verdict import (
     paper_note,
     survival_line,
 )
-from infrepro.runcounts import holds_level, too_few_runs
-from infrepro.vocabulary import (
-    BIN_SUFFIX,
-    CONVERGED,
-    NOT_CONVERGED,
-    SYSTEM,
-    VCA_RUN_AWARE,
-    bin_column,
-)
-from infrepro.vocabulary import EFFECT_SD_TEXT as EFFECT_SD
+from infrepro.stats.runcounts import holds_level, too_few_runs
 
 TOP = 5  # competitors whose cards are shown open; the rest are one click away
 

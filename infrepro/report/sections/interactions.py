@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.core.registry import RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
+from infrepro.core.vocabulary import EFFECT_SD_TEXT, SYSTEM, is_bin_column, unbinned
 from infrepro.plots import PlotText, categorical_interaction, numeric_interaction
-from infrepro.registry import RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
 from infrepro.report.figure import Figure
 from infrepro.report.formatting import (
     fixed,
@@ -32,7 +33,6 @@ from infrepro.report.labels import (
 )
 from infrepro.report.pcolumns import p_columns
 from infrepro.report.query import first, ordered, select
-from infrepro.vocabulary import EFFECT_SD_TEXT, SYSTEM, is_bin_column, unbinned
 
 Z95 = 1.959963984540054
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.decisions import ANYTIME, PairDecision
+from infrepro.core.decisions import ANYTIME, PairDecision
+from infrepro.core.vocabulary import LOOKS_TABLE, SYSTEM
 from infrepro.plots import short_name
 from infrepro.plots.looks import LookPoint, look_history
 from infrepro.report.decisions import p_name, plan_text, scale_words
@@ -21,7 +22,6 @@ from infrepro.report.formatting import p_text as cell_p
 from infrepro.report.htmltable import Cell, Column, Table, rows_table
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.query import select
-from infrepro.vocabulary import LOOKS_TABLE, SYSTEM
 
 FIGURES = 5  # comparisons whose look history is drawn (the table lists every one)
 HINT = (

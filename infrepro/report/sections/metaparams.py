@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.core.registry import METAPARAM, RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
+from infrepro.core.vocabulary import SYSTEM, VARIANCE_COLUMN, bin_column
 from infrepro.plots import level_styles, short_name
-from infrepro.registry import METAPARAM, RUN_AWARE_SUFFIX, interaction_only, joint, run_aware
 from infrepro.report.figure import Figure, make_figure
 from infrepro.report.formatting import fixed, integer, scientific
 from infrepro.report.htmltable import Column, Table, frame_table, text
@@ -18,7 +19,6 @@ from infrepro.report.labels import metric_label, property_label
 from infrepro.report.query import first, ordered, select
 from infrepro.report.sections.interactions import Block, interaction_svg, p_of
 from infrepro.report.sections.properties import MOST_LINES, plotted_systems
-from infrepro.vocabulary import SYSTEM, VARIANCE_COLUMN, bin_column
 
 
 @dataclass(kw_only=True)

@@ -10,12 +10,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import yaml
 
-from infrepro.report.formatting import integer
-from infrepro.report.htmltable import Column, Table, frame_table, text
-from infrepro.report.inputs import ReportSettings
-from infrepro.report.labels import analysis_label, property_label
-from infrepro.report.verdict import PAPER_GLRT_LEVEL
-from infrepro.vocabulary import (
+from infrepro.core.vocabulary import (
     EFFECT_SD_TEXT,
     OUTPUTS_TABLE,
     REMOVED,
@@ -30,6 +25,11 @@ from infrepro.vocabulary import (
     run_terms,
     runaware_property_formula,
 )
+from infrepro.report.formatting import integer
+from infrepro.report.htmltable import Column, Table, frame_table, text
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.labels import analysis_label, property_label
+from infrepro.report.verdict import PAPER_GLRT_LEVEL
 
 SCORE, TWO = "score", ["A", "B"]  # generic names: any metric, systems A and B
 PAPER_ESTIMAND = (

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.decisions import FIRST_LOOK, SPENDING_WORDS, PairDecision
+from infrepro.core.decisions import FIRST_LOOK, SPENDING_WORDS, PairDecision
+from infrepro.core.registry import BUDGET, PLANNING
+from infrepro.core.schema import with_defaults
 from infrepro.plots import system_style
 from infrepro.plots.planning import budget_curves, power_curve
-from infrepro.registry import BUDGET, PLANNING
 from infrepro.report.decisions import book, family_text
 from infrepro.report.figure import Figure, make_figure
 from infrepro.report.formatting import POINTS, fixed, integer, is_missing
@@ -21,7 +22,6 @@ from infrepro.report.labels import metric_label
 from infrepro.report.query import select
 from infrepro.report.sections.headline import TOP, ranked_competitors
 from infrepro.report.sections.properties import MOST_LINES, plotted_systems
-from infrepro.schema import with_defaults
 
 BUDGET_SCORES = ("expected_best", "percentile_low", "percentile_high")  # budget.csv's scores
 

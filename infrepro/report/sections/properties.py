@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from infrepro.plots import system_style
-from infrepro.registry import (
+from infrepro.core.registry import (
     CONDITIONAL,
     RUN_AWARE_SUFFIX,
     SUMMARY,
@@ -17,6 +16,8 @@ from infrepro.registry import (
     joint,
     run_aware,
 )
+from infrepro.core.vocabulary import SYSTEM, bin_column
+from infrepro.plots import system_style
 from infrepro.report.figure import make_figure
 from infrepro.report.formatting import is_significant, significant
 from infrepro.report.htmltable import Cell, Column, Table, rows_table
@@ -24,7 +25,6 @@ from infrepro.report.inputs import ReportSettings
 from infrepro.report.labels import metric_label, property_label, statistic_name, test_label
 from infrepro.report.query import first, select
 from infrepro.report.sections.interactions import Block, interaction_svg, p_of
-from infrepro.vocabulary import SYSTEM, bin_column
 
 MOST_LINES = 6  # systems drawn in one interaction plot: the baseline and the top 5
 

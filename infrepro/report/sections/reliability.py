@@ -10,15 +10,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.plots import component_colours, dstudy_curve, system_style, variance_bars
-from infrepro.report.figure import Figure, make_figure
-from infrepro.report.formatting import fixed, flag, integer, scientific, yes_no
-from infrepro.report.htmltable import Column, Table, frame_table, text
-from infrepro.report.inputs import ReportSettings
-from infrepro.report.labels import metric_label
-from infrepro.report.query import select
-from infrepro.report.sections.properties import split_rows, top_systems
-from infrepro.vocabulary import (
+from infrepro.core.vocabulary import (
     CONVERGED,
     RUN,
     RUN_TERM,
@@ -28,6 +20,14 @@ from infrepro.vocabulary import (
     VCA_COLUMN,
     VCA_RUN_AWARE,
 )
+from infrepro.plots import component_colours, dstudy_curve, system_style, variance_bars
+from infrepro.report.figure import Figure, make_figure
+from infrepro.report.formatting import fixed, flag, integer, scientific, yes_no
+from infrepro.report.htmltable import Column, Table, frame_table, text
+from infrepro.report.inputs import ReportSettings
+from infrepro.report.labels import metric_label
+from infrepro.report.query import select
+from infrepro.report.sections.properties import split_rows, top_systems
 
 STORED_SCALE = "stored (fraction) scale"
 

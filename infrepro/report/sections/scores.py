@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.core.vocabulary import RUN, SYSTEM
 from infrepro.plots import MOST_UPRIGHT, run_distribution
 from infrepro.report.figure import Figure, make_figure
 from infrepro.report.formatting import integer, points, significant
@@ -13,7 +14,6 @@ from infrepro.report.htmltable import Column, Table, frame_table, text
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.labels import better_label, metric_label
 from infrepro.report.query import ordered, select
-from infrepro.vocabulary import RUN, SYSTEM
 
 COLOUR_MIN_PERCENT = 1.0
 COLOUR_MAX_LEVELS = 8

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.registry import (
+from infrepro.core.registry import (
     ALL_RUNS,
     ALL_RUNS_RUN_AWARE,
     BEST_VS_BEST,
@@ -16,13 +16,13 @@ from infrepro.registry import (
     FACET_AWARE,
     HEADLINE,
 )
+from infrepro.core.vocabulary import EFFECT_SD_TEXT, SYSTEM
 from infrepro.report.formatting import fixed, integer, points
 from infrepro.report.htmltable import Column, Table, frame_table, text
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.labels import analysis_label, metric_label
 from infrepro.report.pcolumns import difference_column, p_columns
 from infrepro.report.sections.properties import split_rows, top_systems
-from infrepro.vocabulary import EFFECT_SD_TEXT, SYSTEM
 
 RUN_AWARE = (HEADLINE, FACET_AWARE)
 COMPARISONS = (*RUN_AWARE, BEST_VS_BEST, ALL_RUNS, ALL_RUNS_RUN_AWARE)

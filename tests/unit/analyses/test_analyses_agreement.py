@@ -9,14 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from infrepro.analyses.agreement import (
+from infrepro.analyses.common.agreement import (
     agreement_table,
     interval_alpha,
     krippendorff_alpha,
     observed_agreement,
     reliability_matrix,
 )
-from infrepro.analyses.data import MetricData
+from infrepro.analyses.common.data import MetricData
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from infrepro.analyses.bootstrap import bootstrap_lrt
+from infrepro.analyses.common.bootstrap import bootstrap_lrt
 
 H1 = "y ~ system + (1|seg) + (1|run)"
 H0 = "y ~ 1 + (1|seg) + (1|run)"

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from infrepro.analyses import MetricData, run_analysis
-from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.common.fitlog import FitLog
 from infrepro.analyses.metaparam import facet_importance
-from infrepro.registry import COMPARISON, EFFECT_SCALE, PLANNING, SUMMARY, VARIANCE
-from infrepro.vocabulary import NOT_CONVERGED, SYSTEM, VCA_RUN_AWARE, columns
+from infrepro.core.registry import COMPARISON, EFFECT_SCALE, PLANNING, SUMMARY, VARIANCE
+from infrepro.core.vocabulary import NOT_CONVERGED, SYSTEM, VCA_RUN_AWARE, columns
 
 
 def experiment(n_segments: int = 30) -> MetricData:

@@ -6,7 +6,7 @@ import pandas as pd
 
 from infrepro.analyses import MetricData
 from infrepro.analyses.classical import classical_tests
-from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.common.fitlog import FitLog
 
 
 def test_paired_bootstrap_on_one_segment_is_skipped_with_its_reason() -> None:

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from infrepro.analyses import ANALYSES, MetricData, run_analysis
-from infrepro.vocabulary import TABLE_COLUMNS
+from infrepro.core.vocabulary import TABLE_COLUMNS
 
 
 def experiment(

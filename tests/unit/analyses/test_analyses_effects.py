@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from infrepro.analyses.data import run_means
-from infrepro.analyses.effects import effect_label, effect_scale
-from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.common.data import run_means
+from infrepro.analyses.common.effects import effect_label, effect_scale
+from infrepro.analyses.common.fitlog import FitLog
 from infrepro.validation import calibration
 from infrepro.validation.simulate import simulate
 

@@ -7,7 +7,7 @@ import pytest
 from workflow_helpers import kreutzer_ter
 
 from infrepro.analyses import run_analysis
-from infrepro.vocabulary import VCA_MAIN_EFFECTS
+from infrepro.core.vocabulary import VCA_MAIN_EFFECTS
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from infrepro.analyses.names import Names, formula_name
+from infrepro.analyses.common.names import Names, formula_name
 
 
 def test_names_round_trip_through_formulas_and_tables() -> None:
@@ -49,7 +49,7 @@ def test_formula_name_escapes_backquotes_as_r_does() -> None:
 def test_a_centred_property_is_written_as_one_name_in_formulas_and_cells() -> None:
     """The run slopes' centred column of ``src len`` is ``src len_c`` (`` `src len_c` `` in a
     formula), not `` `src len`_c ``, which R would read as a different, invalid term."""
-    from infrepro.vocabulary import centred, runaware_property_formula
+    from infrepro.core.vocabulary import centred, runaware_property_formula
 
     names = Names.of(["ter", "src len", "length"])
     metric, prop, plain = names.internal_list(["ter", "src len", "length"])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.common.fitlog import FitLog
 from infrepro.analyses.planning import (
     Components,
     PlannedTest,
@@ -24,9 +24,9 @@ from infrepro.analyses.planning import (
     planning_analysis,
     strata_estimates,
 )
+from infrepro.core.vocabulary import headline_formula
 from infrepro.lmm import KENWARD_ROGER, fit
 from infrepro.validation.simulate import Design, Facet, System, simulate
-from infrepro.vocabulary import headline_formula
 
 
 def _design(n_a: int, n_b: int, sd_a: float, sd_b: float, segments: int = 60) -> Design:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from infrepro.analyses.pvalues import chi2_log10_sf, format_p, holm_log10, t_log10_two_sided
+from infrepro.stats.pvalues import chi2_log10_sf, format_p, holm_log10, t_log10_two_sided
 
 
 @settings(max_examples=30)  # statsmodels' multipletests costs ~0.1 s per call
@@ -71,7 +71,7 @@ def test_normal_p_is_scipys_to_the_bit() -> None:
     import numpy as np
     from scipy import stats
 
-    from infrepro.analyses.pvalues import LN10, normal_log10_two_sided
+    from infrepro.stats.pvalues import LN10, normal_log10_two_sided
 
     rng = np.random.default_rng(3)
     values = [*rng.standard_normal(2000) * 8, 0.0, -0.0, 1e-300, 38.5, 40.0, 1e10, math.inf]

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, optimize, special, stats
 
-from infrepro.calibrated import (
+from infrepro.stats.calibrated import (
     band_log10_p,
     berger_boos_log10_p,
     critical_t,

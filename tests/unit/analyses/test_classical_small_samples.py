@@ -20,7 +20,7 @@ from infrepro.analyses.classical import (
     paired_bootstrap_test,
     randomization_test,
 )
-from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.common.fitlog import FitLog
 
 
 def best_run_data(base: list[float], comp: list[float], samples: int = 1000) -> MetricData:

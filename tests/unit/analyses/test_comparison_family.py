@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from infrepro.analyses import MetricData, run_analysis
-from infrepro.decisions import FAMILY_ALL, FAMILY_BASELINE, PAIRS_OF_FAMILY
-from infrepro.registry import (
+from infrepro.core.decisions import FAMILY_ALL, FAMILY_BASELINE, PAIRS_OF_FAMILY
+from infrepro.core.registry import (
     ALL_RUNS,
     BEST_VS_BEST,
     COMPARISON,
@@ -22,8 +22,8 @@ from infrepro.registry import (
     RUN_AWARE_SUFFIX,
     rule_options,
 )
-from infrepro.schema import defaults
-from infrepro.vocabulary import SYSTEM
+from infrepro.core.schema import defaults
+from infrepro.core.vocabulary import SYSTEM
 
 RUNS = {"A": 3, "B": 2, "C": 3, "D": 2}  # A is the baseline
 SHIFT = {"A": 0.0, "B": 0.02, "C": 0.06, "D": -0.03}

@@ -1,4 +1,4 @@
-"""collect_tables joins the parts of a table as text (infrepro.analyses.tables.joined_parts):
+"""collect_tables joins the parts of a table as text (infrepro.analyses.common.tables.joined_parts):
 the very bytes of reading them, concatenating and writing them again with pandas."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from infrepro.analyses.tables import combine, joined_parts
-from infrepro.io import write_csv
+from infrepro.analyses.common.tables import combine, joined_parts
 from infrepro.io.results import read_text_table
+from infrepro.plumbing.atomic import write_csv
 
 AWKWARD = ["plain", "a,b", 'say "x"', "two\nlines", " lead", "trail ", "", "NA", "1e-05", "ü"]
 

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from infrepro.core.vocabulary import SEGMENT
 from infrepro.io.errors import InputError
-from infrepro.vocabulary import SEGMENT
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from label_experiments import (  # noqa: E402

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from infrepro.analyses.data import MetricData
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.summary import Settings, decide, summary_tables
-from infrepro.decisions import (
+from infrepro.analyses.common.data import MetricData
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.decision.summary import Settings, decide, summary_tables
+from infrepro.core.decisions import (
     ANYTIME,
     FAMILY_ALL,
     FAMILY_BASELINE,
@@ -24,9 +24,10 @@ from infrepro.decisions import (
     STOP_SIGNIFICANT,
     PairDecision,
 )
+from infrepro.core.schema import with_defaults
+from infrepro.core.vocabulary import LOOK, RUN, SYSTEM
 from infrepro.report.decisions import records_of
-from infrepro.schema import with_defaults
-from infrepro.sequential import (
+from infrepro.stats.sequential import (
     BAND_LOOK_ALPHA_FACTOR,
     anytime_p,
     confidence_sequence,
@@ -35,7 +36,6 @@ from infrepro.sequential import (
 )
 from infrepro.validation.few_runs import METRIC, RUN_SD, _frame
 from infrepro.validation.looks import look_experiment
-from infrepro.vocabulary import LOOK, RUN, SYSTEM
 
 ALPHA = 0.05
 

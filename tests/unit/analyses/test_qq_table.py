@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.glrt import run_glrt
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.common.glrt import run_glrt
+from infrepro.core.vocabulary import QQ_POINTS, columns, qq_cell, qq_theoretical, qq_values
 from infrepro.report.sections.diagnostics import qq_points
-from infrepro.vocabulary import QQ_POINTS, columns, qq_cell, qq_theoretical, qq_values
 
 
 def rows() -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""The analyses' view of the evaluation table (infrepro.analyses.data.read_evaluation): lean
+"""The analyses' view of the evaluation table (infrepro.analyses.common.data.read_evaluation): lean
 columns, text as categoricals in string order, and the file decoded once per version."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from infrepro.analyses import data
-from infrepro.io import write_parquet
+from infrepro.plumbing.atomic import write_parquet
 
 
 def evaluation(ter: list[float]) -> pd.DataFrame:

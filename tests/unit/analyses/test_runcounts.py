@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from infrepro.runcounts import holds_level, runs_to_hold, welch_level, worst_level
+from infrepro.stats.runcounts import holds_level, runs_to_hold, welch_level, worst_level
 
 
 def _simulated_level(n_a: int, n_b: int, ratio: float, samples: int = 200_000) -> float:

@@ -1,4 +1,5 @@
-"""qq.csv's quantiles (infrepro.analyses.fitlog.sample_quantiles) equal np.quantile's, bit for
+"""qq.csv's quantiles (infrepro.analyses.common.fitlog.sample_quantiles) equal np.quantile's, bit
+for
 bit, whatever the values: it only selects the order statistics in another way."""
 
 from __future__ import annotations
@@ -6,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from infrepro.analyses.fitlog import SELECT_FROM, sample_quantiles
-from infrepro.vocabulary import qq_probabilities
+from infrepro.analyses.common.fitlog import SELECT_FROM, sample_quantiles
+from infrepro.core.vocabulary import qq_probabilities
 
 PROBABILITIES = qq_probabilities()
 

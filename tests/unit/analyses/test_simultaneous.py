@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from scipy import integrate, optimize, special, stats
 
 from infrepro.analyses import simultaneous
-from infrepro.analyses.simultaneous import emmeans_df, max_t
+from infrepro.stats.simultaneous import emmeans_df, max_t
 
 ALPHA = 0.05
 QUAD = 1e-7  # the references' own quadrature error
@@ -235,7 +235,7 @@ def test_same_bytes_every_time() -> None:
     in a fresh one."""
     code = (
         "import numpy as np, itertools\n"
-        "from infrepro.analyses.simultaneous import max_t\n"
+        "from infrepro.stats.simultaneous import max_t\n"
         "v = np.array([1.0, 0.4, 2.0, 1.3, 0.8])\n"
         "L = np.zeros((10, 5))\n"
         "for r, (a, b) in enumerate(itertools.combinations(range(5), 2)):\n"

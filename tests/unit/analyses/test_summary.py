@@ -20,12 +20,10 @@ from scipy import stats
 from workflow_helpers import kreutzer_ter
 
 from infrepro.analyses import summary
-from infrepro.analyses.data import MetricData, run_means
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.letters import compact_letters
-from infrepro.analyses.summary import Decision, Estimate, Settings, decide
-from infrepro.calibrated import band_log10_p, critical_t
-from infrepro.decisions import (
+from infrepro.analyses.common.data import MetricData, run_means
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.decision.summary import Decision, Estimate, Settings, decide
+from infrepro.core.decisions import (
     BETTER,
     FAMILY_ALL,
     FAMILY_BASELINE,
@@ -37,13 +35,15 @@ from infrepro.decisions import (
     PairDecision,
     check_schema,
 )
-from infrepro.io import write_csv
+from infrepro.core.vocabulary import SYSTEM, columns
 from infrepro.io.results import read_result_table
+from infrepro.plumbing.atomic import write_csv
 from infrepro.report.decisions import book_of, records_of, sentence
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.paper import latex_table, markdown_table
 from infrepro.report.sections import decision
-from infrepro.vocabulary import SYSTEM, columns
+from infrepro.stats.calibrated import band_log10_p, critical_t
+from infrepro.stats.letters import compact_letters
 
 
 def against(result: Decision, family: str = FAMILY_BASELINE) -> dict[str, PairDecision]:

@@ -1,4 +1,4 @@
-"""Per-system units kept between runs of an analysis job (infrepro/analyses/units.py): seeds
+"""Per-system units kept between runs of an analysis job (infrepro/analyses/common/units.py): seeds
 added to one system refit only its units, and the tables equal a run from scratch."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 from kept_stores import written_by_other_code
 
 from infrepro.analyses import run_analysis
-from infrepro.analyses.units import UnitStore
+from infrepro.analyses.common.units import UnitStore
+from infrepro.core.vocabulary import RUN, SYSTEM
 from infrepro.validation.simulate import Design, Facet, System, simulate
-from infrepro.vocabulary import RUN, SYSTEM
 
 DESIGN = Design(
     systems=(
@@ -106,7 +106,7 @@ def test_a_unit_is_written_as_its_fields_and_read_back_equal(tmp_path) -> None:
     import dataclasses
     import json
 
-    from infrepro.analyses.units import UnitStore, _Unit
+    from infrepro.analyses.common.units import UnitStore, _Unit
 
     unit = _Unit(
         {"glrt": [{"metric": "ter", "p_value": 0.5}], "means": []},

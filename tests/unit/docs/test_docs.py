@@ -1,6 +1,6 @@
 """The documentation against the code: docs/reference.md documents every config option (from the
 schema, with its type, default and bounds), every analysis and every output table's columns (from
-infrepro.vocabulary), and nothing else; README.md stays a guide; the docs name only paths that
+infrepro.core.vocabulary), and nothing else; README.md stays a guide; the docs name only paths that
 exist. (tests/e2e/test_readme.py runs the README's shell blocks.)"""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from infrepro import registry, schema, vocabulary
+from infrepro.core import registry, schema, vocabulary
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = REPO_ROOT / "docs" / "reference.md"

@@ -17,10 +17,10 @@ import yaml
 from snakemake.utils import validate
 from workflow_helpers import make_mini_experiment
 
+from infrepro.core.schema import SCHEMA, schema
 from infrepro.experiment import load_experiment
 from infrepro.io import InputError
 from infrepro.io.config import check_config, option_name
-from infrepro.schema import SCHEMA, schema
 
 # A name the user chooses in each open mapping of the schema (``*`` in an option's path): one
 # that the base experiments below have. A new open mapping needs an entry here.

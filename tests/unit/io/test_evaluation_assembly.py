@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from infrepro.core.vocabulary import RUN, SEGMENT, SYSTEM
 from infrepro.experiment import assemble_evaluation
-from infrepro.vocabulary import RUN, SEGMENT, SYSTEM
 
 STR = "str"
 

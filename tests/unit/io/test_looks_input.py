@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from infrepro.core.vocabulary import LOOK
 from infrepro.io import InputError, ScoresColumns, facet_columns, read_runs_sheet
 from infrepro.io.looks import look_key, look_text, look_values
 from infrepro.io.scores import read_scores_table
-from infrepro.sequential import look_numbers
-from infrepro.vocabulary import LOOK
+from infrepro.stats.sequential import look_numbers
 
 
 @pytest.mark.parametrize(

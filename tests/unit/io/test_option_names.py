@@ -19,10 +19,10 @@ import pytest
 from snakemake.utils import validate
 from workflow_helpers import make_mini_experiment
 
+from infrepro.core.schema import SCHEMA, schema
 from infrepro.experiment import load_experiment
 from infrepro.io import InputError
 from infrepro.io.config import check_config, option_name
-from infrepro.schema import SCHEMA, schema
 
 UNKNOWN = "dataseeed"  # a misspelt name
 # Options whose text names nothing in the experiment: a title, files, a date, bin labels.

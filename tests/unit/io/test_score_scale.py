@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from infrepro.catalog import RAW, Scale
+from infrepro.core.catalog import RAW, Scale
 from infrepro.experiment import load_experiment
 from infrepro.io import InputError
 from infrepro.io.scores import check_scale

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from infrepro.analyses.smalltests import ddf_method
+from infrepro.analyses.common.smalltests import ddf_method
 from infrepro.lmm import KENWARD_ROGER, SATTERTHWAITE, fit
 from infrepro.lmm.ddf import DENSE_KR_MAX_COLUMNS
 from infrepro.lmm.errors import LmmError

@@ -13,9 +13,9 @@ from kept_stores import written_by_other_code
 from test_report_render import FIGURE_SETTINGS as SETTINGS
 from test_report_render import TEMPLATES, figure_tables
 
-from infrepro.io import write_csv
 from infrepro.plots.cache import FigureStore, cached_figure, figures_from, finish_figures
 from infrepro.plots.planning import power_curve
+from infrepro.plumbing.atomic import write_csv
 from infrepro.report import render_report, table_paths
 
 

@@ -24,12 +24,12 @@ from hypothesis import strategies as st
 from optional_tools import LatexTools
 from workflow_helpers import kreutzer_ter
 
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.summary import Settings, decide
-from infrepro.decisions import FAMILY_BASELINE, PairDecision
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.decision.summary import Settings, decide
+from infrepro.core.decisions import FAMILY_BASELINE, PairDecision
+from infrepro.core.vocabulary import file_stem
 from infrepro.report import escape
 from infrepro.report.paper import header, latex_table, markdown_table, paper_files
-from infrepro.vocabulary import file_stem
 
 # Names the issue listed, and more of the same kind
 HOSTILE = (

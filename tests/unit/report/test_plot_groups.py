@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from infrepro.core.vocabulary import SYSTEM
 from infrepro.plots.groups import (
     axis_limits,
     bar_levels,
@@ -16,7 +17,6 @@ from infrepro.plots.groups import (
 )
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.sections.decision import groups_figure
-from infrepro.vocabulary import SYSTEM
 
 
 @pytest.mark.parametrize("n", [2, 3, 7, 30])

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from infrepro.core.vocabulary import NOT_CONVERGED, TABLE_SPECS, VCA_RUN_AWARE
 from infrepro.report.sections.headline import metaparameter_note, reliability_note
-from infrepro.vocabulary import NOT_CONVERGED, TABLE_SPECS, VCA_RUN_AWARE
 
 
 def frame(name: str, rows: list[dict[str, object]]) -> pd.DataFrame:

@@ -9,7 +9,7 @@ import math
 import pandas as pd
 from decision_records import record
 
-from infrepro.decisions import PairDecision
+from infrepro.core.decisions import PairDecision
 from infrepro.report.sections.planning import _needed_lines, _record_line
 
 

@@ -13,7 +13,8 @@ import pytest
 from decision_records import record
 from markupsafe import escape
 
-from infrepro.io import write_csv
+from infrepro.core.vocabulary import columns
+from infrepro.plumbing.atomic import write_csv
 from infrepro.report import (
     REPORT_TABLES,
     ReportSettings,
@@ -25,7 +26,6 @@ from infrepro.report import (
 from infrepro.report.assets import TEMPLATE_DIR
 from infrepro.report.context import SECTIONS
 from infrepro.report.decisions import sentence
-from infrepro.vocabulary import columns
 
 TEMPLATES = TEMPLATE_DIR  # package data
 SUBSET = "bl vs comp"

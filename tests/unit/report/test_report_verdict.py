@@ -11,7 +11,7 @@ import math
 import pandas as pd
 from decision_records import record as make_record
 
-from infrepro.decisions import (
+from infrepro.core.decisions import (
     NOT_SHOWN,
     NOT_SHOWN_TO_SURVIVE,
     OUTPUTS,
@@ -22,7 +22,8 @@ from infrepro.decisions import (
     comparison_of,
     estimand_text,
 )
-from infrepro.registry import CONDITIONAL, interaction_only, run_aware
+from infrepro.core.registry import CONDITIONAL, interaction_only, run_aware
+from infrepro.core.vocabulary import NOT_CONVERGED
 from infrepro.report.decisions import sentence, verdict_text
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.sections.headline import input_note
@@ -35,7 +36,6 @@ from infrepro.report.verdict import (
     paper_note,
     survival_line,
 )
-from infrepro.vocabulary import NOT_CONVERGED
 
 
 def record(**changes) -> PairDecision:

@@ -8,7 +8,7 @@ import itertools
 import pandas as pd
 import pytest
 
-from infrepro.registry import CONDITIONAL, METAPARAM, run_aware
+from infrepro.core.registry import CONDITIONAL, METAPARAM, run_aware
 from infrepro.report.sections.properties import within_pairs_text
 
 

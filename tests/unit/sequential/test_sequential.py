@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from infrepro.sequential import (
+from infrepro.stats.sequential import (
     LOOK_ALPHA_FACTOR,
     WELCH,
     LookData,

@@ -11,9 +11,9 @@ import pytest
 from scipy import stats
 from threadpoolctl import threadpool_limits
 
+from infrepro.analyses.common.data import run_means
+from infrepro.analyses.common.fitlog import FitLog
 from infrepro.analyses.conditional import conditional_analyses
-from infrepro.analyses.data import run_means
-from infrepro.analyses.fitlog import FitLog
 from infrepro.validation import calibration
 from infrepro.validation.simulate import simulate
 

@@ -11,9 +11,9 @@ import math
 import pytest
 from threadpoolctl import threadpool_limits
 
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.summary import Decision, Settings, decide
-from infrepro.decisions import FAMILY_ALL
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.decision.summary import Decision, Settings, decide
+from infrepro.core.decisions import FAMILY_ALL
 from infrepro.validation.calibration import ALPHA, clopper_pearson
 from infrepro.validation.decision import (
     decision_designs,

@@ -7,7 +7,7 @@ import math
 
 from threadpoolctl import threadpool_limits
 
-from infrepro.analyses.pairtests import RunVariance
+from infrepro.analyses.decision.pairtests import RunVariance
 from infrepro.validation.calibration import clopper_pearson
 from infrepro.validation.few_runs import many_experiment, outcome, pair_experiment
 

@@ -15,15 +15,11 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from infrepro.analyses import metaparam
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.common.smalltests import contest
 from infrepro.analyses.conditional import run_intercepts
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.smalltests import contest
 from infrepro.analyses.variance import run_grouping, variance_components
-from infrepro.io.errors import InputError
-from infrepro.io.options import check_analysis_options
-from infrepro.validation import run_variance as calibration
-from infrepro.validation.simulate import simulate
-from infrepro.vocabulary import (
+from infrepro.core.vocabulary import (
     RUN_TERM,
     SYSTEM,
     VCA_COLUMN,
@@ -32,6 +28,10 @@ from infrepro.vocabulary import (
     columns,
     runaware_property_formula,
 )
+from infrepro.io.errors import InputError
+from infrepro.io.options import check_analysis_options
+from infrepro.validation import run_variance as calibration
+from infrepro.validation.simulate import simulate
 
 ALPHA = math.log10(0.05)
 

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.common.fitlog import FitLog
 from infrepro.analyses.variance import variance_components
+from infrepro.core.vocabulary import VCA_RUN_AWARE
 from infrepro.validation.simulate import Design, Facet, System, a_vs_a, simulate
-from infrepro.vocabulary import VCA_RUN_AWARE
 
 
 def grid_design(**options: object) -> Design:

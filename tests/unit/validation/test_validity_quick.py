@@ -7,12 +7,12 @@ import math
 
 import pytest
 
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.common.glrt import run_glrt
 from infrepro.analyses.comparison import compare_systems
 from infrepro.analyses.conditional import conditional_analyses
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.glrt import run_glrt
+from infrepro.core.vocabulary import comparison_formulas as formulas
 from infrepro.validation.simulate import Design, Facet, System, a_vs_a, simulate
-from infrepro.vocabulary import comparison_formulas as formulas
 
 LOG_ALPHA = math.log10(0.05)
 

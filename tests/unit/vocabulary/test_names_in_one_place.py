@@ -1,4 +1,5 @@
-"""Column and model names are spelled once, in infrepro/vocabulary.py and infrepro/registry.py:
+"""Column and model names are spelled once, in infrepro/core/vocabulary.py and
+infrepro/core/registry.py:
 no string literal elsewhere in the package, the rule scripts or the workflow spells ``run_id``,
 ``segment_id``, ``system`` or a model name (a value of the tables' ``analysis`` column)."""
 
@@ -11,7 +12,7 @@ import tokenize
 from collections.abc import Iterator
 from pathlib import Path
 
-from infrepro.registry import ANALYSES, MODELS
+from infrepro.core.registry import ANALYSES, MODELS
 
 REPO = Path(__file__).resolve().parents[3]
 HOMES = {REPO / "infrepro" / "vocabulary.py", REPO / "infrepro" / "registry.py"}
@@ -79,7 +80,7 @@ def test_the_check_sees_a_literal() -> None:
 def test_file_stems_are_safe_bounded_stable_and_distinct() -> None:
     import re
 
-    from infrepro.vocabulary import file_stem
+    from infrepro.core.vocabulary import file_stem
 
     assert file_stem("ter") == "ter" and file_stem("rouge1") == "rouge1"  # plain names as is
     hostile = ["comet{22}", "..", "a/../b", "/", "Ü" * 100 + "l" * 100, "q" * 300, "日本語", "a b"]

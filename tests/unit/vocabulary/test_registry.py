@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from infrepro import registry
-from infrepro.catalog import KNOWN_METRICS
-from infrepro.registry import ANALYSES, MODELS, resolve, with_needs
-from infrepro.schema import _schema
-from infrepro.vocabulary import TABLE_SPECS
+from infrepro.core import registry
+from infrepro.core.catalog import KNOWN_METRICS
+from infrepro.core.registry import ANALYSES, MODELS, resolve, with_needs
+from infrepro.core.schema import _schema
+from infrepro.core.vocabulary import TABLE_SPECS
 from infrepro.workflow import resources
 
 REPO = Path(__file__).resolve().parents[3]

@@ -1,6 +1,7 @@
 """Adding an analysis is a registry entry, its function and its report section, nothing else:
-a toy analysis registered here (as a new analysis would be in infrepro/registry.py and its table
-in infrepro/vocabulary.py) runs through the runner, its tables conform to their declaration,
+a toy analysis registered here (as a new analysis would be in infrepro/core/registry.py and its
+table
+in infrepro/core/vocabulary.py) runs through the runner, its tables conform to their declaration,
 survive a CSV round trip with their types and feed a report section."""
 
 from __future__ import annotations
@@ -8,12 +9,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from infrepro import registry, vocabulary
 from infrepro.analyses import load_metric_data, run_analysis
-from infrepro.analyses.fitlog import FitLog
-from infrepro.io import write_csv
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.core import registry, vocabulary
+from infrepro.core.registry import LOG_TABLES, AnalysisSpec, Cost, ModelSpec, Need
 from infrepro.io.results import read_result_table
-from infrepro.registry import LOG_TABLES, AnalysisSpec, Cost, ModelSpec, Need
+from infrepro.plumbing.atomic import write_csv
 from infrepro.report import ReportSettings
 from infrepro.report.formatting import points
 from infrepro.report.htmltable import Column, Table, frame_table, text

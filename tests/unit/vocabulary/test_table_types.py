@@ -10,14 +10,11 @@ import pandas as pd
 import pytest
 
 from infrepro.analyses import load_metric_data
-from infrepro.analyses.fitlog import FitLog
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.common.tables import conform
 from infrepro.analyses.metaparam import facet_importance
-from infrepro.analyses.tables import conform
-from infrepro.io import InputError, write_csv
-from infrepro.io.results import read_result_table
-from infrepro.registry import ANALYSES
-from infrepro.report.formatting import is_significant
-from infrepro.vocabulary import (
+from infrepro.core.registry import ANALYSES
+from infrepro.core.vocabulary import (
     BOOL,
     BOOLEAN,
     FLOAT,
@@ -31,6 +28,10 @@ from infrepro.vocabulary import (
     TABLES,
     Column,
 )
+from infrepro.io import InputError
+from infrepro.io.results import read_result_table
+from infrepro.plumbing.atomic import write_csv
+from infrepro.report.formatting import is_significant
 
 ODD = ["1", "007", "NA", "None", "nan", "True", ""]  # system names a guessing reader mangles
 

@@ -36,7 +36,8 @@ def test_the_workflow_parse_loads_nothing_heavy() -> None:
 
 def test_collecting_the_tables_loads_no_model_engine() -> None:
     """collect_tables runs on a thread of Snakemake's process between the last analysis and the
-    report: its imports (``infrepro.analyses.tables``) must not load scipy or the engine, which
+    report: its imports (``infrepro.analyses.common.tables``) must not load scipy or the engine,
+    which
     the ``infrepro.analyses`` package would if it imported its modules eagerly."""
     script = REPO_ROOT / "scripts" / "collect_tables.py"
     code = (

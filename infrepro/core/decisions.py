@@ -1,12 +1,13 @@
 """The decision: its words, its estimands and its record, spelled once (docs/method.md §4c).
 
 Every claim the report states about a pair of systems is one :class:`PairDecision`, made by the
-``summary`` analysis (``infrepro/analyses/summary.py``) and written to ``decisions.csv``; the
+``summary`` analysis (``infrepro/analyses/decision/summary.py``) and written to ``decisions.csv``;
+the
 report reads the rows back into the same records (``infrepro/report/decisions.py``) and renders
 them. The verdict words, the estimands, the families and the adjustment methods are spelled
 here and nowhere else.
 
-Import-light on purpose (standard library and infrepro.vocabulary only): the report and the
+Import-light on purpose (standard library and infrepro.core.vocabulary only): the report and the
 workflow read it without the analyses.
 """
 
@@ -16,7 +17,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-from infrepro.vocabulary import NOT_CONVERGED, TABLE_SPECS
+from infrepro.core.vocabulary import NOT_CONVERGED, TABLE_SPECS
 
 # -- verdicts (docs/method.md §4c.5) ------------------------------------------------------------
 BETTER = "better"
@@ -97,7 +98,7 @@ def interval_kind(adjust: str) -> str:
 # -- sequential looks (docs/method.md §4e.10): the record's mode, the plan's actions ------------
 PLAN = "plan"  # the ``sequential`` field: a declared plan (analyses.sequential.max_runs)
 ANYTIME = "anytime-valid"  # no maximum declared: the confidence sequence of §4e.7
-STOP_SIGNIFICANT = "stop: significant"  # the ``action`` field (infrepro.sequential.Action)
+STOP_SIGNIFICANT = "stop: significant"  # the ``action`` field (infrepro.stats.sequential.Action)
 STOP_FUTILITY = "stop: futility"
 STOP_MAXIMUM = "stop: maximum reached"
 CONTINUE = "continue"
@@ -162,7 +163,7 @@ def plan_sentence(
     )
 
 
-MAX_MORE_RUNS = 200  # how far "runs still needed" looks (infrepro.sequential.MAX_EXTRA_RUNS)
+MAX_MORE_RUNS = 200  # how far "runs still needed" looks (infrepro.stats.sequential.MAX_EXTRA_RUNS)
 
 
 def anytime_sentence(action: str, winner: str, look: int, pairs: int) -> str:

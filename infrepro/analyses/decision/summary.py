@@ -4,7 +4,7 @@ One REML fit of all systems (model M, §4c.1) gives the model means, every pairw
 the family's adjusted p and intervals from one procedure (§4c.5, §4c.10), the verdicts, the
 group letters and the rank intervals. What each pair's contrast estimates follows from its runs
 (§4c.4): systems over retraining, a system against a single output, or two outputs; no run is
-ever picked by its test score. Every claim is a :class:`~infrepro.decisions.PairDecision`
+ever picked by its test score. Every claim is a :class:`~infrepro.core.decisions.PairDecision`
 (``decisions.csv``, §4c.11); ``summary.csv`` holds the per-system view (means, groups, ranks).
 Pure functions on the engine's fits.
 """
@@ -20,11 +20,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from infrepro.analyses.common.data import MetricData, best_runs, run_means
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.common.smalltests import ddf_method, fitted_but, no_df, t_quantile
 from infrepro.analyses.comparison import shared_facets
-from infrepro.analyses.data import MetricData, best_runs, run_means
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.letters import compact_letters
-from infrepro.analyses.pairtests import (
+from infrepro.analyses.decision.pairtests import (
     BAND,
     T_TEST,
     PairTest,
@@ -35,9 +35,7 @@ from infrepro.analyses.pairtests import (
     t_test,
     variances,
 )
-from infrepro.analyses.pvalues import format_p, holm_log10, t_log10_two_sided
-from infrepro.analyses.smalltests import ddf_method, fitted_but, no_df, t_quantile
-from infrepro.decisions import (
+from infrepro.core.decisions import (
     BETTER,
     BONFERRONI,
     DIRECTIONAL,
@@ -61,10 +59,9 @@ from infrepro.decisions import (
     interval_kind,
     single_look,
 )
-from infrepro.lmm import LmmError, LmmResult
-from infrepro.registry import PLANNING, SUMMARY
-from infrepro.schema import defaults
-from infrepro.vocabulary import (
+from infrepro.core.registry import PLANNING, SUMMARY
+from infrepro.core.schema import defaults
+from infrepro.core.vocabulary import (
     LOOKS_TABLE,
     NOT_CONVERGED,
     RUN,
@@ -74,6 +71,9 @@ from infrepro.vocabulary import (
     decision_record_model,
     facet_aware_formula,
 )
+from infrepro.lmm import LmmError, LmmResult
+from infrepro.stats.letters import compact_letters
+from infrepro.stats.pvalues import format_p, holm_log10, t_log10_two_sided
 
 RANK_DRAWS = 2000
 NO_VERDICT = "the decision model did not converge: no verdict is read from it (§4.6.1)"
@@ -259,7 +259,7 @@ def adjust_family(
             Adjusted(min(0.0, float(p) + math.log10(m)), c.test.critical(level), level, BONFERRONI)
             for p, c in zip(marginal, contrasts, strict=True)
         ]
-    from infrepro.analyses.simultaneous import max_t
+    from infrepro.stats.simultaneous import max_t
 
     assert covariance is not None
     cov = covariance()
@@ -737,7 +737,7 @@ def decide(
 def summary_tables(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
     """The summary analysis' tables (its registry entry): the per-system decision table, the
     decision records and, when the runs declare looks, their look history (§4e.10)."""
-    from infrepro.analyses.looks import sequential_of
+    from infrepro.analyses.decision.looks import sequential_of
 
     settings = settings_of(data.options)
     sequential = sequential_of(data, log, settings.alpha)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from infrepro.analyses.data import MetricData
-from infrepro.analyses.fitlog import FitLog
-from infrepro.registry import EFFECT_SCALE
-from infrepro.vocabulary import RUN, SYSTEM, effect_scale_formula
+from infrepro.analyses.common.data import MetricData
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.core.registry import EFFECT_SCALE
+from infrepro.core.vocabulary import RUN, SYSTEM, effect_scale_formula
 
 RESIDUAL = "Residual"  # the residual's row of LmmResult.variance_components
 

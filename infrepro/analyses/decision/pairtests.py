@@ -18,8 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from infrepro.analyses.data import MetricData
-from infrepro.calibrated import (
+from infrepro.analyses.common.data import MetricData
+from infrepro.core.vocabulary import RUN, SYSTEM, dummy_term
+from infrepro.lmm import LmmResult
+from infrepro.stats.calibrated import (
     DEFAULT_BAND,
     DEFAULT_BETA,
     DEFAULT_MAX_PRIOR_DF,
@@ -30,8 +32,6 @@ from infrepro.calibrated import (
     power,
     ratio_interval,
 )
-from infrepro.lmm import LmmResult
-from infrepro.vocabulary import RUN, SYSTEM, dummy_term
 
 T_TEST, BAND, BERGER_BOOS = "t", "calibrated", "Berger-Boos"
 MIN_MODERATED = 3  # systems with two or more runs before their run variances borrow strength

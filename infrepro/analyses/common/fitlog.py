@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from infrepro.analyses.data import distinct_count
+from infrepro.analyses.common.data import distinct_count
+from infrepro.core.vocabulary import RUN, SEGMENT, columns, qq_cell, qq_probabilities
 from infrepro.lmm import FEW_LEVELS, FitCache, LmmError, LmmResult, fit, parse_formula
 from infrepro.lmm.formula import unquoted
-from infrepro.vocabulary import RUN, SEGMENT, columns, qq_cell, qq_probabilities
 
 
 @dataclass

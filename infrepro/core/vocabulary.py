@@ -247,7 +247,7 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
         "best_run_wins_confirmed:int model df_method note",
     ),
     # the decision records (docs/method.md §4c.11): one row per metric, family and pair; the
-    # fields of infrepro.decisions.PairDecision, in order
+    # fields of infrepro.core.decisions.PairDecision, in order
     table(
         "decisions",
         "metric family family_size:int adjust reference system runs_reference:int "

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from infrepro.analyses.names import Names
+from infrepro.analyses.common.names import Names
+from infrepro.core.registry import DeclaredOptions
+from infrepro.core.schema import with_defaults
+from infrepro.core.vocabulary import BIN_SUFFIX, RUN, SEGMENT, SYSTEM
 from infrepro.io.scores import incomplete_runs
-from infrepro.memo import FrameMemo
-from infrepro.registry import DeclaredOptions
-from infrepro.schema import with_defaults
-from infrepro.vocabulary import BIN_SUFFIX, RUN, SEGMENT, SYSTEM
+from infrepro.plumbing.memo import FrameMemo
 
 if TYPE_CHECKING:
-    from infrepro.analyses.units import UnitStore
+    from infrepro.analyses.common.units import UnitStore
 
 
 def distinct_strings(values: pd.Series) -> set[str]:
@@ -51,7 +51,7 @@ class MetricData:
 
     Built by :func:`~infrepro.analyses.runner.load_metric_data`, its metric, facet and property
     names (fields, columns, options) are the safe internal names of ``names``: formulas are built
-    from them, never from a user's spelling (see :mod:`infrepro.analyses.names`).
+    from them, never from a user's spelling (see :mod:`infrepro.analyses.common.names`).
     """
 
     metric: str

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from infrepro.vocabulary import COLUMN_DEFAULTS, TABLE_SPECS, TABLES
+from infrepro.core.vocabulary import COLUMN_DEFAULTS, TABLE_SPECS, TABLES
 
 
 def conform(name: str, frame: pd.DataFrame | None) -> pd.DataFrame:

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from infrepro.analyses.data import distinct_count
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.pvalues import chi2_log10_sf, format_p, holm_log10
+from infrepro.analyses.common.data import distinct_count
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.core.vocabulary import RUN, SEGMENT
 from infrepro.lmm import LmmError, LmmResult, lrt
-from infrepro.vocabulary import RUN, SEGMENT
+from infrepro.stats.pvalues import chi2_log10_sf, format_p, holm_log10
 
 
 @dataclass

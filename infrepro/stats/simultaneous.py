@@ -41,8 +41,8 @@ from numpy.polynomial import chebyshev
 from scipy import sparse, special, stats
 from scipy.stats import qmc
 
-from infrepro.analyses.pvalues import LN10, t_log10_two_sided
-from infrepro.lmm.blas import single_threaded_blas
+from infrepro.plumbing.blas import single_threaded_blas
+from infrepro.stats.pvalues import LN10, t_log10_two_sided
 
 NORMAL_ABOVE = 9999.0  # emmeans' .fix.df: larger df (and infinite or missing) mean the normal
 REPLICATES = 8  # independently scrambled Sobol sequences; their spread is the error estimate

@@ -10,7 +10,7 @@ of the tables' ``analysis`` column: its family (the paper's model or a run-aware
 in the report and its formula builder; the analyses and the report take the names from the
 constants here.
 
-Import-light on purpose (standard library and infrepro.vocabulary only): Snakemake's rule files
+Import-light on purpose (standard library and infrepro.core.vocabulary only): Snakemake's rule files
 read it while parsing the workflow. Functions are named by dotted path (``module:function``)
 and imported only when a job runs them (:func:`resolve`).
 
@@ -19,7 +19,7 @@ Adding an analysis (docs/method.md first):
 1. Its function, in a module of ``infrepro/analyses/``: ``run(data: MetricData, log: FitLog,
    **needed) -> dict[str, pd.DataFrame]`` returning the tables it writes (the runner adds
    ``diagnostics`` and ``qq`` from ``log``, maps user names back and conforms every table).
-2. Any new table: one ``table(...)`` line in ``infrepro.vocabulary.ANALYSIS_TABLE_SPECS``
+2. Any new table: one ``table(...)`` line in ``infrepro.core.vocabulary.ANALYSIS_TABLE_SPECS``
    (columns and kinds; readers and writers take their types from it).
 3. An ``AnalysisSpec`` in ``ANALYSES`` below, and the names of the models it fits in
    ``MODELS`` (family, label, formula builder).
@@ -148,7 +148,7 @@ ANALYSES: dict[str, AnalysisSpec] = {
         ),
         AnalysisSpec(
             SUMMARY,
-            "infrepro.analyses.summary:summary_tables",
+            "infrepro.analyses.decision.summary:summary_tables",
             ("summary", "decisions", "looks", *LOG_TABLES),
             (
                 "comparisons",
@@ -241,7 +241,7 @@ class DeclaredOptions(Mapping[str, Any]):
         if sub is None:
             raise UndeclaredOption(
                 f"the {self._name} analysis reads option {key!r}, which its registry entry "
-                "(infrepro/registry.py) does not declare"
+                "(infrepro/core/registry.py) does not declare"
             )
         value = self._options[key]
         if sub is True or not isinstance(value, Mapping):
@@ -321,7 +321,7 @@ class ModelSpec:
     formula: str = ""
 
 
-_VOCABULARY = "infrepro.vocabulary"
+_VOCABULARY = "infrepro.core.vocabulary"
 
 
 def _property_models(base: str, factor: str, paper_label: str, run_label: str) -> list[ModelSpec]:

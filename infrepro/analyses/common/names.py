@@ -8,7 +8,7 @@ any user value of the job, a name, a system or a level, holds ``_v`` and a digit
 grows, ``_vv0_``, until no user value can be mistaken for an internal name), and
 :func:`infrepro.analyses.runner.run_analysis` maps every output table back with
 :meth:`Names.user_table`. Analysis code therefore builds formulas only from the names in
-:class:`~infrepro.analyses.data.MetricData` (``metric``, ``facets``, ``properties``,
+:class:`~infrepro.analyses.common.data.MetricData` (``metric``, ``facets``, ``properties``,
 ``property_variants``, ``facets_of``) and never sees a user's spelling.
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.schema import with_defaults
+from infrepro.core.schema import with_defaults
 
 PREFIX = "_v"
 _PLAIN = re.compile(r"[A-Za-z_.][A-Za-z0-9_.]*")  # names a formula reads without backquotes

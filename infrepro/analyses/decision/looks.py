@@ -5,7 +5,7 @@ The runs carry a look (``look``, §4e.1). The fixed-look decision (``summary.dec
 all runs as before; this module wraps it: model M is fitted on the runs of looks 1 ... k for
 every earlier look k, and each ``systems`` record of the decision is replaced by the sequential
 verdict of its pair, from a declared plan (``analyses.sequential.max_runs``: error-spending
-boundaries on the decision's own calibrated test at every look, ``infrepro.sequential.
+boundaries on the decision's own calibrated test at every look, ``infrepro.stats.sequential.
 analyse_looks``) or, without a maximum, from the anytime-valid confidence sequence on runs
 paired in arrival order. Each pair of a family of m comparisons spends α / m (§4e.11). The look
 history of every revised record is the ``looks`` table. Pure functions of the data and the fits.
@@ -20,11 +20,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from infrepro.analyses.data import MetricData, run_means
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.pairtests import PairTest
-from infrepro.analyses.pvalues import format_p
-from infrepro.decisions import (
+from infrepro.analyses.common.data import MetricData, run_means
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.decision.pairtests import PairTest
+from infrepro.core.decisions import (
     ANYTIME,
     ANYTIME_INTERVAL,
     BETTER,
@@ -44,7 +43,9 @@ from infrepro.decisions import (
     PairDecision,
     runs_phrase,
 )
-from infrepro.sequential import (
+from infrepro.core.vocabulary import LOOK, LOOKS_TABLE, NOT_CONVERGED, RUN, SYSTEM, columns
+from infrepro.stats.pvalues import format_p
+from infrepro.stats.sequential import (
     BAND_LOOK_ALPHA_FACTOR,
     ConfidenceSequence,
     LookData,
@@ -61,7 +62,6 @@ from infrepro.sequential import (
     repeated_p_value,
     t_boundary,
 )
-from infrepro.vocabulary import LOOK, LOOKS_TABLE, NOT_CONVERGED, RUN, SYSTEM, columns
 
 ANYTIME_NOTE = (
     "no maximum declared (analyses.sequential.max_runs): the anytime-valid confidence sequence, "
@@ -228,7 +228,7 @@ class Sequential:
         """Model M at every look (the last: ``latest``, the decision's fit of all runs)."""
         if self._fits is not None:
             return self._fits
-        from infrepro.analyses.summary import calibrate, fit_decision_model, run_counts
+        from infrepro.analyses.decision.summary import calibrate, fit_decision_model, run_counts
 
         settings_runs = _run_variance(self.data)
         last = max(self.looks.values())
@@ -482,7 +482,7 @@ class Sequential:
 
 
 def _run_variance(data: MetricData):  # type: ignore[no-untyped-def]
-    from infrepro.analyses.pairtests import RunVariance
+    from infrepro.analyses.decision.pairtests import RunVariance
 
     return RunVariance.of(data.options["run_variance"])
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
-from infrepro.io.atomic import atomic_open
+from infrepro.plumbing.atomic import atomic_open
 
 V = TypeVar("V")
 
@@ -39,7 +39,7 @@ class KeptStore(Generic[V]):
     def version(cls) -> str:
         """The code the values depend on: the package's source and the libraries its numbers
         and figures depend on (``memo.code_digest``)."""
-        from infrepro.memo import code_digest
+        from infrepro.plumbing.memo import code_digest
 
         return code_digest()
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from infrepro.sources import source_digest
+from infrepro.plumbing.sources import source_digest
 
 
 class FrameMemo:

@@ -29,7 +29,7 @@ from typing import Literal
 import numpy as np
 from scipy import optimize, special, stats
 
-from infrepro.decisions import MAX_MORE_RUNS, plan_sentence
+from infrepro.core.decisions import MAX_MORE_RUNS, plan_sentence
 from infrepro.io.looks import look_key
 
 Spending = Literal["obrien_fleming", "pocock", "none"]
@@ -542,7 +542,7 @@ class Decision:
 
     def sentence(self, name_a: str, name_b: str) -> str:
         """The decision in words, e.g. "stop: B better (look 2, 5 of 10 runs per system)"
-        (``infrepro.decisions.plan_sentence``, the words the records use)."""
+        (``infrepro.core.decisions.plan_sentence``, the words the records use)."""
         return plan_sentence(
             self.action,
             name_b if self.direction > 0 else name_a,

@@ -11,11 +11,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from infrepro.analyses.data import distinct_count
-from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.pvalues import format_p
+from infrepro.analyses.common.data import distinct_count
+from infrepro.analyses.common.fitlog import FitLog
+from infrepro.core.vocabulary import RUN, SEGMENT
 from infrepro.lmm import KENWARD_ROGER, SATTERTHWAITE, ContrastTest, LmmError, LmmResult
-from infrepro.vocabulary import RUN, SEGMENT
+from infrepro.stats.pvalues import format_p
 
 
 def ddf_method(result: LmmResult) -> str:

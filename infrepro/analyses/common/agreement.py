@@ -19,8 +19,8 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
-from infrepro.analyses.data import MetricData
-from infrepro.vocabulary import RUN, SEGMENT, SYSTEM
+from infrepro.analyses.common.data import MetricData
+from infrepro.core.vocabulary import RUN, SEGMENT, SYSTEM
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 # The package builds a V x V coincidence matrix over the V distinct values (and more: 1.6 GiB for
