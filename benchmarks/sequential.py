@@ -9,8 +9,8 @@ every segment). False claims over null experiments, by rule:
 
 - naive: today's single-look rule (p < α) at every look;
 - plan: the declared plan of §4e (maximum 10 runs per system, looks at 3 ... 10, O'Brien-Fleming
-  type and Pocock type spending), through ``infrepro.stats.sequential``; also without the small-df
-  factor κ (the plain significance-level approach) to show why κ is there;
+  type and Pocock type spending), through ``infrepro.stats.sequential_plan``; also without the
+  small-df factor κ (the plain significance-level approach) to show why κ is there;
 - anytime: the t confidence sequence of §4e.7 on runs paired in arrival order.
 
 Power: directional claims at B better by 2 and 3 run-mean SDs (run-mean SD: sqrt of the mean
@@ -37,15 +37,13 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from infrepro.stats.sequential import (
-    LOOK_ALPHA_FACTOR,
+from infrepro.stats.anytime import t_boundary
+from infrepro.stats.group_sequential import LOOK_ALPHA_FACTOR, Spending, efficacy_boundaries
+from infrepro.stats.sequential_plan import (
     WELCH,
     SequentialPlan,
-    Spending,
     analyse_looks,
-    efficacy_boundaries,
     plan_alpha,
-    t_boundary,
     welch_look,
 )
 

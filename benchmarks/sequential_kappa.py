@@ -30,8 +30,9 @@ from pathlib import Path
 import numpy as np
 from sequential import ALPHA, SCHEDULES, Cell, run_means
 
+from infrepro.stats.anytime import t_boundary
 from infrepro.stats.calibrated import DEFAULT_BAND, critical_t
-from infrepro.stats.sequential import LOOK_ALPHA_FACTOR, Spending, efficacy_boundaries, t_boundary
+from infrepro.stats.group_sequential import LOOK_ALPHA_FACTOR, Spending, efficacy_boundaries
 from infrepro.stats.simultaneous import max_t
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -401,8 +401,7 @@ def assert_same_tables(
     cell is the base's with each name in it written as the renamed name (plain or as a formula
     writes it). ``runs``: base run id -> renamed run id."""
     from infrepro.analyses.common.names import formula_name
-    from infrepro.core.vocabulary import STR, TABLE_SPECS
-    from infrepro.lmm.formula import string_literal
+    from infrepro.core.vocabulary import STR, TABLE_SPECS, string_literal
 
     derived = ("_bin", "_c")  # a property's binned and centred columns
     old_new = {**renaming.columns}

@@ -19,7 +19,7 @@ import pandas as pd
 
 from infrepro.analyses.common.bootstrap import bootstrap_lrt
 from infrepro.analyses.common.data import MetricData, best_runs, distinct_count
-from infrepro.analyses.common.effects import EffectScale, effect_label, effect_scale
+from infrepro.analyses.common.effects import effect_scale
 from infrepro.analyses.common.fitlog import FitLog
 from infrepro.analyses.common.glrt import GlrtOutcome, holm_within, run_glrt
 from infrepro.analyses.common.smalltests import contest, method_label, test_row
@@ -45,6 +45,7 @@ from infrepro.core.vocabulary import (
 from infrepro.io.errors import plural
 from infrepro.io.scores import incomplete_runs
 from infrepro.lmm import ContrastTest, LmmResult
+from infrepro.stats.effects import EffectScale, effect_label
 from infrepro.stats.pvalues import format_p
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from infrepro.analyses.common.data import MetricData, distinct_count, distinct_strings
-from infrepro.analyses.common.effects import EffectScale, effect_label, effect_scale
+from infrepro.analyses.common.effects import effect_scale
 from infrepro.analyses.common.fitlog import FitLog
 from infrepro.analyses.common.glrt import holm_within, run_glrt
 from infrepro.analyses.common.smalltests import (
@@ -48,6 +48,7 @@ from infrepro.core.vocabulary import (
     runaware_property_formula,
 )
 from infrepro.lmm import LmmResult
+from infrepro.stats.effects import EffectScale, effect_label
 from infrepro.stats.pvalues import format_p, normal_log10_two_sided
 
 GRID_POINTS = 25

@@ -35,7 +35,8 @@ from infrepro.core.registry import PLANNING
 from infrepro.core.schema import defaults
 from infrepro.core.vocabulary import RUN, SEGMENT, SYSTEM, columns, headline_formula
 from infrepro.stats.calibrated import DEFAULT_BAND, critical_t, critical_t_floor, power
-from infrepro.stats.sequential import BAND_LOOK_ALPHA_FACTOR, plan_sequential
+from infrepro.stats.group_sequential import BAND_LOOK_ALPHA_FACTOR
+from infrepro.stats.sequential_plan import plan_sequential
 
 TARGETS = (0.8, 0.9)
 

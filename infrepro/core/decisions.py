@@ -98,7 +98,7 @@ def interval_kind(adjust: str) -> str:
 # -- sequential looks (docs/method.md §4e.10): the record's mode, the plan's actions ------------
 PLAN = "plan"  # the ``sequential`` field: a declared plan (analyses.sequential.max_runs)
 ANYTIME = "anytime-valid"  # no maximum declared: the confidence sequence of §4e.7
-STOP_SIGNIFICANT = "stop: significant"  # the ``action`` field (infrepro.stats.sequential.Action)
+STOP_SIGNIFICANT = "stop: significant"  # the ``action`` field (stats.sequential_plan.Action)
 STOP_FUTILITY = "stop: futility"
 STOP_MAXIMUM = "stop: maximum reached"
 CONTINUE = "continue"
@@ -163,7 +163,7 @@ def plan_sentence(
     )
 
 
-MAX_MORE_RUNS = 200  # how far "runs still needed" looks (infrepro.stats.sequential.MAX_EXTRA_RUNS)
+MAX_MORE_RUNS = 200  # how far "runs still needed" looks (stats.group_sequential.MAX_EXTRA_RUNS)
 
 
 def anytime_sentence(action: str, winner: str, look: int, pairs: int) -> str:

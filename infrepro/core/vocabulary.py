@@ -334,10 +334,20 @@ def property_formulas(metric: str, factor: str, prop: str) -> dict[str, str]:
     }
 
 
+def string_literal(text: str) -> str:
+    """``text`` as a model formula's string (what the tokenizer reads back as ``text``): in double
+    quotes, else single quotes when it holds a double one; text holding both kinds or a
+    backslash is escaped as R does (``"a\\"b"``)."""
+    if "\\" not in text:
+        for quote in ('"', "'"):
+            if quote not in text:
+                return f"{quote}{text}{quote}"
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
 def dummy_term(factor: str, level: str, group: str) -> str:
     """lme4's ``(0 + dummy(factor, "level")|group)``: a variance of group for one level."""
-    from infrepro.lmm.formula import string_literal  # the engine's syntax (imported when fitting)
-
     return f"(0 + dummy({factor}, {string_literal(level)})|{group})"
 
 

@@ -24,13 +24,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import platform
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from infrepro.experiment.record import Experiment
+from infrepro.plumbing.files import file_states
 from infrepro.plumbing.kept import KeptStore
 from infrepro.plumbing.sources import source_digest
 
@@ -92,28 +92,3 @@ def _passed(store: ExperimentStore, kind: str) -> dict[str, Any]:
 def config_key(config: Mapping[str, Any]) -> str:
     """A digest of the config as JSON, in its order (as the check reads it)."""
     return hashlib.blake2b(json.dumps(config, default=repr).encode(), digest_size=16).hexdigest()
-
-
-def file_states(paths: list[str]) -> list[list[object]] | None:
-    """Each file's path and :func:`file_state`; None when one cannot be read."""
-    states = [file_state(name) for name in paths]
-    if any(state is None for state in states):
-        return None
-    return [[name, *state] for name, state in zip(paths, states, strict=True)]  # type: ignore[misc]
-
-
-def file_state(name: str | Path) -> list[int] | None:
-    """A file's size, modification and change times (ns) and inode, and its path's own inode
-    and change time (a symbolic link repointed changes them); None when it cannot be read."""
-    try:
-        link, target = os.lstat(name), os.stat(name)
-    except (OSError, TypeError, ValueError):
-        return None
-    return [
-        target.st_size,
-        target.st_mtime_ns,
-        target.st_ctime_ns,  # any write changes it, and no tool can set it back
-        target.st_ino,
-        link.st_ino,
-        link.st_ctime_ns,
-    ]

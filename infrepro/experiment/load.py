@@ -28,7 +28,6 @@ from infrepro.core.vocabulary import (
     SYSTEM,
     file_stem,
 )
-from infrepro.experiment.kept import file_state
 from infrepro.experiment.record import Experiment
 from infrepro.io.errors import InputError, plural
 from infrepro.io.hypotheses import read_hypotheses
@@ -39,6 +38,7 @@ from infrepro.io.runs import facet_columns, read_runs_sheet
 from infrepro.io.scores import ScoresColumns, incomplete_runs, read_scores_table
 from infrepro.io.testset import read_testset, reference_columns
 from infrepro.io.text import require_file
+from infrepro.plumbing.files import file_state
 
 BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
 
@@ -46,8 +46,8 @@ BUILTIN_PROPERTIES = ("length", "readability", "word_rarity", "word_rarity_sum")
 @dataclass
 class CheckedInputs:
     """Inputs that passed their check, by path, with the file's state when it was read
-    (``kept.file_state``): hypotheses files with the digest of the segment ids they were checked
-    against; test sets with the key of the property checks their values passed
+    (``plumbing.files.file_state``): hypotheses files with the digest of the segment ids they
+    were checked against; test sets with the key of the property checks their values passed
     (:func:`_testset_checks`), their columns and segment ids. ``hypotheses_before``,
     ``testsets_before``: those of earlier checks (kept from one parse to the next,
     ``experiment.kept``); ``hypotheses``, ``testsets``: those this check passed or found as they

@@ -88,3 +88,21 @@ def look_values(
             )
         keys.append(key)
     return [look_text(k) for k in keys]
+
+
+def look_numbers(values: Sequence[object]) -> list[int]:
+    """The look (1, 2, ...) of each run from its look value: integers, or ISO dates or
+    date-times (``2025-03-01``, ``2025-03-01T14:00``), ordered; equal values are one look
+    (``look_key``). Mixed kinds or a missing value are an error (a run must
+    say in which batch it arrived)."""
+    keys: list[object] = []
+    for v in values:
+        try:
+            keys.append(look_key(v))
+        except ValueError as err:
+            what = "every run needs a look value" if str(err) == "empty" else f"look value {v!r}"
+            raise ValueError(f"{what}: an integer or an ISO date") from None
+    if len({type(k) for k in keys}) > 1:
+        raise ValueError("look values mix integers and dates")
+    order = {k: i + 1 for i, k in enumerate(sorted(set(keys)))}  # type: ignore[type-var]
+    return [order[k] for k in keys]

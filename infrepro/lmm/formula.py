@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from infrepro.core.vocabulary import string_literal
 from infrepro.lmm.errors import LmmError
 
 _TOKEN = re.compile(
@@ -42,18 +43,6 @@ def unquoted(text: str) -> str:
         return re.sub(r"\\(.)", r"\1", inner)
 
     return _STRING.sub(value, text)
-
-
-def string_literal(text: str) -> str:
-    """``text`` as a formula's string (what the tokenizer reads back as ``text``): in double
-    quotes, else single quotes when it holds a double one; text holding both kinds or a
-    backslash is escaped as R does (``"a\\"b"``)."""
-    if "\\" not in text:
-        for quote in ('"', "'"):
-            if quote not in text:
-                return f"{quote}{text}{quote}"
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
 
 
 _NO_INTERCEPT: Term = frozenset(["(Intercept)"])

@@ -27,7 +27,7 @@ import pandas as pd
 
 from infrepro.analyses.common.data import MetricData
 from infrepro.analyses.common.fitlog import FitLog
-from infrepro.analyses.decision.summary import Decision, Settings, decide
+from infrepro.analyses.decision.summary import MetricDecision, Settings, decide
 from infrepro.core.decisions import BETTER, FAMILY_ALL, FAMILY_BASELINE
 from infrepro.core.vocabulary import RUN, SEGMENT, SYSTEM
 from infrepro.validation.calibration import ALPHA, LEVEL_DESIGNS, NO_RESAMPLING
@@ -137,7 +137,9 @@ def decision_outcomes(
     return read_decision(result, data, truth) if result.records else None
 
 
-def read_decision(result: Decision, data: MetricData, truth: list[float]) -> dict[str, object]:
+def read_decision(
+    result: MetricDecision, data: MetricData, truth: list[float]
+) -> dict[str, object]:
     """The records read as a reader reads them, per family (``baseline``, ``all_pairs``):
     ``better_<family>``/``any_<family>``: some competitor claimed better than (in either
     direction from) the baseline; ``fwer_<family>``: any false directional verdict in the

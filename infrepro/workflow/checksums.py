@@ -6,7 +6,7 @@ metadata of each of its outputs, and computes them again for every output: an an
 parts twenty times. At paper scale after two new seeds that was 1.8 s of Snakemake's own
 process, during which it started no job. :func:`remember_checksums` makes Snakemake's
 ``_IOFile.checksum`` give back the checksum it computed earlier in this process for the same
-file in the same state (``experiment.kept.file_state``: size, modification and change times,
+file in the same state (``plumbing.files.file_state``: size, modification and change times,
 inode; any write changes the change time, which no tool sets back). Snakemake's own method
 does the hashing; nothing is kept beyond the process. Left alone when Snakemake's method is
 not the one this was written for (its parameters differ).
@@ -18,7 +18,7 @@ import functools
 import inspect
 from typing import Any
 
-from infrepro.experiment.kept import file_state
+from infrepro.plumbing.files import file_state
 
 PARAMETERS = ["self", "threshold", "force", "algorithm"]
 

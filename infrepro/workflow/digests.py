@@ -4,7 +4,7 @@ The rules' ``content_of`` parameters hash every input file (each run's hypothese
 the runs sheet or the scores file) on every parse, a rerun with nothing to do included. A digest
 is kept in ``.snakemake/infrepro/digests.json`` (a :class:`~infrepro.plumbing.kept.KeptStore`) with
 the
-file's state (``experiment.kept.file_state``: size, modification and change times, inode); a
+file's state (``plumbing.files.file_state``: size, modification and change times, inode); a
 file whose state is the same has its digest back without being read. Any write to a file changes
 its change time, which no tool sets back, so a content change is always hashed again (`cp -p`,
 `rsync -a`, `touch -d` included).
@@ -17,7 +17,7 @@ import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from infrepro.experiment.kept import file_state
+from infrepro.plumbing.files import file_state
 from infrepro.plumbing.kept import KeptStore
 from infrepro.report.checksums import sha256
 

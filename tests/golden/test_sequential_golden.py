@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infrepro.stats.sequential import alpha_spent, crossing_probabilities, efficacy_boundaries
+from infrepro.stats.group_sequential import alpha_spent, crossing_probabilities, efficacy_boundaries
 
 GOLDEN = Path(__file__).parent
 CASES = sorted((GOLDEN / "fixtures_sequential").glob("*.json"), key=lambda p: p.name)

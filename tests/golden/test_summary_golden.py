@@ -20,13 +20,13 @@ import pytest
 
 from infrepro.analyses.common.data import MetricData
 from infrepro.analyses.common.fitlog import FitLog
-from infrepro.analyses.decision.summary import (
+from infrepro.analyses.decision.model import (
     Contrast,
     DecisionModel,
-    adjust_family,
     decision_model,
     fit_decision_model,
 )
+from infrepro.analyses.decision.summary import adjust_family
 from infrepro.core.decisions import HOLM
 from infrepro.core.vocabulary import RUN, SYSTEM
 from infrepro.lmm import fit

@@ -1,48 +1,16 @@
-"""Effect sizes and the rows of ``means.csv`` and ``contrasts.csv``."""
+"""The effect scale of a metric: the SD of a run's mean score, from one REML fit (§4b.8)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from infrepro.analyses.common.data import MetricData
 from infrepro.analyses.common.fitlog import FitLog
 from infrepro.core.registry import EFFECT_SCALE
 from infrepro.core.vocabulary import RUN, SYSTEM, effect_scale_formula
+from infrepro.stats.effects import EffectScale
 
 RESIDUAL = "Residual"  # the residual's row of LmmResult.variance_components
-
-
-def effect_label(d: float) -> str:
-    """Cohen's conventions for |d|: negligible < 0.2 <= small < 0.5 <= medium < 0.8 <= large."""
-    if math.isnan(d):
-        return "NA"
-    size = abs(d)
-    if size < 0.2:
-        return "negligible"
-    if size < 0.5:
-        return "small"
-    if size < 0.8:
-        return "medium"
-    return "large"
-
-
-def effect_size(difference: float, sigma: float) -> float:
-    """Standardized difference: (mean_1 - mean_2) / the metric's effect scale (EffectScale)."""
-    return difference / sigma if sigma > 0 else math.nan
-
-
-@dataclass(frozen=True)
-class EffectScale:
-    """The one SD every effect size of a metric divides by, whatever model gave the difference:
-    the SD of a run's mean score, sqrt(run + residual variance / segments per run), from a REML
-    fit: the SD that decides the run-aware tests (docs/method.md §4b.8)."""
-
-    sd: float
-    model: str
-
-    def d(self, difference: float) -> float:
-        return effect_size(difference, self.sd)
 
 
 def effect_scale(data: MetricData, log: FitLog) -> EffectScale:

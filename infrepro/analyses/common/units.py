@@ -27,9 +27,9 @@ from typing import Any
 
 import pandas as pd
 
-from infrepro.analyses.common.effects import EffectScale, effect_label
 from infrepro.plumbing.kept import KeptStore
 from infrepro.plumbing.memo import content_digest, frame_digest
+from infrepro.stats.effects import EffectScale, effect_label
 
 UNIT_TABLES = ("glrt", "means", "contrasts", "slopes", "predictions", "tests")
 

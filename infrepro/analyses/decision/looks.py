@@ -5,10 +5,11 @@ The runs carry a look (``look``, §4e.1). The fixed-look decision (``summary.dec
 all runs as before; this module wraps it: model M is fitted on the runs of looks 1 ... k for
 every earlier look k, and each ``systems`` record of the decision is replaced by the sequential
 verdict of its pair, from a declared plan (``analyses.sequential.max_runs``: error-spending
-boundaries on the decision's own calibrated test at every look, ``infrepro.stats.sequential.
-analyse_looks``) or, without a maximum, from the anytime-valid confidence sequence on runs
-paired in arrival order. Each pair of a family of m comparisons spends α / m (§4e.11). The look
-history of every revised record is the ``looks`` table. Pure functions of the data and the fits.
+boundaries on the decision's own calibrated test at every look,
+``infrepro.stats.sequential_plan.analyse_looks``) or, without a maximum, from the anytime-valid
+confidence sequence on runs paired in arrival order. Each pair of a family of m comparisons
+spends α / m (§4e.11). The look history of every revised record is the ``looks``
+table. Pure functions of the data and the fits.
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ import pandas as pd
 
 from infrepro.analyses.common.data import MetricData, run_means
 from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.decision.model import (
+    DecisionModel,
+    calibrate,
+    fit_decision_model,
+    run_counts,
+)
 from infrepro.analyses.decision.pairtests import PairTest
 from infrepro.core.decisions import (
     ANYTIME,
@@ -44,23 +51,24 @@ from infrepro.core.decisions import (
     runs_phrase,
 )
 from infrepro.core.vocabulary import LOOK, LOOKS_TABLE, NOT_CONVERGED, RUN, SYSTEM, columns
-from infrepro.stats.pvalues import format_p
-from infrepro.stats.sequential import (
-    BAND_LOOK_ALPHA_FACTOR,
+from infrepro.io.looks import look_numbers
+from infrepro.stats.anytime import (
     ConfidenceSequence,
+    anytime_p,
+    confidence_sequence,
+    paired_differences,
+    t_boundary,
+)
+from infrepro.stats.group_sequential import BAND_LOOK_ALPHA_FACTOR, Spending
+from infrepro.stats.pvalues import format_p
+from infrepro.stats.sequential_plan import (
     LookData,
     LookResult,
     LookTest,
     SequentialAnalysis,
     SequentialPlan,
-    Spending,
     analyse_looks,
-    anytime_p,
-    confidence_sequence,
-    look_numbers,
-    paired_differences,
     repeated_p_value,
-    t_boundary,
 )
 
 ANYTIME_NOTE = (
@@ -132,7 +140,7 @@ class LookFit:
 
     look: int
     runs: dict[str, int]
-    model: object | None  # summary.DecisionModel (not imported: summary imports this module)
+    model: DecisionModel | None
     reason: str = ""
 
 
@@ -228,8 +236,6 @@ class Sequential:
         """Model M at every look (the last: ``latest``, the decision's fit of all runs)."""
         if self._fits is not None:
             return self._fits
-        from infrepro.analyses.decision.summary import calibrate, fit_decision_model, run_counts
-
         settings_runs = _run_variance(self.data)
         last = max(self.looks.values())
         fits = []

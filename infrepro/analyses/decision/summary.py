@@ -12,28 +12,33 @@ Pure functions on the engine's fits.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from infrepro.analyses.common.data import MetricData, best_runs, run_means
 from infrepro.analyses.common.fitlog import FitLog
-from infrepro.analyses.common.smalltests import ddf_method, fitted_but, no_df, t_quantile
+from infrepro.analyses.common.smalltests import ddf_method
 from infrepro.analyses.comparison import shared_facets
+from infrepro.analyses.decision.model import (
+    Contrast,
+    DecisionModel,
+    Estimate,
+    calibrate,
+    estimate_of,
+    fit_decision_model,
+    mean_rows,
+)
 from infrepro.analyses.decision.pairtests import (
     BAND,
     T_TEST,
     PairTest,
     Ratio,
     RunVariance,
-    calibrated_test,
-    ratio_of,
     t_test,
-    variances,
 )
 from infrepro.core.decisions import (
     BETTER,
@@ -54,7 +59,6 @@ from infrepro.core.decisions import (
     WORSE,
     PairDecision,
     choice,
-    comparison_of,
     estimand_text,
     interval_kind,
     single_look,
@@ -67,146 +71,14 @@ from infrepro.core.vocabulary import (
     RUN,
     SYSTEM,
     columns,
-    decision_formula,
     decision_record_model,
     facet_aware_formula,
 )
-from infrepro.lmm import LmmError, LmmResult
 from infrepro.stats.letters import compact_letters
-from infrepro.stats.pvalues import format_p, holm_log10, t_log10_two_sided
+from infrepro.stats.pvalues import format_p, holm_log10
 
 RANK_DRAWS = 2000
 NO_VERDICT = "the decision model did not converge: no verdict is read from it (§4.6.1)"
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """An estimate with its SE and df; ``interval`` is the 95 % t interval."""
-
-    estimate: float
-    se: float
-    df: float
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        """estimate -/+ t_{0.975, df} se."""
-        half = t_quantile(self.df) * self.se
-        return self.estimate - half, self.estimate + half
-
-
-@dataclass(frozen=True)
-class Contrast:
-    """One pair's contrast in M: Δ = μ_system − μ_reference (stored scale), the row of L and
-    its marginal test (a t test with the contrast's df; for two multi-run systems, the
-    calibrated one of ``pairtests``)."""
-
-    reference: str
-    system: str
-    comparison: str
-    delta: Estimate
-    row: np.ndarray = field(repr=False)
-    test: PairTest = field(repr=False)
-
-    @property
-    def log10_p(self) -> float:
-        """The marginal two-sided p of its test (log10)."""
-        return self.test.log10_p
-
-
-@dataclass
-class DecisionModel:
-    """Model M fitted, with its means, every pair's contrast and the df method."""
-
-    formula: str
-    fit: LmmResult
-    method: str
-    systems: list[str]
-    runs: dict[str, int]
-    means: dict[str, Estimate] = field(default_factory=dict)
-    pairs: list[Contrast] = field(default_factory=list)
-
-    def pair(self, a: str, b: str) -> Contrast:
-        """The contrast of the unordered pair {a, b}."""
-        return next(p for p in self.pairs if {p.reference, p.system} == {a, b})
-
-
-def mean_rows(fitted: LmmResult, systems: list[str]) -> np.ndarray:
-    """L with row l_S = e_(Intercept) + e_systemS (the baseline, first, is the intercept)."""
-    rows = [{"(Intercept)": 1.0}] + [{"(Intercept)": 1.0, f"{SYSTEM}{s}": 1.0} for s in systems[1:]]
-    return fitted.contrast_matrix(rows)
-
-
-def run_counts(data: MetricData) -> dict[str, int]:
-    """Runs per system."""
-    counts = data.evaluation.groupby(SYSTEM, observed=True)[RUN].nunique()
-    return {s: int(counts.get(s, 0)) for s in data.systems}
-
-
-def fit_decision_model(
-    data: MetricData, log: FitLog, subset: str = "all systems"
-) -> DecisionModel | None:
-    """Fit M on every row (REML, baseline as reference) and estimate its means and all pairs
-    (``subset``: how the diagnostics name the rows, e.g. the runs of a look, §4e.10)."""
-    runs = run_counts(data)
-    formula = decision_formula(data.metric, [s for s in data.systems if runs[s] >= 2])
-    fitted = log.fit(
-        formula,
-        data.evaluation,
-        reml=True,
-        analysis=SUMMARY,
-        subset=subset,
-        reference_levels=data.reference_levels,
-    )
-    if fitted is None:
-        return None
-    return decision_model(log, fitted, data.systems, runs)
-
-
-def decision_model(
-    log: FitLog, fitted: LmmResult, systems: list[str], runs: Mapping[str, int]
-) -> DecisionModel | None:
-    """The model means and every pairwise contrast of a fit of M (baseline first in
-    ``systems``, each pair's reference the earlier system); None (recorded) if a df fails."""
-    model = DecisionModel(fitted.formula, fitted, ddf_method(fitted), systems, dict(runs))
-    L = mean_rows(fitted, systems)
-    for system, row in zip(systems, L, strict=True):
-        mean = _estimate(log, fitted, model.method, row, system)
-        if mean is None:
-            return None
-        model.means[system] = mean
-    for i, j in itertools.combinations(range(len(systems)), 2):
-        a, b = systems[i], systems[j]
-        delta = _estimate(log, fitted, model.method, L[j] - L[i], f"{b} vs {a}")
-        if delta is None:
-            return None
-        kind = comparison_of(runs[a], runs[b])
-        test = t_test(delta.estimate, delta.se, delta.df, model.method)
-        test = replace(test, log10_p=t_log10_p(delta))
-        model.pairs.append(Contrast(a, b, kind, delta, L[j] - L[i], test))
-    return model
-
-
-def _estimate(
-    log: FitLog, fitted: LmmResult, method: str, row: np.ndarray, subset: str
-) -> Estimate | None:
-    """l'β̂ with its SE and df by ``method`` (the p comes from ``t_log10_p``, which never
-    underflows); None (recorded) if the df fails."""
-    try:
-        with np.errstate(all="ignore"):
-            test = fitted.contest(row[None, :], method)
-    except (LmmError, np.linalg.LinAlgError, ValueError) as err:
-        log.skip(SUMMARY, subset, "", f"{fitted_but(fitted)} its small-sample df failed: {err}")
-        return None
-    if not (math.isfinite(test.dendf) and test.dendf > 0 and test.se > 0):
-        log.skip(SUMMARY, subset, "", f"{fitted_but(fitted)} {no_df(test.dendf, fitted)}")
-        return None
-    return Estimate(test.estimate, test.se, test.dendf)
-
-
-def t_log10_p(estimate: Estimate) -> float:
-    """log10 of the two-sided t p-value of estimate / se with its df, never -inf
-    (``pvalues.t_log10_two_sided``)."""
-    return t_log10_two_sided(estimate.estimate / estimate.se, estimate.df)
 
 
 # -- the family's procedure (§4c.5, §4c.10) -------------------------------------------------------
@@ -479,38 +351,6 @@ def _survival(
     return SURVIVES if improvement * best_vs_best > 0 else REVERSED
 
 
-# -- the calibrated tests of two multi-run systems (§4b.11, §4b.12) ---------------------------
-def calibrate(
-    model: DecisionModel, data: MetricData, options: RunVariance
-) -> tuple[dict[tuple[str, str], Ratio], float]:
-    """Give every ``systems`` contrast of M its calibrated test (moderated where at least
-    three systems have two or more runs); the run-mean SD ratio of each such pair and the
-    prior df of the moderation (NaN when there is none)."""
-    if not any(c.comparison == SYSTEMS for c in model.pairs):
-        return {}, math.nan
-    var = variances(model.fit, data, model.runs, options)
-    ratios: dict[tuple[str, str], Ratio] = {}
-    pairs = []
-    for c in model.pairs:
-        if c.comparison == SYSTEMS:
-            ratio = ratio_of(c.reference, c.system, model.runs, var, options)
-            ratios[(c.reference, c.system)] = ratio
-            test = calibrated_test(
-                c.delta.estimate,
-                c.delta.se,
-                c.reference,
-                c.system,
-                model.runs,
-                var,
-                options,
-                ratio.outside,
-            )
-            c = replace(c, test=test)
-        pairs.append(c)
-    model.pairs = pairs
-    return ratios, var.prior_df
-
-
 # -- facet-aware reading ---------------------------------------------------------------------------
 def facet_aware_pairs(data: MetricData, log: FitLog, model: DecisionModel) -> dict[str, Contrast]:
     """For each `systems` comparison with the baseline whose runs share facet levels, the
@@ -540,7 +380,7 @@ def facet_aware_pairs(data: MetricData, log: FitLog, model: DecisionModel) -> di
         if fitted is None:
             continue
         L = fitted.contrast_matrix({f"{SYSTEM}{pair.system}": 1.0})
-        estimate = _estimate(log, fitted, ddf_method(fitted), L[0], subset)
+        estimate = estimate_of(log, fitted, ddf_method(fitted), L[0], subset)
         if estimate is not None:
             test = t_test(estimate.estimate, estimate.se, estimate.df, ddf_method(fitted))
             out[pair.system] = Contrast(base, pair.system, SYSTEMS, estimate, L[0], test)
@@ -655,7 +495,7 @@ def _mean_columns(mean: Estimate, single: bool) -> dict[str, float]:
 
 # -- the analysis ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Decision:
+class MetricDecision:
     """One metric's decision: the per-system rows and the records of every family written."""
 
     summary: pd.DataFrame
@@ -667,12 +507,12 @@ Revision = Callable[[list[PairDecision], DecisionModel], list[PairDecision]]
 
 def decide(
     data: MetricData, log: FitLog, settings: Settings, revise: Revision | None = None
-) -> Decision:
+) -> MetricDecision:
     """The decision of one metric (§4c): ``summary.csv``'s rows, best system first, and the
     records of the named family and, for the letters, of all pairs. ``revise`` (the sequential
     looks of §4e.10, ``looks.Sequential``) replaces each family's records before the letters
     and orders are drawn from them."""
-    empty = Decision(pd.DataFrame(columns=columns(SUMMARY)), [])
+    empty = MetricDecision(pd.DataFrame(columns=columns(SUMMARY)), [])
     model = fit_decision_model(data, log)
     if model is None or len(model.systems) < 2:
         return empty
@@ -731,7 +571,7 @@ def decide(
     order = np.argsort(-sign * table["model_mean"].to_numpy(), kind="stable")
     table = table.iloc[order].reset_index(drop=True)
     table["rank"] = np.arange(1, len(table) + 1)
-    return Decision(table[columns(SUMMARY)], written)
+    return MetricDecision(table[columns(SUMMARY)], written)
 
 
 def summary_tables(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:

@@ -36,7 +36,7 @@ from infrepro.report.sections.looks import HINT, LookBlock, look_block
 
 
 @dataclass
-class Decision:
+class DecisionTable:
     """One metric's decision table, its caption and its LaTeX."""
 
     metric: str
@@ -256,7 +256,7 @@ def best_run_orders(rows: pd.DataFrame, alpha: float) -> str:
     )
 
 
-def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Decision]:
+def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[DecisionTable]:
     """The decision table of every metric that has one."""
     summary = tables.get(SUMMARY, pd.DataFrame())
     decisions = book(tables, settings)
@@ -273,7 +273,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Dec
         unit = settings.unit(metric)
         latex = paper_files(rows, records, metric, better, settings.alpha, unit)[0]
         out.append(
-            Decision(
+            DecisionTable(
                 metric,
                 label,
                 table_of(paired, settings, metric),

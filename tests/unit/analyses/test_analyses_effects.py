@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from infrepro.analyses.common.data import run_means
-from infrepro.analyses.common.effects import effect_label, effect_scale
+from infrepro.analyses.common.effects import effect_scale
 from infrepro.analyses.common.fitlog import FitLog
+from infrepro.stats.effects import effect_label
 from infrepro.validation import calibration
 from infrepro.validation.simulate import simulate
 

@@ -27,13 +27,9 @@ from infrepro.core.decisions import (
 from infrepro.core.schema import with_defaults
 from infrepro.core.vocabulary import LOOK, RUN, SYSTEM
 from infrepro.report.decisions import records_of
-from infrepro.stats.sequential import (
-    BAND_LOOK_ALPHA_FACTOR,
-    anytime_p,
-    confidence_sequence,
-    efficacy_boundaries,
-    plan_alpha,
-)
+from infrepro.stats.anytime import anytime_p, confidence_sequence
+from infrepro.stats.group_sequential import BAND_LOOK_ALPHA_FACTOR, efficacy_boundaries
+from infrepro.stats.sequential_plan import plan_alpha
 from infrepro.validation.few_runs import METRIC, RUN_SD, _frame
 from infrepro.validation.looks import look_experiment
 

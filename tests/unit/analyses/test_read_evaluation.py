@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from infrepro.analyses import data
+from infrepro.analyses.common import data
 from infrepro.plumbing.atomic import write_parquet
 
 

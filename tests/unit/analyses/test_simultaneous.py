@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, optimize, special, stats
 
-from infrepro.analyses import simultaneous
+from infrepro.stats import simultaneous
 from infrepro.stats.simultaneous import emmeans_df, max_t
 
 ALPHA = 0.05

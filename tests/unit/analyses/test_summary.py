@@ -19,10 +19,11 @@ from optional_tools import LatexTools
 from scipy import stats
 from workflow_helpers import kreutzer_ter
 
-from infrepro.analyses import summary
 from infrepro.analyses.common.data import MetricData, run_means
 from infrepro.analyses.common.fitlog import FitLog
-from infrepro.analyses.decision.summary import Decision, Estimate, Settings, decide
+from infrepro.analyses.decision import model as summary_model
+from infrepro.analyses.decision.model import Estimate
+from infrepro.analyses.decision.summary import MetricDecision, Settings, decide
 from infrepro.core.decisions import (
     BETTER,
     FAMILY_ALL,
@@ -46,7 +47,7 @@ from infrepro.stats.calibrated import band_log10_p, critical_t
 from infrepro.stats.letters import compact_letters
 
 
-def against(result: Decision, family: str = FAMILY_BASELINE) -> dict[str, PairDecision]:
+def against(result: MetricDecision, family: str = FAMILY_BASELINE) -> dict[str, PairDecision]:
     """The records of a family with the baseline (the one system that is never a record's
     ``system``: every pair's reference is the earlier system, the baseline first), by the
     other system."""
@@ -61,7 +62,7 @@ def kreutzer() -> MetricData:
 
 
 @pytest.fixture(scope="module")
-def kreutzer_decision(kreutzer: MetricData) -> Decision:
+def kreutzer_decision(kreutzer: MetricData) -> MetricDecision:
     return decide(kreutzer, FitLog(kreutzer.metric), Settings(seed=1))
 
 
@@ -70,7 +71,7 @@ def test_the_record_is_the_table_schema() -> None:
 
 
 def test_kreutzer_ranks_and_compares_systems_with_the_single_output(
-    kreutzer: MetricData, kreutzer_decision: Decision
+    kreutzer: MetricData, kreutzer_decision: MetricDecision
 ) -> None:
     table = kreutzer_decision.summary
     assert list(table.columns) == columns("summary")
@@ -92,7 +93,7 @@ def test_kreutzer_ranks_and_compares_systems_with_the_single_output(
 
 
 def test_a_single_output_is_compared_with_the_model_mean_not_a_picked_run(
-    kreutzer: MetricData, kreutzer_decision: Decision
+    kreutzer: MetricData, kreutzer_decision: MetricDecision
 ) -> None:
     """§4c.4 (issue 27, acceptance 2): improvement = sign · (model mean − the single output's
     mean over the same segments), whatever run scores best on the test set."""
@@ -116,7 +117,7 @@ def test_a_single_output_is_compared_with_the_model_mean_not_a_picked_run(
     )
 
 
-def test_intervals_contain_estimates(kreutzer_decision: Decision) -> None:
+def test_intervals_contain_estimates(kreutzer_decision: MetricDecision) -> None:
     table = kreutzer_decision.summary.dropna(subset=["model_lower"])
     assert (table["model_lower"] < table["model_mean"]).all()
     assert (table["model_mean"] < table["model_upper"]).all()
@@ -235,12 +236,12 @@ def test_systems_and_outputs_get_letters_apart() -> None:
     assert table.loc["C", "output_group"] != table.loc["D", "output_group"]  # 30 points apart
 
 
-def _kreutzer_view(result: Decision) -> tuple[pd.DataFrame, list[PairDecision]]:
+def _kreutzer_view(result: MetricDecision) -> tuple[pd.DataFrame, list[PairDecision]]:
     return result.summary.assign(metric="TER"), list(against(result).values())
 
 
 def test_latex_table_compiles_and_fits_the_page(
-    kreutzer_decision: Decision, tmp_path: Path, latex: LatexTools
+    kreutzer_decision: MetricDecision, tmp_path: Path, latex: LatexTools
 ) -> None:
     """The paste-ready table compiles with booktabs and fits a 5.5 in text width (NeurIPS,
     ICLR) without overfull boxes; the PDF page is rendered to PNG with pdftoppm where it is
@@ -275,7 +276,7 @@ def test_latex_table_compiles_and_fits_the_page(
         assert list(tmp_path.glob("page*.png"))
 
 
-def test_markdown_table(kreutzer_decision: Decision) -> None:
+def test_markdown_table(kreutzer_decision: MetricDecision) -> None:
     table, records = _kreutzer_view(kreutzer_decision)
     md = markdown_table(table, records, label="TER", better="lower", alpha=0.05)
     lines = md.splitlines()
@@ -289,7 +290,7 @@ def test_markdown_table(kreutzer_decision: Decision) -> None:
 
 
 def test_t_p_is_finite_far_below_the_float_range() -> None:
-    value = summary.t_log10_p(Estimate(100.0, 1.0, 1000.0))
+    value = summary_model.t_log10_p(Estimate(100.0, 1.0, 1000.0))
     assert math.isfinite(value) and value < -500
 
 

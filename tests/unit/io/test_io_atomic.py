@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from infrepro.io import atomic
+from infrepro.plumbing import atomic
 
 
 @pytest.fixture

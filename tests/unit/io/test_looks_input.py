@@ -13,9 +13,8 @@ import pytest
 
 from infrepro.core.vocabulary import LOOK
 from infrepro.io import InputError, ScoresColumns, facet_columns, read_runs_sheet
-from infrepro.io.looks import look_key, look_text, look_values
+from infrepro.io.looks import look_key, look_numbers, look_text, look_values
 from infrepro.io.scores import read_scores_table
-from infrepro.stats.sequential import look_numbers
 
 
 @pytest.mark.parametrize(

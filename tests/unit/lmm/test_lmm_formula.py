@@ -184,7 +184,8 @@ def test_quoted_levels_may_hold_formula_syntax() -> None:
 
 
 def test_a_level_with_both_quote_kinds_reads_back_exactly() -> None:
-    from infrepro.lmm.formula import _tokenize, string_literal
+    from infrepro.core.vocabulary import string_literal
+    from infrepro.lmm.formula import _tokenize
 
     for level in ["plain", "it's", 'say "hi"', "both ' and \"", "back\\slash", '\\"']:
         written = string_literal(level)

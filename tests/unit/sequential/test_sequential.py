@@ -11,30 +11,34 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from infrepro.stats.sequential import (
+from infrepro.io.looks import look_numbers
+from infrepro.stats.anytime import (
+    anytime_verdict,
+    confidence_sequence,
+    paired_differences,
+    t_boundary,
+)
+from infrepro.stats.group_sequential import (
     LOOK_ALPHA_FACTOR,
+    alpha_spent,
+    conditional_power,
+    conditional_power_at,
+    crossing_probabilities,
+    efficacy_boundaries,
+    final_boundary,
+    information_fraction,
+    look_z,
+)
+from infrepro.stats.sequential_plan import (
     WELCH,
     LookData,
     SequentialPlan,
-    alpha_spent,
     analyse_looks,
-    anytime_verdict,
-    conditional_power,
-    conditional_power_at,
-    confidence_sequence,
-    crossing_probabilities,
     design_characteristics,
-    efficacy_boundaries,
-    final_boundary,
     futility_band,
-    information_fraction,
-    look_numbers,
-    look_z,
-    paired_differences,
     plan_alpha,
     plan_sequential,
     runs_at_looks,
-    t_boundary,
     welch_look,
 )
 
@@ -221,14 +225,14 @@ def test_welch_look_is_scipys_welch_test() -> None:
 
 
 def test_look_numbers_and_runs_at_looks() -> None:
-    assert look_numbers([3, 1, 3, 7]).tolist() == [2, 1, 2, 3]
-    assert look_numbers(["2025-03-01", "2024-12-31", datetime.date(2025, 3, 1)]).tolist() == [
+    assert look_numbers([3, 1, 3, 7]) == [2, 1, 2, 3]
+    assert look_numbers(["2025-03-01", "2024-12-31", datetime.date(2025, 3, 1)]) == [
         2,
         1,
         2,
     ]
     times = ["2025-03-01T09:00", "2025-03-01T17:30", datetime.date(2025, 2, 1)]
-    assert look_numbers(times).tolist() == [2, 3, 1]
+    assert look_numbers(times) == [2, 3, 1]
     with pytest.raises(ValueError, match="mix"):
         look_numbers([1, "2025-01-01"])
     with pytest.raises(ValueError, match="every run"):

@@ -12,7 +12,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from infrepro.analyses.common.fitlog import FitLog
-from infrepro.analyses.decision.summary import Decision, Settings, decide
+from infrepro.analyses.decision.summary import MetricDecision, Settings, decide
 from infrepro.core.decisions import FAMILY_ALL
 from infrepro.validation.calibration import ALPHA, clopper_pearson
 from infrepro.validation.decision import (
@@ -26,7 +26,7 @@ from infrepro.validation.decision import (
 DESIGNS = decision_designs()
 
 
-def _batch(key: str, n: int) -> list[tuple[dict[str, object], Decision]]:
+def _batch(key: str, n: int) -> list[tuple[dict[str, object], MetricDecision]]:
     """(outcomes, decision) of experiments 0 .. n - 1 of a design."""
     design = DESIGNS[key]
     out = []
