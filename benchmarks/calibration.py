@@ -846,8 +846,8 @@ def claims_section(level: Path, claims: Path, seed: int) -> str:
         "",
         "Every experiment's headline and facet-aware tests (`comparison_experiment`, as "
         "`compare_systems` fits them, Kenward-Roger df at every size) go through the report's "
-        "own wording: `verdict.classify` for the badge and `verdict.generalisation_direction` "
-        "for the separate line on other levels (`infrepro/validation/claims.py`). The badge "
+        "own readings (`infrepro/validation/claims.py`): the badge and the separate line on other "
+        "levels. The badge "
         "comes from the per-system test alone and states its estimand (retrained with this "
         "recipe, at these settings); the simulated runs have no dev scores, so best vs best is "
         "not read and no badge presupposes an improvement. Records: "
@@ -862,7 +862,7 @@ def claims_section(level: Path, claims: Path, seed: int) -> str:
         "at 0.05 either way (its level); 'rule': the largest exact level of Welch's t for the "
         "design's run counts over run-variance ratios 1/4 to 4 (`infrepro/stats/runcounts.py`, "
         "docs/method.md §4b.6 'Run counts'); a claim is allowed when it is at most 0.065. "
-        "'badge': what the report says, through `verdict.classify` with the run counts, so a "
+        "'badge': what the report says, through `claims_of` with the run counts, so a "
         "false claim is a badge naming a winner. Band [0.035, 0.065]. Before issue 23, at "
         "1,250 segments the analyses used Satterthwaite: 0.090 [0.064, 0.122] (400 experiments "
         "of the audit); at 200 segments (KR) 0.052.",

@@ -49,6 +49,7 @@ BASE = dict(
     best_vs_best=0.05,
     min_effect=2.0,
     power=0.31,
+    few_runs="",
     model='ter ~ system + (1|segment_id) + (0 + dummy(system, "bl")|run_id)',
     note="",
 )

@@ -31,6 +31,13 @@ SURVIVES = "survives retraining"
 REVERSED = "reversed over retraining"
 NOT_SHOWN_TO_SURVIVE = "not shown to survive"
 
+# the facet-aware reading beside the verdict (§4c.5): does it generalise to other levels of the
+# shared facets? Never a downgrade of the verdict.
+GENERALISES = "generalises"
+NOT_SHOWN_BEYOND = "not shown"
+NOT_JUDGED = "not judged"
+JUDGED_DF = 4.0  # below: a facet-aware non-significance cannot tell (docs/method.md §4b.6)
+
 # -- estimands (docs/method.md §4c.4): the values of the ``comparison`` column -------------------
 SYSTEMS = "systems"
 VS_OUTPUT = "vs single output"
@@ -252,6 +259,7 @@ class PairDecision:
     action: str
     conditional_power: float
     more_runs: float
+    few_runs: str
     model: str
     note: str
 
@@ -266,6 +274,17 @@ class PairDecision:
         if not self.directional:
             return ""
         return self.system if self.verdict == BETTER else self.reference
+
+    @property
+    def generalisation(self) -> str:
+        """The facet-aware reading (§4c.5): it generalises, it is not shown, or it is not judged
+        (a non-significance on fewer than JUDGED_DF df cannot tell); '' without one."""
+        if not self.facet_aware_p:
+            return ""
+        if self.generalises:
+            return GENERALISES
+        df = self.facet_aware_df
+        return NOT_SHOWN_BEYOND if math.isfinite(df) and df >= JUDGED_DF else NOT_JUDGED
 
     @property
     def family_adjust(self) -> str:

@@ -259,7 +259,7 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
         "best_vs_best:float min_effect:float power:float sequential spending looks:int "
         "look:int look_runs_reference:int look_runs_system:int max_runs_reference:float "
         "max_runs_system:float plan_alpha:float action conditional_power:float "
-        "more_runs:float model note",
+        "more_runs:float few_runs model note",
     ),
     # the look history of the sequential decision (docs/method.md §4e.10): one row per metric,
     # family, pair and look of the pair

@@ -17,7 +17,6 @@ import pandas as pd
 
 from infrepro.core.decisions import (
     ANYTIME,
-    BETTER,
     FAMILY_ALL,
     FAMILY_BASELINE,
     NOT_SHOWN,
@@ -225,7 +224,7 @@ def sentence(record: PairDecision, label: str, unit: str = "points") -> str:
         facet = f"; treating the shared facets' levels as draws: p = {record.facet_aware_p}"
     ci = interval_name(record)
     if record.directional:
-        word = "better" if record.verdict == BETTER else "worse"
+        word = record.verdict  # BETTER or WORSE, the record's own word
         return (
             f"{subject} {word} than {other} by {size_interval(record)} {label} "
             f"{scale_words(unit)} ({ci}), "

@@ -18,6 +18,7 @@ from infrepro.core.decisions import (
     BONFERRONI,
     FAMILY_BASELINE,
     MAX_T,
+    NOT_SHOWN,
     OUTPUTS,
     VS_OUTPUT,
     PairDecision,
@@ -107,7 +108,7 @@ def verdict_cell(record: PairDecision | None) -> str:
     if record is None:
         return ""
     if not record.directional:
-        return "–" if record.verdict == "no difference shown" else record.verdict
+        return "–" if record.verdict == NOT_SHOWN else record.verdict
     mark = DOUBLE_DAGGER if record.comparison in (OUTPUTS, VS_OUTPUT) else ""
     mark += SECTION if record.generalises else ""
     return record.verdict + mark

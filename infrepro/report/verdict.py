@@ -13,7 +13,10 @@ from dataclasses import dataclass
 
 from infrepro.core.decisions import (
     BETTER,
+    GENERALISES,
+    NOT_JUDGED,
     NOT_SHOWN,
+    NOT_SHOWN_BEYOND,
     OUTPUTS,
     REVERSED,
     SURVIVES,
@@ -30,7 +33,6 @@ PAPER_GLRT_LEVEL = (
 PAPER_LABEL = "paper's model, conditional on these trained runs"
 PAPER_PREFIX = "paper's model, "
 ESTIMAND = "retrained with this recipe, at these meta-parameter settings"
-JUDGED_DF = 4.0  # below: a facet-aware non-significance cannot tell (docs/method.md §4b.6)
 OPTIMISTIC_BEST = (
     "its runs were selected by their test score (no dev scores), so it shows an improvement in "
     "most simulated experiments without one: it is no evidence either way"
@@ -93,21 +95,22 @@ def generalisation(record: PairDecision, levels: str = "") -> str:
     """The line on generalising to other levels of the shared facets, from the record's
     facet-aware reading (§4c.5): generalises / not shown / not judged (few df), never a
     downgrade of the badge."""
-    if not record.facet_aware_p:
+    reading = record.generalisation
+    if not reading:
         return ""
     df = record.facet_aware_df
     df_text = f"df {df:.2g}" if math.isfinite(df) else "few df"
     model = f"facet-aware model, {df_text}, p = {record.facet_aware_p}"
     head = "Generalising to other levels of the shared facets"
-    if record.generalises:
+    if reading == GENERALISES:
         return f"{head}: {record.winner} better beyond the settings that were run ({model})."
-    if not (math.isfinite(df) and df >= JUDGED_DF):
+    if reading == NOT_JUDGED:
         count = f"{levels}; " if levels else ""
         return (
-            f"{head}: not judged ({count}{model}); with so few levels almost no difference "
+            f"{head}: {NOT_JUDGED} ({count}{model}); with so few levels almost no difference "
             "is detectable, which says nothing about the facets' effect."
         )
-    return f"{head}: not shown ({model})."
+    return f"{head}: {NOT_SHOWN_BEYOND} ({model})."
 
 
 def paper_note(difference: float, p: str, model: str, better: str, names: tuple[str, str]) -> str:

@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from infrepro.core.decisions import BETTER, WORSE
-from infrepro.report.verdict import JUDGED_DF
+from infrepro.core.decisions import BETTER, JUDGED_DF, WORSE
 from infrepro.validation.calibration import ALPHA
 
 

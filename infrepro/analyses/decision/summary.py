@@ -76,6 +76,7 @@ from infrepro.core.vocabulary import (
 )
 from infrepro.stats.letters import compact_letters
 from infrepro.stats.pvalues import format_p, holm_log10
+from infrepro.stats.runcounts import holds_level, too_few_runs
 
 RANK_DRAWS = 2000
 NO_VERDICT = "the decision model did not converge: no verdict is read from it (§4.6.1)"
@@ -265,12 +266,7 @@ def _record(
         verdict = NOT_SHOWN
     else:
         verdict = BETTER if improvement > 0 else WORSE
-    generalises = bool(
-        facet is not None
-        and verdict in DIRECTIONAL
-        and facet[1] < math.log10(alpha)
-        and s * facet[0] * improvement > 0
-    )
+    generalises = _generalises(facet, verdict, s * improvement, alpha)
     best_vs_best = s * (ctx.best[c.system] - ctx.best[c.reference])
     effect = ctx.settings.min_effect / 100.0
     return PairDecision(
@@ -315,11 +311,35 @@ def _record(
         power=c.test.power(effect, adjusted.level),
         # one look (docs/method.md §4e.10): a look column lets ``looks.Sequential`` revise these
         **single_look(runs_ref, runs_sys),  # type: ignore[arg-type]
+        few_runs=few_runs_note(c.reference, runs_ref, c.system, runs_sys, alpha),
         model=decision_record_model(
             ctx.metric, [name for name in model.systems if model.runs[name] >= 2]
         ),
         note="; ".join(notes),
     )
+
+
+def _generalises(
+    facet: tuple[float, float, float] | None, verdict: str, signed: float, alpha: float
+) -> bool:
+    """Both the verdict and the facet-aware test are significant in the same direction (§4c.5);
+    ``signed``: the improvement times the metric's sign, as the facet's estimate is."""
+    return bool(
+        facet is not None
+        and verdict in DIRECTIONAL
+        and facet[1] < math.log10(alpha)
+        and facet[0] * signed > 0
+    )
+
+
+def few_runs_note(
+    reference: str, n_reference: int, system: str, n_system: int, alpha: float
+) -> str:
+    """Why the pair's run counts cannot carry a claim that rests on each system's own runs (a
+    run-level slope of the inputs note, §4b.6 "Run counts"); '' when they can."""
+    if holds_level(n_reference, n_system, alpha):
+        return ""
+    return too_few_runs(reference, n_reference, system, n_system, alpha)
 
 
 def _ratio_notes(ratio: Ratio | None, test: PairTest, runs: RunVariance) -> list[str]:

@@ -55,7 +55,6 @@ from infrepro.report.verdict import (
     paper_note,
     survival_line,
 )
-from infrepro.stats.runcounts import holds_level, too_few_runs
 
 TOP = 5  # competitors whose cards are shown open; the rest are one click away
 
@@ -292,12 +291,10 @@ def input_note(
             f"interaction p = {strongest['p_holm']}, {label}; {model}, Holm over the "
             f"{len(tests)} property tests)."
         )
-    runs = (record.runs_reference, record.runs_system)
-    if not holds_level(*runs, settings.alpha):
-        why = too_few_runs(settings.baseline, runs[0], competitor, runs[1], settings.alpha)
+    if record.few_runs:
         return (
             f"Inputs: not judged: the strongest interaction ({label}, p = "
-            f"{strongest['p_holm']}; {model}) rests on runs' own slopes, and {why}."
+            f"{strongest['p_holm']}; {model}) rests on runs' own slopes, and {record.few_runs}."
         )
     head = (
         f"Inputs: the difference depends most on {label} (interaction p = "

@@ -11,6 +11,7 @@ import math
 import pandas as pd
 from decision_records import record as make_record
 
+from infrepro.analyses.decision.summary import few_runs_note
 from infrepro.core.decisions import (
     NOT_SHOWN,
     NOT_SHOWN_TO_SURVIVE,
@@ -149,8 +150,9 @@ def test_paper_glrt_is_labelled_with_its_measured_level() -> None:
 
 
 def test_a_significant_interaction_on_too_few_runs_is_not_judged() -> None:
-    """The card's input line names no property effect when the run counts cannot hold the
-    level (10 vs 2 runs), and says how many runs would; 10 vs 4 keeps the claim."""
+    """The card's input line names no property effect when the record says the run counts
+    cannot hold the level (10 vs 2 runs; the summary analysis decides it, ``few_runs_note``),
+    and says how many runs would; 10 vs 4 keeps the claim."""
     tests = pd.DataFrame(
         [
             {
@@ -168,7 +170,9 @@ def test_a_significant_interaction_on_too_few_runs_is_not_judged() -> None:
     settings = ReportSettings("toy", "bl", ["bl", "comp"], ["ter"], {"ter": "lower"})
     tables = {"tests": tests, "contrasts": pd.DataFrame()}
     for runs, judged in (((10, 2), False), ((10, 4), True)):
-        text = input_note(tables, settings, record(runs_reference=runs[0], runs_system=runs[1]), {})
+        few = few_runs_note("bl", runs[0], "comp", runs[1], 0.05)
+        pair = record(runs_reference=runs[0], runs_system=runs[1], few_runs=few)
+        text = input_note(tables, settings, pair, {})
         assert ("depends most on" in text) == judged, text
         assert ("not judged" in text) != judged, text
         if not judged:

@@ -15,7 +15,7 @@ from pathlib import Path
 from infrepro.core.registry import ANALYSES, MODELS
 
 REPO = Path(__file__).resolve().parents[3]
-HOMES = {REPO / "infrepro" / "vocabulary.py", REPO / "infrepro" / "registry.py"}
+HOMES = {REPO / "infrepro" / "core" / "vocabulary.py", REPO / "infrepro" / "core" / "registry.py"}
 NAMES = frozenset({"run_id", "segment_id", "system", *MODELS, *ANALYSES})
 # names that cannot be prose are also caught inside longer strings: "(1|run_id)", f"{x}_joint"
 LONGEST_FIRST = sorted((n for n in NAMES if "_" in n), key=len, reverse=True)

@@ -78,7 +78,7 @@ def test_every_model_has_a_family_a_label_and_a_formula(name: str) -> None:
 
 
 def test_registry_is_import_light() -> None:
-    tree = ast.parse((REPO / "infrepro" / "registry.py").read_text(encoding="utf-8"))
+    tree = ast.parse((REPO / "infrepro" / "core" / "registry.py").read_text(encoding="utf-8"))
     imported = {
         alias.name.split(".")[0]
         for node in ast.walk(tree)
