@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import filecmp
-import io
 import os
 import shutil
 import subprocess
