@@ -95,13 +95,10 @@ def run(tree: Path, root: Path, config: Path) -> float:
 def same_without(a: Path, b: Path, columns: list[str]) -> bool:
     """Equal CSVs once the columns the newer tree added are dropped from it (its other bytes
     as the older tree wrote them)."""
-    old = a.read_text(encoding="utf-8")
+    old = pd.read_csv(a, dtype=str, keep_default_na=False)
     new = pd.read_csv(b, dtype=str, keep_default_na=False)
-    buffer = io.StringIO()
-    new.drop(columns=[c for c in columns if c in new.columns]).to_csv(buffer, index=False)
-    return buffer.getvalue() == pd.read_csv(
-        io.StringIO(old), dtype=str, keep_default_na=False
-    ).to_csv(index=False)
+    new = new.drop(columns=[c for c in columns if c in new.columns])
+    return old.to_csv(index=False) == new.to_csv(index=False)
 
 
 def compare(before: Path, after: Path, added: dict[str, list[str]]) -> tuple[int, list[str]]:
