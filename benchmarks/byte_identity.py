@@ -86,7 +86,8 @@ def run(tree: Path, root: Path, config: Path) -> float:
         "--quiet",
     ]
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    # run in the experiment's folder: `python -m` puts the working folder first on sys.path
+    done = subprocess.run(command, env=env, cwd=root, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{tree} on {root} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     return time.perf_counter() - start
