@@ -2,6 +2,7 @@
 
 from infrepro.experiment import import_scores
 from infrepro.io import ScoresColumns
+from infrepro.io.runs import with_recorded_looks
 from infrepro.plumbing.atomic import write_csv, write_parquet
 from infrepro.workflow.jobs import run_rule_script
 
@@ -18,7 +19,7 @@ def main(smk) -> None:
         scale=smk.params.scale,
     )
     write_parquet(evaluation, smk.output.evaluation)
-    write_parquet(runs, smk.output.runs)
+    write_parquet(with_recorded_looks(runs, smk.params.looks), smk.output.runs)
     write_csv(bins, smk.output.bins)
 
 

@@ -1,13 +1,15 @@
 """Snakemake script: validate the runs sheet and store its run metadata as Parquet."""
 
 from infrepro.io import read_runs_sheet
+from infrepro.io.runs import with_recorded_looks
 from infrepro.plumbing.atomic import write_parquet
 from infrepro.workflow.jobs import run_rule_script
 
 
 def main(smk) -> None:
     runs = read_runs_sheet(smk.input.runs, check_files=False, look_column=smk.params.look_column)
-    write_parquet(runs.drop(columns=["hypotheses"]), smk.output.runs)
+    runs = with_recorded_looks(runs.drop(columns=["hypotheses"]), smk.params.looks)
+    write_parquet(runs, smk.output.runs)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ def main(smk) -> None:
         links=links,
         rerun=smk.params.rerun,
         units=dict(smk.params.units),
+        looks=dict(smk.params.looks),
     )
     # figures whose data did not change since the last render are not drawn again; the others
     # are drawn in the job's threads' worth of processes

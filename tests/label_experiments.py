@@ -314,6 +314,7 @@ def run_in_process(
         columns=config["columns"],
         options=full["property_options"],
         scale=config["scale"],
+        looks=[],  # one look: no ledger (docs/method.md §4e.12)
     )
     return run_analyses(loaded, full, inputs, analyses)
 
@@ -621,6 +622,7 @@ def run_raw_in_process(
         {"runs": config["runs"]},
         {"runs": inputs["runs"]},
         look_column=config.get("look_column"),
+        looks=[],  # one look: no ledger (docs/method.md §4e.12)
     )
     scores = [results / "scores" / f"{run}.parquet" for run in loaded.run_ids]
     for run, path in zip(loaded.run_ids, scores, strict=True):

@@ -105,6 +105,9 @@ def interval_kind(adjust: str) -> str:
 # -- sequential looks (docs/method.md §4e.10): the record's mode, the plan's actions ------------
 PLAN = "plan"  # the ``sequential`` field: a declared plan (analyses.sequential.max_runs)
 ANYTIME = "anytime-valid"  # no maximum declared: the confidence sequence of §4e.7
+# the ``look_source`` field: where the looks come from (§4e.12); '' for a single look
+DECLARED_LOOKS = "look column"
+RECORDED_LOOKS = "ledger"
 STOP_SIGNIFICANT = "stop: significant"  # the ``action`` field (stats.sequential_plan.Action)
 STOP_FUTILITY = "stop: futility"
 STOP_MAXIMUM = "stop: maximum reached"
@@ -173,12 +176,18 @@ def plan_sentence(
 MAX_MORE_RUNS = 200  # how far "runs still needed" looks (stats.group_sequential.MAX_EXTRA_RUNS)
 
 
-def anytime_sentence(action: str, winner: str, look: int, pairs: int) -> str:
+def look_phrase(look: int, source: str) -> str:
+    """``look 3``, or ``look 3 of an undeclared sequence`` for looks the ledger recorded."""
+    return f"look {look} of an undeclared sequence" if source == RECORDED_LOOKS else f"look {look}"
+
+
+def anytime_sentence(action: str, winner: str, look: int, pairs: int, source: str = "") -> str:
     """The anytime-valid mode's decision in words (§4e.7)."""
+    at = look_phrase(look, source)
     if action == STOP_SIGNIFICANT:
-        return f"stop: {winner} better (anytime-valid, from look {look}, {pairs} pairs of runs)"
+        return f"stop: {winner} better (anytime-valid, from {at}, {pairs} pairs of runs)"
     return (
-        f"continue (anytime-valid, look {look}, {pairs} pairs of runs): valid however often "
+        f"continue (anytime-valid, {at}, {pairs} pairs of runs): valid however often "
         "the analysis is rerun"
     )
 
@@ -187,6 +196,7 @@ def single_look(runs_reference: int, runs_system: int) -> dict[str, object]:
     """The sequential fields of a record read at one look (no look column, §4e.10)."""
     return {
         "sequential": "",
+        "look_source": "",
         "spending": "",
         "looks": 1,
         "look": 1,
@@ -248,6 +258,7 @@ class PairDecision:
     min_effect: float
     power: float
     sequential: str
+    look_source: str
     spending: str
     looks: int
     look: int
@@ -308,7 +319,7 @@ class PairDecision:
             )
         if self.sequential == ANYTIME:
             pairs = min(self.look_runs_reference, self.look_runs_system)
-            return anytime_sentence(self.action, self.winner, self.look, pairs)
+            return anytime_sentence(self.action, self.winner, self.look, pairs, self.look_source)
         return ""
 
     @property

@@ -21,6 +21,8 @@ SYSTEM = "system"
 HYPOTHESES = "hypotheses"
 DEV_SCORE = "dev_score"
 LOOK = "look"  # of the runs table: the batch a run arrived in (docs/method.md §4e.1)
+# of the runs table: the look the ledger recorded a run at, when no look column is declared (§4e.12)
+RECORDED_LOOK = "recorded_look"
 LOOKS_TABLE = "looks"  # the look history of the sequential decision (docs/method.md §4e.10)
 SOURCE = "source"
 REFERENCE = "reference"
@@ -256,7 +258,7 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
         "p_value log10_p:float p_adjusted log10_p_adjusted:float verdict generalises:bool "
         "facet_aware_p log10_facet_aware_p:float facet_aware_df:float run_sd_ratio:float "
         "run_sd_ratio_lower:float run_sd_ratio_upper:float band:float prior_df:float survival "
-        "best_vs_best:float min_effect:float power:float sequential spending looks:int "
+        "best_vs_best:float min_effect:float power:float sequential look_source spending looks:int "
         "look:int look_runs_reference:int look_runs_system:int max_runs_reference:float "
         "max_runs_system:float plan_alpha:float action conditional_power:float "
         "more_runs:float few_runs model note",

@@ -223,7 +223,21 @@ def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
     )
     names = (metrics, properties, list(columns.facets))
     experiment = _experiment(config, "scores", names, systems, runs, [str(config["scores"])])
-    return replace(experiment, scales=scale)
+    return replace(experiment, scales=scale, run_digests=run_digests(table, metrics))
+
+
+def run_digests(table: pd.DataFrame, metrics: list[str]) -> dict[str, str]:
+    """SHA-256 of each run's scores (its segment ids and metric values, by segment): the content
+    the look ledger records for a run of scores mode (docs/method.md §4e.12)."""
+    ordered = table[[RUN, SEGMENT, *metrics]].astype({RUN: str, SEGMENT: str})
+    ordered = ordered.sort_values([RUN, SEGMENT], kind="stable")
+    digests = {}
+    for run, rows in ordered.groupby(RUN, sort=False, observed=True):
+        digest = hashlib.sha256("\n".join(map(str, rows[SEGMENT])).encode())
+        for metric in metrics:
+            digest.update(rows[metric].to_numpy(dtype="float64").tobytes())
+        digests[str(run)] = digest.hexdigest()
+    return digests
 
 
 def _experiment(
@@ -247,6 +261,7 @@ def _experiment(
         facets=facets,
         systems=systems,
         run_ids=[str(run) for run in runs[RUN]],
+        run_systems=[str(system) for system in runs[SYSTEM]],
         hypotheses=(
             {str(r): str(h) for r, h in zip(runs[RUN], runs["hypotheses"], strict=True)}
             if mode == "raw"

@@ -24,9 +24,12 @@ class Experiment:
     facets: list[str]
     systems: list[str]
     run_ids: list[str]  # in the order of the runs table (by run id)
+    run_systems: list[str] = field(default_factory=list)  # each run's system, as run_ids
     hypotheses: dict[str, str] = field(default_factory=dict)  # raw mode: each run's file
     inputs: list[str] = field(default_factory=list)  # every input file the checks read
     scales: dict[str, Scale] = field(default_factory=dict)  # scores mode's declared scales
+    # scores mode: SHA-256 of each run's scores (what the look ledger records as its content)
+    run_digests: dict[str, str] = field(default_factory=dict)
 
     @property
     def units(self) -> dict[str, str]:
@@ -59,4 +62,4 @@ class Experiment:
         return cls(**fields)
 
 
-MAPPINGS = ("better", "hypotheses", "scales")  # Experiment's dict fields
+MAPPINGS = ("better", "hypotheses", "scales", "run_digests")  # Experiment's dict fields

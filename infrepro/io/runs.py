@@ -25,7 +25,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from infrepro.core.vocabulary import DEV_SCORE, HYPOTHESES, LOOK, RESERVED, RUN, SYSTEM
+from infrepro.core.vocabulary import (
+    DEV_SCORE,
+    HYPOTHESES,
+    LOOK,
+    RECORDED_LOOK,
+    RESERVED,
+    RUN,
+    SYSTEM,
+)
 from infrepro.io.errors import InputError, plural
 from infrepro.io.looks import look_values
 from infrepro.io.paths import portable_path
@@ -182,3 +190,12 @@ def _numeric_column(frame: pd.DataFrame, path: Path, column: str) -> pd.Series:
             )
         values.append(number)
     return pd.Series(values, index=frame.index, dtype="float64")
+
+
+def with_recorded_looks(runs: pd.DataFrame, looks: list[list[object]]) -> pd.DataFrame:
+    """The runs table with the look the ledger recorded each run at (``RECORDED_LOOK``;
+    docs/method.md §4e.12), when there are looks to record (``looks``: [run, look] pairs)."""
+    if not looks:
+        return runs
+    of_run = {str(run): int(look) for run, look in looks}  # type: ignore[call-overload]
+    return runs.assign(**{RECORDED_LOOK: [of_run[str(r)] for r in runs[RUN]]})

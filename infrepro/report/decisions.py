@@ -27,6 +27,7 @@ from infrepro.core.decisions import (
     VS_OUTPUT,
     PairDecision,
     family_label,
+    look_phrase,
     runs_phrase,
 )
 from infrepro.core.schema import with_defaults
@@ -125,7 +126,7 @@ def _sequential_mark(record: PairDecision) -> str:
     if record.sequential == PLAN:
         return f" (plan, look {record.look})"
     if record.sequential == ANYTIME:
-        return f" (anytime-valid, look {record.look})"
+        return f" (anytime-valid, {look_phrase(record.look, record.look_source)})"
     return ""
 
 

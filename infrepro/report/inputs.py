@@ -35,6 +35,9 @@ class ReportSettings:
     links: Mapping[str, str] = field(default_factory=dict)
     rerun: str = "snakemake --cores 2"
     units: Mapping[str, str] = field(default_factory=dict)  # per metric; default points
+    # where the looks come from (docs/method.md §4e.12): source ('ledger' or 'look column'),
+    # the ledger's path and the look this run is
+    looks: Mapping[str, object] = field(default_factory=dict)
 
     def unit(self, metric: str) -> str:
         """How the report's scores of ``metric`` read: ``points`` (stored fractions x 100) or,

@@ -48,16 +48,20 @@ class Outcome:
     welch: int  # Welch's t on run means in the same experiment (the reference)
 
 
-def _frame(systems: list[tuple[str, int, float, float]], rng: np.random.Generator) -> MetricData:
+def _frame(
+    systems: list[tuple[str, int, float, float]],
+    rng: np.random.Generator,
+    segments: int = SEGMENTS,
+) -> MetricData:
     """Per-segment scores of (name, runs, run SD, true mean) systems on shared segments."""
-    segment_ids = np.array([f"g{j:04d}" for j in range(SEGMENTS)])
-    seg = rng.normal(0.0, SEGMENT_SD, SEGMENTS)
+    segment_ids = np.array([f"g{j:04d}" for j in range(segments)])
+    seg = rng.normal(0.0, SEGMENT_SD, segments)
     frames, runs = [], []
     for name, n, run_sd, mean in systems:
         for r in range(n):
             run = f"{name}_{r}"
             runs.append({RUN: run, SYSTEM: name})
-            y = mean + seg + rng.normal(0.0, run_sd) + rng.normal(0.0, RESIDUAL_SD, SEGMENTS)
+            y = mean + seg + rng.normal(0.0, run_sd) + rng.normal(0.0, RESIDUAL_SD, segments)
             frames.append(pd.DataFrame({RUN: run, SYSTEM: name, SEGMENT: segment_ids, METRIC: y}))
     return MetricData(
         metric=METRIC,
@@ -70,12 +74,15 @@ def _frame(systems: list[tuple[str, int, float, float]], rng: np.random.Generato
     )
 
 
-def pair_experiment(n_a: int, n_b: int, ratio: float, effect: float, seed: int) -> MetricData:
+def pair_experiment(
+    n_a: int, n_b: int, ratio: float, effect: float, seed: int, segments: int = SEGMENTS
+) -> MetricData:
     """A (n_a runs, run SD 0.02) against B (n_b runs, run SD 0.02 × ``ratio``), B better by
-    ``effect`` run-mean SDs of A."""
+    ``effect`` run-mean SDs of A (at ``segments`` segments)."""
     rng = np.random.default_rng(seed)
-    systems = [("A", n_a, RUN_SD, 0.5), ("B", n_b, RUN_SD * ratio, 0.5 + effect * RUN_MEAN_SD)]
-    return _frame(systems, rng)
+    unit = math.sqrt(RUN_SD**2 + RESIDUAL_SD**2 / segments)
+    systems = [("A", n_a, RUN_SD, 0.5), ("B", n_b, RUN_SD * ratio, 0.5 + effect * unit)]
+    return _frame(systems, rng, segments)
 
 
 def many_experiment(d0: float, seed: int, effect: float = 0.0, k: int = 12) -> MetricData:

@@ -14,6 +14,8 @@ from infrepro.workflow import verbatim
 from infrepro.workflow.checksums import remember_checksums
 from infrepro.workflow.params import serialize_params_lazily
 from infrepro.workflow.digests import KeptDigests
+from infrepro.io.ledger import run_looks
+from infrepro.workflow.ledger import looks_seen, recorded_looks, record_looks
 from infrepro.workflow.outputs import DIGEST_STORE, EXPERIMENT_STORE
 
 RESULTS = "results"
@@ -36,6 +38,19 @@ remember_checksums()
 # the params check imports pandas only when a param can be a pandas object (it has been imported)
 serialize_params_lazily()
 INPUT_DIGESTS = KeptDigests.open(DIGEST_STORE)
+try:
+    # Every rerun that adds runs is a look (docs/method.md §4e.12): the ledger beside the runs
+    # sheet or scores file says at which look each run arrived; runs it lacks are the next look,
+    # recorded when this run completes. None when the runs declare a look column.
+    LEDGER = recorded_looks(EXPERIMENT, config, INPUT_DIGESTS.sha256)
+except InputError as err:
+    raise WorkflowError(f"infrepro: invalid input: {err}") from None
+LOOKS = None if LEDGER is None else LEDGER[0]
+# the runs table's recorded looks ([] while they are one look and no plan is declared)
+RUN_LOOKS = run_looks(LOOKS, config["analyses"]["sequential"]["max_runs"] is not None)
+# the report's view: the same before and after a completed run writes the ledger, so that a
+# rerun with nothing new reruns nothing
+LOOKS_SEEN = looks_seen(LOOKS)
 PROPERTY_OPTIONS = config["property_options"]
 
 
@@ -139,10 +154,15 @@ def produced_outputs():
     return sorted(set(files))
 
 
-# Exit as soon as the last job is done (Snakemake's scheduling timers; the worker processes).
+# A completed run records its new runs as a look; then exit as soon as the last job is done
+# (Snakemake's scheduling timers; the worker processes).
 onsuccess:
+    from infrepro.io.ledger import ledger_path
     from infrepro.workflow.jobs import finish_run
 
+    recorded = record_looks(LEDGER, ledger_path(config["runs" if RAW_MODE else "scores"]))
+    if recorded:
+        print(recorded)
     finish_run()
 
 

@@ -44,6 +44,7 @@ else:
             columns=config.get("columns", {}),
             options=PROPERTY_OPTIONS,
             scale=config["scale"],
+            looks=verbatim(RUN_LOOKS),
             content=content_of(config["scores"]),
         log:
             "logs/import_scores.log",

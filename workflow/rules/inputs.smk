@@ -28,6 +28,7 @@ rule prepare_runs:
         script=rule_script("prepare_runs.py"),
         content=content_of(config["runs"]),
         look_column=config.get("look_column"),
+        looks=verbatim(RUN_LOOKS),
     log:
         "logs/prepare_runs.log",
     threads: 1

@@ -77,6 +77,7 @@ rule report:
         date=verbatim(REPORT_OPTIONS.get("date")),
         alpha=REPORT_OPTIONS["alpha"],
         rerun=RERUN_COMMAND,
+        looks=verbatim(LOOKS_SEEN),
         # package data, by name and content (where the package is installed is no input)
         templates=TEMPLATES,
     log:

@@ -14,6 +14,7 @@ table. Pure functions of the data and the fits.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -35,10 +36,12 @@ from infrepro.core.decisions import (
     ANYTIME_INTERVAL,
     BETTER,
     CONTINUE,
+    DECLARED_LOOKS,
     DIRECTIONAL,
     NOT_SHOWN,
     NOT_SHOWN_TO_SURVIVE,
     PLAN,
+    RECORDED_LOOKS,
     REPEATED_INTERVAL,
     REVERSED,
     SPENDING_WORDS,
@@ -50,7 +53,16 @@ from infrepro.core.decisions import (
     PairDecision,
     runs_phrase,
 )
-from infrepro.core.vocabulary import LOOK, LOOKS_TABLE, NOT_CONVERGED, RUN, SYSTEM, columns
+from infrepro.core.vocabulary import (
+    LOOK,
+    LOOKS_TABLE,
+    NOT_CONVERGED,
+    RECORDED_LOOK,
+    RUN,
+    SEGMENT,
+    SYSTEM,
+    columns,
+)
 from infrepro.io.looks import look_numbers
 from infrepro.stats.anytime import (
     ConfidenceSequence,
@@ -114,12 +126,21 @@ class SequentialOptions:
 
 
 # -- the looks of the runs -------------------------------------------------------------------------
+def look_source(runs: pd.DataFrame) -> str:
+    """Where the runs' looks come from: a declared look column (§4e.1), the ledger (§4e.12),
+    or nowhere ('': one look)."""
+    if LOOK in runs.columns:
+        return DECLARED_LOOKS
+    return RECORDED_LOOKS if RECORDED_LOOK in runs.columns else ""
+
+
 def looks_of(runs: pd.DataFrame) -> dict[str, int] | None:
-    """Each run's look number (1, 2, ...: ``look_numbers`` of the look values), None when the
-    runs declare no looks."""
-    if LOOK not in runs.columns:
+    """Each run's look number (1, 2, ...: ``look_numbers`` of the declared look values, else
+    the looks the ledger recorded), None when the runs are one look."""
+    source = look_source(runs)
+    if not source:
         return None
-    numbers = look_numbers(list(runs[LOOK]))
+    numbers = look_numbers(list(runs[LOOK if source == DECLARED_LOOKS else RECORDED_LOOK]))
     return {str(r): int(k) for r, k in zip(runs[RUN], numbers, strict=True)}
 
 
@@ -136,7 +157,8 @@ def data_at(data: MetricData, kept: set[str]) -> MetricData:
 @dataclass(frozen=True)
 class LookFit:
     """Model M fitted on the runs of looks 1 ... ``look`` (None, with the reason, when it could
-    not be fitted), with its calibrated tests, and the runs per system there."""
+    not be fitted; None without one when the anytime-valid mode needs no fit), with its
+    calibrated tests, and the runs per system there."""
 
     look: int
     runs: dict[str, int]
@@ -181,6 +203,9 @@ def pair_looks(fits: list[LookFit], reference: str, system: str, sign: int) -> l
             out.append(replace(base, reason="not tested: a system with fewer than two runs"))
             continue
         model = fit.model
+        if model is None and not fit.reason:  # not fitted: the anytime-valid mode (§4e.7)
+            out.append(base)
+            continue
         if model is None or not bool(model.fit.converged):  # type: ignore[attr-defined]
             why = fit.reason or "the fit did not converge"
             out.append(replace(base, reason=f"not tested: {why}"))
@@ -229,6 +254,7 @@ class Sequential:
     alpha: float
     options: SequentialOptions
     looks: dict[str, int]
+    source: str = DECLARED_LOOKS
     rows: list[dict[str, object]] = field(default_factory=list)
     _fits: list[LookFit] | None = None
 
@@ -246,6 +272,9 @@ class Sequential:
             if k == last:
                 fits.append(LookFit(k, counts, latest))
                 continue
+            if self.options.max_runs is None:  # the confidence sequence needs no fit of M
+                fits.append(LookFit(k, counts, None))
+                continue
             if self.data.baseline not in counts or counts[self.data.baseline] == 0:
                 fits.append(LookFit(k, counts, None, "the baseline has no runs yet"))
                 continue
@@ -257,6 +286,11 @@ class Sequential:
             fits.append(LookFit(k, counts, model))
         self._fits = fits
         return fits
+
+    @property
+    def looks_word(self) -> str:
+        """How the notes name the looks: declared (a look column) or recorded (the ledger)."""
+        return "looks declared" if self.source == DECLARED_LOOKS else "looks recorded"
 
     def __call__(self, records: list[PairDecision], latest: object) -> list[PairDecision]:
         """The family's records, each ``systems`` one with its sequential verdict."""
@@ -271,7 +305,7 @@ class Sequential:
                 if record.verdict == NOT_CONVERGED
                 else "a system with a single run"
             )
-            note = f"looks declared, but not tested at looks ({why}): the single-look verdict"
+            note = f"{self.looks_word}, but not tested at looks ({why}): the single-look verdict"
             return replace(record, looks=len(fits), note=_joined(record.note, note))
         looks = pair_looks(fits, record.reference, record.system, self.data.sign())
         alpha_j = self.alpha / record.family_size
@@ -291,7 +325,7 @@ class Sequential:
     ) -> PairDecision:
         tested = [lk for lk in looks if lk.data is not None]
         if not tested:
-            note = "looks declared, but no look could be tested: the single-look verdict"
+            note = f"{self.looks_word}, but no look could be tested: the single-look verdict"
             return replace(record, looks=total, note=_joined(record.note, note))
         min_effect = None if math.isnan(record.min_effect) else record.min_effect / 100.0
         plan = SequentialPlan(
@@ -321,6 +355,7 @@ class Sequential:
             p_adjusted=format_p(_log10(min(1.0, p_pair * record.family_size))),
             log10_p_adjusted=_log10(min(1.0, p_pair * record.family_size)),
             sequential=PLAN,
+            look_source=self.source,
             spending=self.options.spending,
             looks=total,
             max_runs_reference=float(maxima[0]),
@@ -398,7 +433,7 @@ class Sequential:
         )
         cs = confidence_sequence(d, alpha_j, self.options.scale)
         if cs.n.size == 0:
-            note = "looks declared, but fewer than two pairs of runs: the single-look verdict"
+            note = f"{self.looks_word}, but fewer than two pairs of runs: the single-look verdict"
             return replace(record, looks=total, note=_joined(record.note, note))
         p = anytime_p(d, self.options.scale)
         claimed = self._anytime_rows(record, looks, d, alpha_j, cs, p)
@@ -432,6 +467,7 @@ class Sequential:
             log10_p_adjusted=_log10(p_adj),
             verdict=verdict,
             sequential=ANYTIME,
+            look_source=self.source,
             looks=total,
             look=at.look,
             look_runs_reference=at.n_a,
@@ -538,14 +574,32 @@ def _log10(p: float) -> float:
 
 
 def _arrival_means(data: MetricData, looks: Mapping[str, int]) -> dict[str, list[float]]:
-    """Each system's run means in arrival order: by look, then run id (§4e.7)."""
+    """Each system's run means in arrival order: by look, then within a look by a digest of the
+    run's scores (§4e.7): a fixed pseudo-random order that no run id, file name or order of
+    listing changes."""
     means = run_means(data)
-    means = means.assign(_look=[looks[str(r)] for r in means[RUN]], _run=means[RUN].astype(str))
-    means = means.sort_values(["_look", "_run"], kind="stable")
+    keys = score_keys(data)
+    means = means.assign(
+        _look=[looks[str(r)] for r in means[RUN]], _key=[keys[str(r)] for r in means[RUN]]
+    )
+    means = means.sort_values(["_look", "_key"], kind="stable")
     return {
         str(s): [float(v) for v in group["mean"]]
         for s, group in means.groupby(SYSTEM, sort=False, observed=True)
     }
+
+
+def score_keys(data: MetricData) -> dict[str, str]:
+    """A digest of each run's scores of the metric (its segment ids and values, by segment):
+    the order of runs within a look for the anytime-valid pairing (§4e.7)."""
+    rows = data.evaluation[[RUN, SEGMENT, data.metric]].astype({RUN: str, SEGMENT: str})
+    rows = rows.sort_values([RUN, SEGMENT], kind="stable")
+    keys = {}
+    for run, part in rows.groupby(RUN, sort=False):
+        digest = hashlib.blake2b("\n".join(part[SEGMENT]).encode(), digest_size=16)
+        digest.update(part[data.metric].to_numpy(dtype="float64").tobytes())
+        keys[str(run)] = digest.hexdigest()
+    return keys
 
 
 def _readings(old: PairDecision, new: PairDecision) -> PairDecision:
@@ -581,4 +635,4 @@ def sequential_of(data: MetricData, log: FitLog, alpha: float) -> Sequential | N
     if looks is None:
         return None
     options = SequentialOptions.of(data.options["sequential"])
-    return Sequential(data, log, alpha, options, looks)
+    return Sequential(data, log, alpha, options, looks, look_source(data.runs))

@@ -32,7 +32,7 @@ from infrepro.report.inputs import ReportSettings
 from infrepro.report.labels import metric_label
 from infrepro.report.paper import caption, pairs_text, paper_files
 from infrepro.report.query import select
-from infrepro.report.sections.looks import HINT, LookBlock, look_block
+from infrepro.report.sections.looks import LookBlock, look_block, one_look_hint
 
 
 @dataclass
@@ -285,7 +285,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> list[Dec
                 best_run_orders(rows, settings.alpha),
                 groups_figure(rows, metric, label, settings),
                 look_block(tables, records, metric, label, settings),
-                "" if any(r.sequential for r in records) else HINT,
+                "" if any(r.sequential for r in records) else one_look_hint(settings),
             )
         )
     return out

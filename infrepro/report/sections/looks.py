@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.core.decisions import ANYTIME, PairDecision
+from infrepro.core.decisions import ANYTIME, RECORDED_LOOKS, PairDecision
 from infrepro.core.vocabulary import LOOKS_TABLE, SYSTEM
 from infrepro.plots import short_name
 from infrepro.plots.looks import LookPoint, look_history
@@ -24,13 +24,28 @@ from infrepro.report.inputs import ReportSettings
 from infrepro.report.query import select
 
 FIGURES = 5  # comparisons whose look history is drawn (the table lists every one)
-HINT = (
-    "One look: these verdicts hold for one analysis of all runs. If the runs arrived in batches "
-    "and the analysis was rerun after each, declare the batches (look_column: a runs-sheet "
-    "column with an integer or a date per run; in scores mode columns.look) and a plan "
-    "(analyses.sequential): the verdicts then keep their level however often it is rerun "
-    "(docs/method.md §4e)."
+DECLARE = (
+    "If the runs arrived in batches that the ledger did not see, declare them instead "
+    "(look_column: a runs-sheet column with an integer or a date per run; in scores mode "
+    "columns.look)."
 )
+
+
+def one_look_hint(settings: ReportSettings) -> str:
+    """The line under a decision table whose verdicts were read at one look: which look it is,
+    where it is recorded, and what a rerun after new runs becomes (docs/method.md §4e.12)."""
+    looks = settings.looks
+    if looks.get("source") != RECORDED_LOOKS:
+        return (
+            "One look: these verdicts hold for one analysis of all runs (the look column "
+            "declares one batch). " + DECLARE
+        )
+    return (
+        f"Look 1, recorded in {looks.get('path')}: these verdicts assume the runs are analysed "
+        "once. Rerunning after new runs makes look 2 of an undeclared sequence, whose verdicts "
+        "are anytime-valid however often it is rerun (a plan, analyses.sequential, spends "
+        "α more efficiently; docs/method.md §4e.12). " + DECLARE
+    )
 
 
 @dataclass

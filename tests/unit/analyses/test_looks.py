@@ -14,6 +14,7 @@ import pytest
 
 from infrepro.analyses.common.data import MetricData
 from infrepro.analyses.common.fitlog import FitLog
+from infrepro.analyses.decision.looks import score_keys
 from infrepro.analyses.decision.summary import Settings, decide, summary_tables
 from infrepro.core.decisions import (
     ANYTIME,
@@ -139,7 +140,10 @@ def test_the_anytime_mode_is_the_sequence_of_runs_paired_in_arrival_order() -> N
     data = with_options(look_experiment(3, 6, 1.0, 3.0, 7), {})
     record = baseline_record(tables(data))
     means = data.evaluation.groupby(RUN)[METRIC].mean()
-    runs = data.runs.assign(order=data.runs[LOOK].astype(int)).sort_values(["order", RUN])
+    keys = score_keys(data)  # within a look by the runs' scores, not their ids (§4e.7)
+    runs = data.runs.assign(
+        order=data.runs[LOOK].astype(int), key=[keys[r] for r in data.runs[RUN]]
+    ).sort_values(["order", "key"])
     a = [means[r] for r in runs.loc[runs[SYSTEM] == "A", RUN]]
     b = [means[r] for r in runs.loc[runs[SYSTEM] == "B", RUN]]
     d = np.asarray(b) - np.asarray(a)  # higher is better: the improvement of B

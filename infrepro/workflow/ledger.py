@@ -1,0 +1,95 @@
+"""The look ledger in the workflow (docs/method.md §4e.12): read and checked while Snakemake
+parses the workflow, its looks passed to the jobs that write the runs table, a look appended
+when a run completes (``onsuccess``).
+
+A declared look column (``look_column``, ``columns.look``) takes precedence: then the ledger is
+neither read nor written.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from infrepro.core.decisions import DECLARED_LOOKS, RECORDED_LOOKS
+from infrepro.experiment.record import Experiment
+from infrepro.io.ledger import CurrentRun, Looks, append_look, ledger_path, looks_of
+from infrepro.io.paths import portable_path
+
+
+def declares_looks(config: Mapping[str, Any]) -> bool:
+    """Whether the runs carry a declared look column (raw ``look_column``, scores
+    ``columns.look``)."""
+    if config.get("look_column") is not None:
+        return True
+    columns = config.get("columns") or {}
+    return bool(columns.get("look")) if isinstance(columns, Mapping) else False
+
+
+def plan_of(config: Mapping[str, Any]) -> str:
+    """The plan the looks are analysed under, as the ledger records it: the anytime-valid
+    sequence (its mixture scale) or the declared maximum, spending and futility; and α. The
+    declaration of a final look is no change of plan (it is made at a look)."""
+    options = dict(config["analyses"]["sequential"])
+    alpha = float(config["report"]["alpha"])
+    if options.get("max_runs") is None:
+        return f"anytime-valid, mixture scale {float(options['mixture_scale']):g}, alpha {alpha:g}"
+    fixed = {k: options.get(k) for k in ("max_runs", "spending", "futility")}
+    return f"plan {json.dumps(fixed, sort_keys=True)}, alpha {alpha:g}"
+
+
+def current_runs(experiment: Experiment, sha256: Callable[[str], str]) -> list[CurrentRun]:
+    """The experiment's runs as the ledger names them: raw mode by hypotheses file (relative to
+    the experiment folder) and its SHA-256, scores mode by run id and the digest of its scores."""
+    runs = []
+    for run, system in zip(experiment.run_ids, experiment.run_systems, strict=True):
+        if experiment.mode == "raw":
+            path = experiment.hypotheses_path(run)
+            runs.append(CurrentRun(system, run, portable_path(path), sha256(path)))
+        else:
+            runs.append(CurrentRun(system, run, run, experiment.run_digests[run]))
+    return runs
+
+
+def recorded_looks(
+    experiment: Experiment, config: Mapping[str, Any], sha256: Callable[[str], str]
+) -> tuple[Looks, list[CurrentRun]] | None:
+    """The runs' looks from the ledger beside the runs sheet or scores file, checked (an
+    ``InputError`` names the ledger's line); None when the runs declare a look column."""
+    if declares_looks(config):
+        return None
+    source = config["runs"] if experiment.mode == "raw" else config["scores"]
+    path = ledger_path(source)
+    runs = current_runs(experiment, sha256)
+    return looks_of(path, runs, plan_of(config), shown_as=portable_path(path)), runs
+
+
+def looks_seen(looks: Looks | None) -> dict[str, object]:
+    """The report's parameter: where the looks come from, the ledger's path and the look this
+    run is. It does not say whether the ledger exists yet: a completed run writes it, and the
+    next invocation must find the report's parameters as they were."""
+    if looks is None:
+        return {"source": DECLARED_LOOKS}
+    return {"source": RECORDED_LOOKS, "path": looks.path, "look": looks.current}
+
+
+def record_looks(found: tuple[Looks, list[CurrentRun]] | None, path: str | Path) -> str:
+    """Append the pending runs to the ledger at ``path`` when a run completes; what was done,
+    for the log ('' when nothing)."""
+    if found is None:
+        return ""
+    looks, runs = found
+    if not looks.pending:
+        return ""
+    stamp = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
+    try:
+        added = append_look(path, {r.run: r for r in runs}, looks, stamp)
+    except OSError as err:
+        return (
+            f"infrepro: the look ledger {path} could not be written ({err}); the next run "
+            "counts these runs as a new look again"
+        )
+    return f"infrepro: look {looks.current} recorded in {looks.path} ({added} new runs)"
