@@ -19,6 +19,7 @@ from .errors import InputError
 from .looks import look_values
 from .names import check_lookalikes
 from .properties import property_values
+from .tables import separator_hint
 from .text import require_file
 
 # A fraction-scale metric's scores lie within [-FRACTION_BOUND, FRACTION_BOUND] but for at most a
@@ -30,6 +31,7 @@ FRACTION_OUTSIDE = 0.01
 RATING_BOUND = 10
 SHOWN_VALUES = 3  # offending values a refusal names
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".zip": "zip"}
+WANTED = "with commas (.csv) or tabs (.tsv)"  # how a scores file's fields must be separated
 MAX_SCORE_MAGNITUDE = 1e12  # far beyond any metric; squares and sums stay exact enough
 
 
@@ -82,14 +84,15 @@ def read_raw_scores(path: str | Path) -> pd.DataFrame:
         if name.endswith(".parquet"):
             frame = pd.read_parquet(file)
         else:
-            sep = "\t" if name.endswith((".tsv", ".tsv.gz", ".txt", ".txt.gz")) else ","
+            sep = _separator(name)
             frame = pd.read_csv(file, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8")
     except UnicodeDecodeError as err:
         raise InputError(file, f"invalid UTF-8 ({err.reason}); files must be UTF-8") from None
     except pd.errors.EmptyDataError:
         raise InputError(file, "file is empty; expected a header line and rows of scores") from None
     except pd.errors.ParserError as err:
-        raise InputError(file, f"cannot parse: {_one_line(err)}") from None
+        hint = _header_hint(file, _separator(name))
+        raise InputError(file, f"cannot parse: {_one_line(err)}{hint}") from None
     except (OSError, EOFError, zlib.error, pa.ArrowException) as err:
         raise InputError(file, f"cannot read {_format_of(name)}: {_one_line(err)}") from None
     check_lookalikes([str(c) for c in frame.columns], file, "column", lines=[1] * frame.shape[1])
@@ -100,6 +103,22 @@ def read_raw_scores(path: str | Path) -> pd.DataFrame:
             "rows of scores; expected one row per run and segment",
         )
     return frame
+
+
+def _header_hint(file: Path, separator: str) -> str:
+    """What ``separator_hint`` says of the file's header (rows that do not parse with the
+    file's separator: a ';'-separated file with decimal commas), or nothing."""
+    try:
+        header = pd.read_csv(file, sep=separator, dtype=str, nrows=0, encoding="utf-8").columns
+    except (ValueError, OSError, EOFError, zlib.error):
+        return ""
+    return separator_hint([str(c) for c in header], separator, WANTED)
+
+
+def _separator(name: str) -> str:
+    """The field separator of a text scores file, by its name: tab for .tsv and .txt, else
+    comma."""
+    return "\t" if name.endswith((".tsv", ".tsv.gz", ".txt", ".txt.gz")) else ","
 
 
 def _format_of(name: str) -> str:
@@ -130,10 +149,14 @@ def read_scores_table(
     raw = read_raw_scores(path)
     for option, column in columns.named():
         if column not in raw.columns:
+            header = [str(c) for c in raw.columns]
+            hint = ""
+            if not str(path).lower().endswith(".parquet"):
+                hint = separator_hint(header, _separator(str(path).lower()), WANTED, column)
             raise InputError(
                 path,
                 f"columns.{option} names '{column}', which the file lacks "
-                f"(columns: {', '.join(map(str, raw.columns))})",
+                f"(columns: {', '.join(header)}){hint}",
                 column=column,
             )
     _check_lookalike_names(raw, path, columns)
