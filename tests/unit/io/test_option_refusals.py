@@ -87,7 +87,8 @@ def test_futility_without_min_effect_is_refused(raw: dict) -> None:
     """futility is a threshold on conditional power at planning.min_effect: without it the
     report announced "futility below 20 %" for advice that could never be given."""
     sequential = {"max_runs": 6, "futility": 0.2}
-    config = raw | {"look_column": "batch", "analyses": raw["analyses"] | {"sequential": sequential}}
+    analyses = raw["analyses"] | {"sequential": sequential}
+    config = raw | {"look_column": "batch", "analyses": analyses}
     message = refusal(config)
     assert "analyses.sequential.futility is 0.2" in message, message
     assert "analyses.planning.min_effect" in message and "conditional power" in message
@@ -217,7 +218,7 @@ def test_columns_look_in_raw_mode_is_refused_pointing_to_look_column(raw: dict) 
     ("option", "value", "expected"),
     [
         (("scale", "ter"), "point", "scale.ter is 'point'; choose one of fraction, points"),
-        (("scale", "ter"), {"rw": [1, 5]}, "unknown option scale.ter.rw (did you mean scale.ter.raw?)"),
+        (("scale", "ter"), {"rw": [1, 5]}, "option scale.ter.rw (did you mean scale.ter.raw?)"),
         (("columns", "run"), 3, "columns.run is a number (3); it must be text or a list"),
         (
             ("analyses", "sequential", "max_runs"),
