@@ -233,8 +233,8 @@ def _fits(value: object, form: Mapping[str, Any]) -> bool:
     if "type" in form:
         wanted = [form["type"]] if isinstance(form["type"], str) else form["type"]
     elif "enum" in form:
-        wanted = [t for t, kinds in PYTHON_TYPES.items() if t != "integer"]
-        wanted = [t for t in wanted if any(_of_type(e, t) for e in form["enum"])]
+        kinds = [t for t in PYTHON_TYPES if t != "integer"]  # a number enum takes any number
+        wanted = [t for t in kinds if any(_of_type(e, t) for e in form["enum"])]
     else:
         return True
     return any(_of_type(value, t) for t in wanted)
