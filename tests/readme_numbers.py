@@ -1,6 +1,7 @@
 """Numbers as README.md writes them, in digits or in English words, for the tests that check
 README's counts against the suite (tests/unit/docs/test_readme_counts.py) and against the plan
-of a workflow run (tests/e2e/test_readme.py)."""
+of a workflow run (tests/e2e/test_readme.py), and its results to their printed digits
+(tests/e2e/test_kreutzer_example.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ UNITS = (
 ).split()
 TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()  # 20, 30, ...
 WORD = r"[A-Za-z0-9][\w,-]*"  # one number as written: 27, 1,041, Twenty-seven, sixteen
+# a decimal result as printed: 2, 0.05905, 3.959e-08 (not a section §1, a name's digit, a path)
+PRINTED = re.compile(r"(?<![\w.§/-])\d+(?:\.\d+)?(?:e[-+]\d+)?(?![\w.]\w)")
 
 
 def number(text: str) -> int:
@@ -40,3 +43,15 @@ def is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def printed_numbers(text: str) -> list[str]:
+    """The decimal numbers ``text`` prints, in order, as printed."""
+    return PRINTED.findall(text)
+
+
+def as_printed(value: float, printed: str) -> str:
+    """``value`` with the digits of ``printed``: ``3.959e-08``, ``0.05905``, ``2``."""
+    mantissa, _, exponent = printed.partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return f"{value:.{decimals}e}" if exponent else f"{value:.{decimals}f}"

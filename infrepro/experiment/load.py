@@ -32,7 +32,12 @@ from infrepro.experiment.record import Experiment
 from infrepro.io.errors import InputError, plural
 from infrepro.io.hypotheses import read_hypotheses
 from infrepro.io.names import lookalike_problem, name_key, spelling
-from infrepro.io.options import check_analysis_options, check_property_options, check_report_options
+from infrepro.io.options import (
+    check_analysis_options,
+    check_look_options,
+    check_property_options,
+    check_report_options,
+)
 from infrepro.io.properties import property_values
 from infrepro.io.runs import facet_columns, read_runs_sheet
 from infrepro.io.scores import ScoresColumns, incomplete_runs, read_scores_table
@@ -147,6 +152,7 @@ def _load_raw_mode(
     checked = checked if checked is not None else CheckedInputs()
     testset = _checked_testset(testset_path, config, properties, checked)
     looks = config.get("look_column")
+    check_look_options(config["analyses"], look_column=looks, source="look_column", raw_mode=True)
     runs = read_runs_sheet(runs_path, look_column=looks)
     metrics = list(config["metrics"])
     for metric in metrics:
@@ -186,6 +192,9 @@ def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
             "column is a column of the scores file: give it as columns.look",
         )
     columns = ScoresColumns.from_config(config["columns"])
+    check_look_options(
+        config["analyses"], look_column=columns.look, source="columns.look", raw_mode=False
+    )
     scale = _scale(config, list(columns.metrics))
     table = read_scores_table(
         config["scores"], columns, categorical=_categorical(config), scale=scale

@@ -23,13 +23,20 @@ class InputError(ValueError):
         super().__init__(self._format())
 
     def _format(self) -> str:
-        where = self.path or "<config>"
-        if self.line is not None:
-            where += f":{self.line}"
-        prefix = f"{where}: "
-        if self.column is not None:
-            prefix += f"column '{self.column}': "
-        return prefix + self.problem
+        return located(self.path, self.problem, line=self.line, column=self.column)
+
+
+def located(
+    path: str | Path | None, problem: str, *, line: int | None = None, column: str | None = None
+) -> str:
+    """``file:line: column 'c': problem``: an error's text, or a warning's about an input."""
+    where = "<config>" if path is None else str(path)
+    if line is not None:
+        where += f":{line}"
+    prefix = f"{where}: "
+    if column is not None:
+        prefix += f"column '{column}': "
+    return prefix + problem
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:

@@ -26,11 +26,20 @@ PROBLEM = "a look is an integer or an ISO date or date-time (2025-03-01, 2025-03
 def look_key(value: object) -> LookKey:
     """The sortable key of one look value: an int, or a naive date-time (an aware one in UTC;
     a date at midnight). ValueError for an empty value or anything else."""
+    return _key(_read(value))
+
+
+def _key(value: int | datetime.datetime) -> LookKey:
+    if isinstance(value, datetime.datetime) and value.tzinfo is not None:
+        return value.astimezone(datetime.UTC).replace(tzinfo=None)
+    return value
+
+
+def _read(value: object) -> int | datetime.datetime:
+    """One look value as an int or a date-time, aware when it names a time zone."""
     if isinstance(value, bool) or value is None:
         raise ValueError("empty")
     if isinstance(value, datetime.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(datetime.UTC).replace(tzinfo=None)
         return value
     if isinstance(value, datetime.date):
         return datetime.datetime.combine(value, datetime.time())
@@ -49,7 +58,7 @@ def look_key(value: object) -> LookKey:
     if _INTEGER.fullmatch(text):
         return int(text)
     try:
-        return look_key(datetime.datetime.fromisoformat(text))
+        return _read(datetime.datetime.fromisoformat(text))
     except ValueError:
         raise ValueError(f"'{text}' is neither an integer nor an ISO date") from None
 
@@ -63,12 +72,15 @@ def look_values(
     values: Sequence[object], path: str | Path, lines: Sequence[int], column: str
 ) -> list[str]:
     """Check a look column (``lines``: the file line of each value) and return its values as
-    normalised text: every value an integer or every value an ISO date or date-time; the
-    first bad value is refused with its file, line and column."""
+    normalised text: every value an integer or every value an ISO date or date-time, the dates
+    all with a time zone or all without (a plain date has no place in UTC: it would be read as
+    UTC, silently reordering the looks); the first bad value is refused with its file, line and
+    column."""
     keys: list[LookKey] = []
+    zoned: dict[bool, tuple[object, int]] = {}  # has a time zone -> the first such value, line
     for value, line in zip(values, lines, strict=True):
         try:
-            key = look_key(value)
+            read = _read(value)
         except ValueError as err:
             what = "no look value" if str(err) == "empty" else str(err)
             raise InputError(
@@ -77,6 +89,7 @@ def look_values(
                 line=int(line),
                 column=column,
             ) from None
+        key = _key(read)
         if keys and isinstance(key, int) != isinstance(keys[0], int):
             first = "integers" if isinstance(keys[0], int) else "dates"
             raise InputError(
@@ -86,6 +99,21 @@ def look_values(
                 line=int(line),
                 column=column,
             )
+        if isinstance(read, datetime.datetime):
+            aware = read.tzinfo is not None
+            zoned.setdefault(aware, (value, int(line)))
+            if (not aware) in zoned:
+                other, other_line = zoned[not aware]
+                has = "has a time zone" if aware else "has no time zone"
+                others = "has none" if aware else "has one"
+                raise InputError(
+                    path,
+                    f"look '{str(value).strip()}' {has}, but '{str(other).strip()}' (line "
+                    f"{other_line}) {others}: a date without a zone cannot be ordered against "
+                    "one with a zone; give every look a time zone (e.g. +00:00) or none",
+                    line=int(line),
+                    column=column,
+                )
         keys.append(key)
     return [look_text(k) for k in keys]
 

@@ -163,6 +163,65 @@ def check_analysis_options(
         )
 
 
+def check_look_options(
+    options: Mapping[str, Any], *, look_column: str | None, source: str, raw_mode: bool
+) -> None:
+    """``analyses.sequential`` against the look column (``look_column`` in raw mode,
+    ``columns.look`` in scores mode; ``source`` names the option that names it, None: no
+    looks), before the runs are read:
+
+    - futility is advice at ``planning.min_effect``: without one it could never act;
+    - without a look column a plan applies to the looks the ledger records (docs/method.md
+      §4e.12), so it is never ignored;
+    - in raw mode, where every other column of the runs sheet is a facet, a look column that
+      a facet option names (``retraining_facets``' default ``[seed]`` included) would silently
+      take that facet out of every model.
+    """
+    sequential: Mapping[str, Any] = options.get("sequential") or {}
+    futility = sequential.get("futility")
+    if futility is not None and (options.get("planning") or {}).get("min_effect") is None:
+        raise InputError(
+            None,
+            f"analyses.sequential.futility is {futility}, a threshold on conditional power at "
+            "the minimum effect of interest, but analyses.planning.min_effect is not set, so "
+            "the futility advice could never be given; set analyses.planning.min_effect (in "
+            "points) or remove analyses.sequential.futility",
+        )
+    if look_column is None:  # the plan applies to the looks the ledger records (§4e.12)
+        return
+    if raw_mode:
+        _check_look_not_facet(options, look_column, source)
+
+
+def _check_look_not_facet(options: Mapping[str, Any], look: str, source: str) -> None:
+    """A raw-mode look column is no facet (docs/method.md §4e.1); refused when a facet option
+    names it, ``retraining_facets``' default included (the seed: the retraining SD)."""
+    retraining = list(options.get("retraining_facets", []) or [])
+    naming = [("analyses.retraining_facets", retraining)]
+    naming.append(("analyses.metaparam_facets", list(options.get("metaparam_facets") or [])))
+    for system, names in (options.get("facets") or {}).items():
+        naming.append((f"analyses.facets.{system}", list(names)))
+    terms = [str(t).replace("/", ":").split(":") for t in options.get("vca_interactions") or []]
+    naming.append(("analyses.vca_interactions", [part for term in terms for part in term]))
+    for option, names in naming:
+        if look not in names:
+            continue
+        default = retraining == defaults("analyses")["retraining_facets"]
+        why = (
+            f" (by default {retraining}: the random seeds a retraining draws anew, whose "
+            "variance is the retraining SD)"
+            if option == "analyses.retraining_facets" and default
+            else ""
+        )
+        raise InputError(
+            None,
+            f"{source} names '{look}', but {option} names it as a facet{why}; the look "
+            "column is no facet (it enters no model, docs/method.md §4e.1), so the analysis "
+            f"would silently lose that facet: give the batches a column of their own (e.g. "
+            f"batch: 1, 1, 2, ...) and name that in {source}",
+        )
+
+
 def _check_max_runs(max_runs: object, systems: Sequence[str]) -> None:
     """``analyses.sequential.max_runs`` as a mapping names every system and no other: a plan
     declares each system's maximum (docs/method.md §4e.2)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -14,12 +15,14 @@ import pyarrow as pa
 
 from infrepro.core.catalog import FRACTION, POINTS, RAW, Scale
 from infrepro.core.vocabulary import DEV_SCORE, LOOK, RUN, SEGMENT, SYSTEM
-from infrepro.io.errors import InputError
+from infrepro.io.errors import InputError, located
 from infrepro.io.looks import look_values
 from infrepro.io.names import check_lookalikes
 from infrepro.io.properties import property_values
+from infrepro.io.tables import separator_hint
 from infrepro.io.text import require_file
 
+LOG = logging.getLogger(__name__)
 # A fraction-scale metric's scores lie within [-FRACTION_BOUND, FRACTION_BOUND] but for at most a
 # share FRACTION_OUTSIDE of them (TER exceeds 1, rarely 2, on some segments; COMET and BLEURT may
 # be negative): more outside is a 0-100 scale or a rating; points are refused when no more are.
@@ -29,6 +32,7 @@ FRACTION_OUTSIDE = 0.01
 RATING_BOUND = 10
 SHOWN_VALUES = 3  # offending values a refusal names
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".zip": "zip"}
+WANTED = "with commas (.csv) or tabs (.tsv)"  # how a scores file's fields must be separated
 MAX_SCORE_MAGNITUDE = 1e12  # far beyond any metric; squares and sums stay exact enough
 
 
@@ -81,14 +85,15 @@ def read_raw_scores(path: str | Path) -> pd.DataFrame:
         if name.endswith(".parquet"):
             frame = pd.read_parquet(file)
         else:
-            sep = "\t" if name.endswith((".tsv", ".tsv.gz", ".txt", ".txt.gz")) else ","
+            sep = _separator(name)
             frame = pd.read_csv(file, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8")
     except UnicodeDecodeError as err:
         raise InputError(file, f"invalid UTF-8 ({err.reason}); files must be UTF-8") from None
     except pd.errors.EmptyDataError:
         raise InputError(file, "file is empty; expected a header line and rows of scores") from None
     except pd.errors.ParserError as err:
-        raise InputError(file, f"cannot parse: {_one_line(err)}") from None
+        hint = _header_hint(file, _separator(name))
+        raise InputError(file, f"cannot parse: {_one_line(err)}{hint}") from None
     except (OSError, EOFError, zlib.error, pa.ArrowException) as err:
         raise InputError(file, f"cannot read {_format_of(name)}: {_one_line(err)}") from None
     check_lookalikes([str(c) for c in frame.columns], file, "column", lines=[1] * frame.shape[1])
@@ -99,6 +104,22 @@ def read_raw_scores(path: str | Path) -> pd.DataFrame:
             "rows of scores; expected one row per run and segment",
         )
     return frame
+
+
+def _header_hint(file: Path, separator: str) -> str:
+    """What ``separator_hint`` says of the file's header (rows that do not parse with the
+    file's separator: a ';'-separated file with decimal commas), or nothing."""
+    try:
+        header = pd.read_csv(file, sep=separator, dtype=str, nrows=0, encoding="utf-8").columns
+    except (ValueError, OSError, EOFError, zlib.error):
+        return ""
+    return separator_hint([str(c) for c in header], separator, WANTED)
+
+
+def _separator(name: str) -> str:
+    """The field separator of a text scores file, by its name: tab for .tsv and .txt, else
+    comma."""
+    return "\t" if name.endswith((".tsv", ".tsv.gz", ".txt", ".txt.gz")) else ","
 
 
 def _format_of(name: str) -> str:
@@ -129,10 +150,14 @@ def read_scores_table(
     raw = read_raw_scores(path)
     for option, column in columns.named():
         if column not in raw.columns:
+            header = [str(c) for c in raw.columns]
+            hint = ""
+            if not str(path).lower().endswith(".parquet"):
+                hint = separator_hint(header, _separator(str(path).lower()), WANTED, column)
             raise InputError(
                 path,
                 f"columns.{option} names '{column}', which the file lacks "
-                f"(columns: {', '.join(map(str, raw.columns))})",
+                f"(columns: {', '.join(header)}){hint}",
                 column=column,
             )
     _check_lookalike_names(raw, path, columns)
@@ -153,11 +178,13 @@ def read_scores_table(
             raw[prop], prop in categorical, path=path, column=prop, lines=lines
         ).to_numpy()
     for metric in columns.metrics:
-        declared = (scale or {}).get(metric, FRACTION)
-        declared = declared if isinstance(declared, Scale) else Scale.from_config(declared)
+        given = (scale or {}).get(metric)
+        declared = given if isinstance(given, Scale | None) else Scale.from_config(given)
         values = _numeric(raw[metric], path, metric)
-        check_scale(values, declared, path, metric)
-        out[metric] = values / declared.given_per_stored
+        note = check_scale(values, declared, path, metric)
+        if note is not None:
+            LOG.warning(note)
+        out[metric] = values / (declared or Scale(FRACTION)).given_per_stored
     if columns.dev_score:
         out[DEV_SCORE] = _numeric(raw[columns.dev_score], path, columns.dev_score)
     if columns.look:
@@ -167,60 +194,80 @@ def read_scores_table(
     return out
 
 
-def check_scale(values: pd.Series, scale: Scale, path: str | Path, metric: str) -> None:
-    """Refuse scores that lie outside the range of their declared scale, naming the file, a line,
-    the column, the offending values and the option that fits them.
+def check_scale(
+    values: pd.Series, scale: Scale | None, path: str | Path, metric: str
+) -> str | None:
+    """Check scores against their scale; ``scale`` None: none declared (fraction, the default).
 
     - fraction: at most FRACTION_OUTSIDE of |x| > FRACTION_BOUND (0-100 scores, even with a
       median of 1, have more: the report would show them x 100);
     - points: more than that share outside (fractions would be shown / 100), and not every score
       a whole number within [-RATING_BOUND, RATING_BOUND] (ratings would be shown as points);
     - raw: every score within the declared [low, high].
+
+    Scores outside a raw scale's bounds, and scores unlike fractions when no scale is declared,
+    are refused, naming the file, a line, the column, the offending values and the option that
+    fits them. A declared fraction or points scale wins (a 0-100 metric may score within
+    [-2, 2]): scores unusual for it give a note saying so (returned, for a warning), else None.
     """
     numbers = values.to_numpy(dtype="float64")
     outside = np.abs(numbers) > FRACTION_BOUND
     bound = f"[{-FRACTION_BOUND:g}, {FRACTION_BOUND:g}]"
-    if scale.name == RAW:
-        assert scale.low is not None and scale.high is not None
-        bad = (numbers < scale.low) | (numbers > scale.high)
+    declared = scale if scale is not None else Scale(FRACTION)
+    if declared.name == RAW:
+        assert declared.low is not None and declared.high is not None
+        bad = (numbers < declared.low) | (numbers > declared.high)
         if bad.any():
             raise _scale_error(
                 path,
                 metric,
-                f"{_count(bad, numbers)} lie outside its declared scale {scale}",
+                f"{_count(bad, numbers)} lie outside its declared scale {declared}",
                 (numbers, bad),
                 _advice(numbers, metric),
             )
-    elif scale.name == FRACTION and outside.mean() > FRACTION_OUTSIDE:
-        raise _scale_error(
-            path,
-            metric,
+        return None
+    largest = np.abs(numbers) == np.abs(numbers).max()
+    if declared.name == FRACTION and outside.mean() > FRACTION_OUTSIDE:
+        problem = (
             f"{_count(outside, numbers)} lie outside {bound}, where a fraction-scale metric "
-            f"(0-1, shown x 100 as points) has at most {FRACTION_OUTSIDE * 100:g} % of its scores",
-            (numbers, outside),
-            _advice(numbers, metric),
+            f"(0-1, shown x 100 as points) has at most {FRACTION_OUTSIDE * 100:g} % of its scores"
         )
-    elif scale.name == POINTS and outside.mean() <= FRACTION_OUTSIDE:
-        largest = np.abs(numbers) == np.abs(numbers).max()
-        raise _scale_error(
-            path,
-            metric,
-            f"{_count(outside, numbers)} lie outside {bound}, as for fractions (0-1), which "
-            "scale points (0-100) would divide by 100 (the largest magnitude below)",
-            (numbers, largest),
-            f"if they are fractions, remove scale.{metric} (fraction is the default)",
-        )
-    elif scale.name == POINTS and _rating_like(numbers):
-        everyone = np.ones(len(numbers), dtype=bool)
-        raise _scale_error(
-            path,
-            metric,
+        if scale is None:
+            raise _scale_error(path, metric, problem, (numbers, outside), _advice(numbers, metric))
+        return _scale_note(path, metric, problem, (numbers, outside), declared)
+    if declared.name == POINTS and outside.mean() <= FRACTION_OUTSIDE:
+        problem = f"{_count(~outside, numbers)} lie within {bound}, as fractions (0-1) do"
+        advice = f"if they are fractions, remove scale.{metric} (fraction is the default)"
+        return _scale_note(path, metric, problem, (numbers, largest), declared, advice)
+    if declared.name == POINTS and _rating_like(numbers):
+        problem = (
             f"every one of the {len(numbers)} scores is a whole number within "
-            f"[{numbers.min():g}, {numbers.max():g}], as ratings are, which scale points "
-            "would show as points",
-            (numbers, everyone),
-            _advice(numbers, metric),
+            f"[{numbers.min():g}, {numbers.max():g}], as ratings are"
         )
+        return _scale_note(path, metric, problem, (numbers, largest), declared)
+    return None
+
+
+def _scale_note(
+    path: str | Path,
+    metric: str,
+    problem: str,
+    offending: tuple[np.ndarray, np.ndarray],
+    scale: Scale,
+    advice: str | None = None,
+) -> str:
+    """A warning that scores look unusual for their declared ``scale``, which is used as
+    declared: how a score is shown, and the option that would fit the scores instead."""
+    numbers, mask = offending
+    value = float(numbers[np.flatnonzero(mask)[0]])
+    shown = value * 100.0 / scale.given_per_stored
+    return located(
+        path,
+        f"scores of metric '{metric}': {problem}; e.g. {', '.join(_listed(numbers, mask))}; "
+        f"the declared scale.{metric}: {scale} is used ({value:g} is shown as {shown:g} "
+        f"points); {advice or _advice(numbers, metric)}",
+        column=metric,
+    )
 
 
 def _rating_like(numbers: np.ndarray) -> bool:

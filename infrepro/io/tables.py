@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from infrepro.io.errors import InputError
+from infrepro.io.errors import InputError, plural
 from infrepro.io.names import check_lookalikes
 from infrepro.io.text import read_lines
 
 LINE_COLUMN = "_line"
+# field separators a hand-written table may use instead of the one it is read with
+SEPARATORS = {"\t": "tab", ",": "comma", ";": "';'", "|": "'|'"}
 
 
 def read_tsv(path: str | Path) -> pd.DataFrame:
@@ -87,11 +89,35 @@ def _check_header(path: str | Path, header: list[str]) -> None:
 
 
 def require_columns(frame: pd.DataFrame, path: str | Path, columns: list[str]) -> None:
-    """Raise naming the first required column that the table lacks."""
+    """Raise naming the first required column that the table lacks (and the separator the
+    file seems to use, when its header holds the column joined to others by another one)."""
     for column in columns:
         if column not in frame.columns:
-            present = ", ".join(c for c in frame.columns if c != LINE_COLUMN)
-            raise InputError(path, f"required column '{column}' is missing (found: {present})")
+            header = [str(c) for c in frame.columns if c != LINE_COLUMN]
+            hint = separator_hint(header, "\t", "tab-separated (TSV) or JSON lines", column)
+            raise InputError(
+                path, f"required column '{column}' is missing (found: {', '.join(header)}){hint}"
+            )
+
+
+def separator_hint(
+    header: list[str], separator: str, wanted: str, missing: str | None = None
+) -> str:
+    """``; the file looks ';'-separated ...`` when a field of the ``header``, read with
+    ``separator``, holds names joined by another separator (the ``missing`` column among them,
+    when given); else empty. ``wanted`` says how such a file must be written."""
+    for other, word in SEPARATORS.items():
+        if other == separator:
+            continue
+        for name in header:
+            parts = [part.strip() for part in name.split(other)]
+            if len(parts) > 1 and (missing is None or missing in parts):
+                return (
+                    f"; the file looks {word}-separated (its header is read as "
+                    f"{plural(len(header), 'column')}), but it is read as "
+                    f"{SEPARATORS[separator]}-separated: write it {wanted}"
+                )
+    return ""
 
 
 def check_unique(frame: pd.DataFrame, path: str | Path, column: str) -> None:

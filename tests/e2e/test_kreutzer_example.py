@@ -5,11 +5,13 @@ Runs the full workflow with `config/kreutzer2020.yaml` (TER, about 20 s) and
 compares `results/tables/*.csv` with the values printed in the thesis (Hagmann 2023) and with the
 lme4 reference values in resources/kreutzer2020/README.md. A printed value is matched to half a
 unit of its last printed digit; "< 0.0001" means below 1e-4. README "Reproducing a paper's
-analysis" and docs/method.md §6 list the same numbers.
+analysis" and docs/method.md §6 list the same numbers; every number of README's infrepro column
+is checked to its printed digits (test_readme_numbers_are_the_results_to_their_printed_digits).
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -17,13 +19,14 @@ import numpy as np
 import pandas as pd
 import pytest
 from decision_views import check_views
+from readme_numbers import as_printed, printed_numbers
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 from workflow_helpers import REPO_ROOT, run_snakemake
 
 from infrepro.analyses.common.agreement import krippendorff_alpha, reliability_matrix
 from infrepro.core.vocabulary import VCA_MAIN_EFFECTS
-from infrepro.lmm import fit
+from infrepro.lmm import fit, lrt
 
 pytestmark = pytest.mark.e2e
 
@@ -86,10 +89,9 @@ def test_system_glrt_table_2_2(ter: Path) -> None:
     assert row["loglik_h0"] == pytest.approx(7729.73199, abs=1e-5)
 
 
-def test_averaging_runs_loses_the_effect_table_2_2(ter: Path) -> None:
-    """Thesis Table 2.2, first row (what infrepro does not do): averaged replications, eq. 2.10
-    vs 2.11 by OLS give sigma 0.2576 and p 0.517. Recomputed from the evaluation table."""
-    evaluation = pd.read_parquet(ter / "evaluation.parquet")
+def averaged_replications(evaluation: pd.DataFrame) -> tuple[float, float]:
+    """Thesis eq. 2.10 vs 2.11 by OLS on the replications' mean per system and sentence: the
+    residual SD and the p of the system effect."""
     averaged = evaluation.groupby(["system", "segment_id"])["ter"].mean().reset_index()
     y = averaged["ter"].to_numpy()
     x = pd.get_dummies(averaged["system"], drop_first=True, dtype=float)
@@ -99,8 +101,15 @@ def test_averaging_runs_loses_the_effect_table_2_2(ter: Path) -> None:
     sigma = np.sqrt(residual @ residual / (n - design.shape[1]))
     rss0 = ((y - y.mean()) ** 2).sum()
     lr = n * np.log(rss0 / (residual @ residual))
+    return float(sigma), float(stats.chi2.sf(lr, 2))
+
+
+def test_averaging_runs_loses_the_effect_table_2_2(ter: Path) -> None:
+    """Thesis Table 2.2, first row (what infrepro does not do): averaged replications, eq. 2.10
+    vs 2.11 by OLS give sigma 0.2576 and p 0.517. Recomputed from the evaluation table."""
+    sigma, p = averaged_replications(pd.read_parquet(ter / "evaluation.parquet"))
     assert sigma == pytest.approx(**printed(0.2576, 4))
-    assert stats.chi2.sf(lr, 2) == pytest.approx(**printed(0.517, 3))
+    assert p == pytest.approx(**printed(0.517, 3))
 
 
 def test_pairwise_comparisons_table_2_3(ter: Path) -> None:
@@ -126,6 +135,22 @@ def test_length_class_interaction(ter: Path) -> None:
     assert row["p_value"] == "1.559e-06"
 
 
+def holm_within_class(results: Path) -> dict[tuple[str, str, str], float]:
+    """contrasts.csv's Wald p of each (length class, pair), Holm-adjusted within the class as
+    the thesis does (infrepro's p_holm uses one family per property)."""
+    contrasts = table(results, "contrasts")
+    rows = contrasts[
+        (contrasts["analysis"] == "conditional") & (contrasts["property"] == "src_length_bin")
+    ].copy()
+    assert len(rows) == 9
+    rows["p_class"] = np.nan
+    for _, group in rows.groupby("bin"):
+        rows.loc[group.index, "p_class"] = multipletests(
+            group["p_value"].astype(float), method="holm"
+        )[1]
+    return {(r.bin, r.level1, r.level2): r.p_class for r in rows.itertuples()}
+
+
 TABLE_2_4 = {  # (length class, pair): the thesis' p-value; None: printed "< 0.0001"
     ("short", "Baseline", "Marking"): None,
     ("short", "Marking", "PostEdit"): 0.1220,
@@ -142,17 +167,7 @@ def test_within_length_class_table_2_4(ter: Path) -> None:
     class as the thesis does (infrepro's p_holm uses one family per property), match 7 of the 9
     cells to 0.001. The other two (baseline vs post-edit on short, baseline vs marking on very
     long sentences) are printed "< 0.0001"; here they are 1.2e-4 and 2.2e-4."""
-    contrasts = table(ter, "contrasts")
-    rows = contrasts[
-        (contrasts["analysis"] == "conditional") & (contrasts["property"] == "src_length_bin")
-    ].copy()
-    assert len(rows) == 9
-    rows["p_class"] = np.nan
-    for _, group in rows.groupby("bin"):
-        rows.loc[group.index, "p_class"] = multipletests(
-            group["p_value"].astype(float), method="holm"
-        )[1]
-    ours = {(r.bin, r.level1, r.level2): r.p_class for r in rows.itertuples()}
+    ours = holm_within_class(ter)
     for cell, expected in TABLE_2_4.items():
         if expected is None:
             assert ours[cell] < 1e-4, cell
@@ -257,3 +272,88 @@ def test_annotation_alpha_beside_phi(annotation: Path) -> None:
         assert reliability.loc[mode, "krippendorff_alpha"] == pytest.approx(alpha, rel=1e-6)
     html = (annotation / "report.html").read_text()
     assert "Krippendorff's α" in html and "φ" in html
+
+
+def readme_table() -> dict[str, str]:
+    """README's table of the worked example: each row's infrepro cell, by its thesis cell."""
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Worked example", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    cells = [[c.strip() for c in row.strip().strip("|").split(" | ")] for row in rows[1:]]
+    assert all(len(row) == 3 for row in cells), cells
+    return {row[0]: row[2] for row in cells}
+
+
+def readme_values(ter: Path, annotation: Path) -> dict[str, list[float]]:
+    """Each row's numbers as the runs give them, in the order README prints them."""
+    glrt = table(ter, "glrt")
+    system = one(glrt, analysis="all_runs", subset="all systems")
+    interaction = one(glrt, analysis="conditional_interaction", property="src_length_bin")
+    holm = {pair: float(one(glrt, analysis="all_runs", subset=pair)["p_holm"]) for pair in PAIRS}
+    evaluation = pd.read_parquet(ter / "evaluation.parquet")
+    full = fit("ter ~ system + (1|segment_id)", evaluation, reml=False)
+    wald = float(one(full.contrasts("system"), level1="Marking", level2="PostEdit")["p_value"])
+    two = evaluation[evaluation["system"].isin(["Marking", "PostEdit"])]
+    pairwise = lrt(
+        fit("ter ~ 1 + (1|segment_id)", two, reml=False),
+        fit("ter ~ system + (1|segment_id)", two, reml=False),
+    ).p_value
+    by_class = holm_within_class(ter)
+    components = table(ter, "variance_components")
+    marking = components[
+        (components["vca"] == VCA_MAIN_EFFECTS) & (components["system"] == "Marking")
+    ].set_index("component")["variance"]
+    phi = {"ter": main_effects_phi(ter), "annotation": main_effects_phi(annotation)}
+    lr, df, p = float(system["lr_stat"]), float(system["df"]), float(system["p_value"])
+    i_lr, i_df, i_p = (float(interaction[c]) for c in ("lr_stat", "df", "p_value"))
+    return {
+        "Table 2.2, averaged replications (eq. 2.10 vs 2.11)": [*averaged_replications(evaluation)],
+        "Table 2.2, sentence intercept (eq. 2.12 vs 2.13)": [lr, df, p, lr, p, full.sigma],
+        "Table 2.3, baseline - marking / - post-edit": [holm[pair] for pair in PAIRS],
+        "Table 2.3, marking - post-edit": [pairwise, wald, wald],
+        "eq. 2.16 vs 2.17, length-class interaction": [i_lr, i_df, i_p, i_lr, i_p],
+        **{
+            f"Table 2.4, {length}: B-M, B-P, M-P": [
+                by_class[(length, *pair)]
+                for pair in (("Baseline", "Marking"), ("Baseline", "PostEdit"), CLASS_PAIR)
+            ]
+            for length in ("short", "typical", "very long")
+        },
+        "Marking VCA of TER over replications (lme4 REML, data README)": [
+            marking["segment_id"],
+            marking["replication"],
+            marking["Residual"],
+            phi["ter"]["Marking"],
+        ],
+        "Table 3.1, Marking annotation: s, r, i, sr, si, ri, residual": [
+            phi["annotation"]["Marking"]
+        ],
+        "Table 3.2, Post Edit annotation": [phi["annotation"]["Post Edit"]],
+    }
+
+
+def main_effects_phi(results: Path) -> pd.Series:
+    """reliability.csv's phi of the thesis' model, by system."""
+    reliability = table(results, "reliability")
+    return reliability[reliability["vca"] == VCA_MAIN_EFFECTS].set_index("system")["phi"]
+
+
+PAIRS = ("Baseline vs Marking", "Baseline vs PostEdit")
+CLASS_PAIR = ("Marking", "PostEdit")
+
+
+def test_readme_numbers_are_the_results_to_their_printed_digits(
+    ter: Path, annotation: Path
+) -> None:
+    """Every number of README's infrepro column is what the bundled configs give (or the
+    recomputation the row names), to its printed digits: the Table 2.3 row once printed
+    1.426e-08 / 6.427e-06, Holm over three pairs, where the config's family of two gives
+    9.507e-09 / 3.214e-06, and the check was only "< 1e-4"."""
+    readme = readme_table()
+    values = readme_values(ter, annotation)
+    assert sorted(readme) == sorted(values), "a README row without its check, or the reverse"
+    for row, cell in readme.items():
+        numbers = printed_numbers(re.sub(r"`[^`]*`", "", cell))  # not in names of files, options
+        assert len(numbers) == len(values[row]), (row, numbers)
+        for text, value in zip(numbers, values[row], strict=True):
+            assert as_printed(value, text) == text, (row, text, value)

@@ -158,6 +158,25 @@ def test_readme_is_a_guide() -> None:
     assert len(lines) <= README_MAX_LINES
 
 
+def test_readme_scores_mode_shows_scale_for_a_0_100_metric() -> None:
+    """The scores-mode section's config shows ``scale:`` with points, which a 0-100 metric
+    needs (without it the scores are refused as no fractions), and the schema takes it."""
+    import yaml
+
+    from infrepro.io.config import check_config
+
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Scores mode", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    lines = [line.lstrip("# ") for line in block.splitlines() if "scale:" in line]
+    assert lines, "the scores-mode config shows no scale:"
+    scale = yaml.safe_load(lines[0])["scale"]
+    assert "points" in scale.values(), scale
+    config = yaml.safe_load(block) | {"scale": scale}
+    config["columns"]["metrics"] = [*config["columns"]["metrics"], *scale]
+    check_config(config)
+
+
 def test_method_has_no_planning_leftovers() -> None:
     text = (REPO_ROOT / "docs" / "method.md").read_text(encoding="utf-8")
     headings = [line for line in text.splitlines() if line.startswith("#")]

@@ -206,9 +206,12 @@ def test_a_plans_maxima_name_every_system_and_no_other(
     not enter) refuses an unknown system and a system without a maximum."""
     monkeypatch.chdir(bases["root"])
     where = ("analyses", "sequential", "max_runs")
-    start_up(put(bases["raw"], where, {"base": 6, "comp": 18}))
+    # a plan needs looks (the seeds as the look column: no retraining facet then)
+    looks = put(bases["raw"], ("look_column",), "seed")
+    looks = put(looks, ("analyses", "retraining_facets"), [])
+    start_up(put(looks, where, {"base": 6, "comp": 18}))
     with pytest.raises(InputError, match=r"max_runs names system 'dataseeed'.*systems: base, comp"):
-        start_up(put(bases["raw"], where, {"base": 6, "comp": 18, UNKNOWN: 3}))
+        start_up(put(looks, where, {"base": 6, "comp": 18, UNKNOWN: 3}))
     with pytest.raises(InputError, match=r"max_runs gives no maximum for comp"):
-        start_up(put(bases["raw"], where, {"base": 6}))
-    start_up(put(bases["raw"], where, 10))  # one number for every system
+        start_up(put(looks, where, {"base": 6}))
+    start_up(put(looks, where, 10))  # one number for every system

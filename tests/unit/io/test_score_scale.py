@@ -86,7 +86,7 @@ RIGHT = {
     "negative points": "points",
     "rating": "raw",
 }
-DECLARATIONS = ("fraction", "points", "raw 1-5")
+DECLARATIONS = ("undeclared", "fraction", "points", "raw 1-5")
 
 
 @st.composite
@@ -115,7 +115,9 @@ def score_column(draw: st.DrawFn) -> tuple[str, np.ndarray, int]:
     return kind, np.round(rng.permutation(values), 4), top
 
 
-def declared_as(declaration: str) -> Scale:
+def declared_as(declaration: str) -> Scale | None:
+    if declaration == "undeclared":
+        return None
     return Scale(RAW, 1.0, 5.0) if declaration == "raw 1-5" else Scale(declaration)
 
 
@@ -139,16 +141,20 @@ def shown(stored_mean: float) -> str:
 
 @settings(max_examples=300, deadline=None, database=None, derandomize=True)
 @given(score_column(), st.sampled_from(DECLARATIONS))
-def test_every_wrong_scale_is_refused_with_the_right_advice_and_every_right_one_shows_as_given(
+def test_every_wrong_scale_is_refused_or_noted_with_the_fitting_option_and_right_ones_show_as_given(
     column: tuple[str, np.ndarray, int], declaration: str
 ) -> None:
+    """Undeclared (fraction assumed) scores that are no fractions, and scores outside a raw
+    scale, are refused; a declared fraction or points scale wins with a note (issue 42, item
+    10); either names the option that fits the scores."""
     kind, values, top = column
     scores = pd.Series(values)
     scale = declared_as(declaration)
     right = right_declaration(kind, top)
-    if scale == right or (scale.name == RAW and right.name == RAW and top == 5):
-        check_scale(scores, scale, "s.csv", "m")
-    else:
+    taken = scale or Scale("fraction")
+    if taken == right or (taken.name == RAW and right.name == RAW and top == 5):
+        assert check_scale(scores, scale, "s.csv", "m") is None
+    elif scale is None or scale.name == RAW:
         with pytest.raises(InputError) as err:
             check_scale(scores, scale, "s.csv", "m")
         message = str(err.value)
@@ -156,9 +162,16 @@ def test_every_wrong_scale_is_refused_with_the_right_advice_and_every_right_one_
         assert advice(kind, top) in message, message
         line = int(message.split(":")[1])
         assert f"{values[line - 2]:g} (line {line})" in message  # an offending value, its line
+    else:
+        note = check_scale(scores, scale, "s.csv", "m")
+        assert note is not None
+        assert note.startswith("s.csv: column 'm': scores of metric 'm': "), note
+        assert f"the declared scale.m: {scale} is used" in note, note
+        fitting = "remove scale.m" if RIGHT[kind] == "fraction" else advice(kind, top)
+        assert fitting in note, note
     # the right declaration is accepted, and the tables' value shows as the score as given:
     # fractions x 100 (as points), points and raw scores unchanged, never / 100 or x 100 again
-    check_scale(scores, right, "s.csv", "m")
+    assert check_scale(scores, right, "s.csv", "m") is None
     stored = float((scores / right.given_per_stored).mean())
     expected = float(values.mean()) * (100.0 if right.name == "fraction" else 1.0)
     assert shown(stored) == points(expected / 100.0)
@@ -176,7 +189,7 @@ def test_the_issues_sentence_bleu_of_a_weak_system_is_refused_as_fractions() -> 
     values[np.argmax(values)] = 83.0
     assert abs(np.median(values) - 1.2) < 1e-9 and values.max() == 83.0
     with pytest.raises(InputError, match=r"if they are on a 0-100 scale, set scale: \{m: points\}"):
-        check_scale(pd.Series(values), Scale("fraction"), "s.csv", "m")
+        check_scale(pd.Series(values), None, "s.csv", "m")
 
 
 def test_raw_scale_bounds_must_increase(tmp_path: Path) -> None:
