@@ -42,6 +42,7 @@ from infrepro.decisions import (
     comparison_of,
     estimand_text,
     interval_kind,
+    level_text,
     single_look,
 )
 from infrepro.lmm import LmmError, LmmResult
@@ -64,6 +65,7 @@ from .fitlog import FitLog
 from .letters import compact_letters
 from .pairtests import (
     BAND,
+    RATIO_LEVEL,
     T_TEST,
     PairTest,
     Ratio,
@@ -422,7 +424,7 @@ def _record(
         critical=adjusted.critical,
         lower=lower,
         upper=upper,
-        interval=interval_kind(adjusted.method),
+        interval=interval_kind(adjusted.method, alpha),
         level=adjusted.level,
         p_value=format_p(c.log10_p),
         log10_p=c.log10_p,
@@ -461,7 +463,8 @@ def _ratio_notes(ratio: Ratio | None, test: PairTest, runs: RunVariance) -> list
         ]
     if ratio is not None and ratio.beyond(runs.band) and test.kind == BAND:
         return [
-            f"the run-mean SD ratio {ratio.ratio:.3g} (95 % CI {ratio.lower:.3g}-"
+            f"the run-mean SD ratio {ratio.ratio:.3g} ({level_text(RATIO_LEVEL)} CI "
+            f"{ratio.lower:.3g}-"
             f"{ratio.upper:.3g}) lies outside the band the test assumes (≤ {runs.band:g}); "
             "analyses.run_variance.berger_boos: true gives a test valid at any ratio"
         ]

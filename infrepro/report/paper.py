@@ -18,9 +18,12 @@ from infrepro.decisions import (
     BONFERRONI,
     FAMILY_BASELINE,
     MAX_T,
+    MEANS_LEVEL,
     OUTPUTS,
     VS_OUTPUT,
     PairDecision,
+    interval_parts,
+    level_text,
 )
 from infrepro.vocabulary import SYSTEM, file_stem
 
@@ -67,15 +70,19 @@ def header(records: list[PairDecision]) -> list[tuple[str, ...]]:
         method = {MAX_T: "max-t", BONFERRONI: "Bonferroni"}.get(first.family_adjust, "Holm")
         scope = "vs baseline" if first.family == FAMILY_BASELINE else "pairs"
         p_title = ("p", f"({method},", f"{first.family_size} {scope})")
-    kind = first.interval.replace(" 95 %", "") if first is not None else ""
+    means = level_text(MEANS_LEVEL)
+    improvement: tuple[str, ...] = ("Improvement",)
+    if first is not None:  # the level the records' intervals were computed at (1 − α)
+        kind, level = interval_parts(first.interval)
+        improvement = ("Improvement", f"[{level} CI,", f"{kind}]")
     return [
-        ("Rank", "(95 %)"),
+        ("Rank", f"({means})"),
         ("System",),
         ("Runs",),
         ("Runs:", "mean ± SD"),
-        ("Model mean", "[95 % CI]"),
+        ("Model mean", f"[{means} CI]"),
         ("Best", "run"),
-        ("Improvement", "[95 % CI,", f"{kind}]") if kind else ("Improvement", "[95 % CI]"),
+        improvement,
         p_title,
         ("Verdict",),
         ("Group",),
@@ -170,7 +177,8 @@ def caption(
     text = (
         f"{label} {'in points' if unit == 'points' else 'as given'} ({better} is better), "
         "systems ranked by the model mean. "
-        "Model means with 95 % CI from one REML fit of score ~ system + (1|segment) + a run "
+        f"Model means with {level_text(MEANS_LEVEL)} CI from one REML fit of score ~ system + "
+        "(1|segment) + a run "
         f"intercept per system with two or more runs, t with {table['df_method'].iloc[0]} df; "
         "a system with one run shows its output's mean. "
         f"Improvement over the baseline (positive = better) with {kind}. "
@@ -179,8 +187,8 @@ def caption(
     )
     text += "; upper-case letters group single-run systems by their outputs. " if outputs else ". "
     text += (
-        "Rank (95 %): the rank by model mean and the ranks of 95 % of parametric draws from the "
-        "fit (per system)."
+        f"Rank ({level_text(MEANS_LEVEL)}): the rank by model mean and the ranks of "
+        f"{level_text(MEANS_LEVEL)} of parametric draws from the fit (per system)."
     )
     if first is not None and first.sequential:
         text += (
