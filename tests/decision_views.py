@@ -18,6 +18,7 @@ from infrepro.decisions import PairDecision
 from infrepro.io.results import read_result_table
 from infrepro.plots.names import short_name
 from infrepro.report.decisions import interval, records_of, sentence, verdict_text
+from infrepro.report.escape import latex_name
 from infrepro.report.formatting import points
 from infrepro.report.labels import metric_label
 from infrepro.report.paper import latex_escape, verdict_cell
@@ -164,7 +165,7 @@ def _check_sentences(root: Element, metric: str, records: list[PairDecision]) ->
 def _check_latex(path: Path, records: list[PairDecision]) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     for record in records:
-        name = latex_escape(short_name(record.system, 10_000))
+        name = latex_name(short_name(record.system, 10_000))
         index = next(i for i, line in enumerate(lines) if f" & {name} & " in f" & {line}")
         cells = lines[index].split(" & ")
         below = lines[index + 1].split(" & ")

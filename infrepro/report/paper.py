@@ -28,7 +28,7 @@ from infrepro.decisions import (
 from infrepro.vocabulary import SYSTEM, file_stem
 
 from .decisions import family_text, p_name, plan_text
-from .escape import latex_comment, latex_header, markdown_cell, markdown_text
+from .escape import latex_comment, latex_header, latex_name, markdown_cell, markdown_text
 from .escape import latex_text as latex_escape
 from .formatting import is_missing, points
 from .labels import metric_label
@@ -200,17 +200,18 @@ def caption(
 
 @dataclass(frozen=True)
 class Markup:
-    """How a format escapes text and makes it bold."""
+    """How a format escapes the workflow's text and a user's name, and makes text bold."""
 
     escape: Callable[[str], str]
     bold: Callable[[str], str]
+    name: Callable[[str], str]
 
 
 def _cells(row: PaperRow, markup: Markup) -> tuple[list[str], list[str]]:
     """A row's cells in header order, escaped, the best score cells bold; and the cells of
     its intervals (empty elsewhere), for a line below or to append."""
     esc = markup.escape
-    cells = [esc(f"{row.rank} ({row.ranks})"), esc(row.system), esc(row.runs)]
+    cells = [esc(f"{row.rank} ({row.ranks})"), markup.name(row.system), esc(row.runs)]
     cells += [esc(row.run_mean), esc(row.model_mean[0]), esc(row.best_run)]
     cells += [esc(row.improvement[0]), esc(row.p), esc(row.verdict), esc(row.group)]
     for name, index in (("run_mean", 3), ("model_mean", 4), ("best_run", 5)):
@@ -221,8 +222,15 @@ def _cells(row: PaperRow, markup: Markup) -> tuple[list[str], list[str]]:
     return cells, below
 
 
-LATEX = Markup(latex_escape, lambda c: r"\textbf{" + c + "}")
-MARKDOWN = Markup(markdown_cell, lambda c: f"**{c}**")
+LATEX = Markup(latex_escape, lambda c: r"\textbf{" + c + "}", latex_name)
+MARKDOWN = Markup(markdown_cell, lambda c: f"**{c}**", markdown_cell)
+
+
+def latex_caption(text: str, label: str) -> str:
+    """A caption (:func:`caption`, which starts with the metric's label) as LaTeX: the label a
+    name (its characters as they are), the rest the workflow's text."""
+    assert text.startswith(label)
+    return latex_name(label) + latex_escape(text[len(label) :])
 
 
 def latex_table(
@@ -243,6 +251,7 @@ def latex_table(
     titles = [
         r"\shortstack[l]{" + r"\\{}".join(map(latex_escape, h)) + "}" for h in header(records)
     ]
+    said = latex_caption(caption(table, records, label, better, alpha, unit), label)
     lines = [
         r"\begin{table*}[t]",
         r"\centering",
@@ -260,7 +269,7 @@ def latex_table(
     lines += [
         r"\bottomrule",
         r"\end{tabular}",
-        r"\caption{" + latex_escape(caption(table, records, label, better, alpha, unit)) + "}",
+        r"\caption{" + said + "}",
         r"\label{tab:" + stem + "}",
         r"\end{table*}",
     ]
