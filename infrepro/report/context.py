@@ -8,6 +8,7 @@ import pandas as pd
 
 from infrepro.registry import CLASSICAL
 
+from .bidi import user_names
 from .inputs import ReportSettings
 from .labels import metric_label, property_label
 from .sections import (
@@ -73,6 +74,7 @@ def build_context(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> 
         "property_overview": properties.overview(tables, settings),
         "methods": methods.build(tables, settings),
         "settings": settings,
+        "isolated": user_names(tables, settings),  # names the page isolates (report.bidi)
         "sections": SECTIONS,
         "metric_label": metric_label,
         "property_label": property_label,
