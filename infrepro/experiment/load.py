@@ -399,7 +399,7 @@ def _check_baseline(baseline: str, systems: pd.Series, path: str | Path) -> list
         raise InputError(
             path,
             f"baseline {spelling(str(baseline))} names no system; systems found: "
-            f"{', '.join(map(spelling, names))}",
+            f"{', '.join(names)}",
             column=SYSTEM,
         )
     return [str(baseline)] + [n for n in names if n != str(baseline)]
