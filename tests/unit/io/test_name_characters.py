@@ -252,3 +252,21 @@ def test_spreadsheet_formulas_in_levels_facets_and_metrics_are_refused(
     )
     with pytest.raises(InputError, match=r"metric.csv:1: .*spreadsheet"):
         read_scores_table(tmp_path / "metric.csv", columns)
+
+
+def test_a_raw_mode_property_that_is_a_spreadsheet_formula_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test-set column named as a property becomes a column of the tables: refused at the
+    test set's header when it starts with a formula character."""
+    from label_experiments import with_all_defaults
+    from workflow_helpers import make_mini_experiment
+
+    experiment = make_mini_experiment(tmp_path / "exp", n_segments=4, metrics=("ter",))
+    lines = experiment.root.joinpath("testset.tsv").read_text().splitlines()
+    lines = [lines[0] + "\t@len"] + [f"{line}\t{i}" for i, line in enumerate(lines[1:])]
+    experiment.root.joinpath("testset.tsv").write_text("\n".join(lines) + "\n")
+    config = with_all_defaults(experiment.config() | {"properties": ["length", "@len"]})
+    monkeypatch.chdir(experiment.root)
+    with pytest.raises(InputError, match=r"^testset.tsv:1: property '@len' starts with '@'"):
+        load_experiment(config)
