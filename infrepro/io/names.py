@@ -32,6 +32,7 @@ not a name and is not checked.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -72,6 +73,20 @@ FORMULA_START = {"=": "=", "+": "+", "-": "-", "@": "@", "\t": "a tab", "\r": "a
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
 
 
+# the default-ignorable code points str.isprintable() lets through (letters and marks)
+_PRINTABLE_IGNORABLE = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u3164\ufe00-\ufe0f\uffa0"
+    "\U000e0100-\U000e01ef]"
+)
+
+
+def _plain(name: str) -> bool:
+    """Whether ``name`` holds no invisible character and no bidirectional control (at C speed:
+    every format character is not printable)."""
+    return name.isprintable() and _PRINTABLE_IGNORABLE.search(name) is None
+
+
+@functools.cache
 def invisible(char: str) -> bool:
     """Whether ``char`` is default-ignorable: it shows nothing where it stands."""
     if unicodedata.category(char) == "Cf":
@@ -83,7 +98,9 @@ def invisible(char: str) -> bool:
 def name_key(name: str) -> str:
     """A name as it looks: without invisible characters, NFKC-normalised, without surrounding
     whitespace."""
-    shown = "".join(c for c in name if not invisible(c))
+    if name.isascii():  # the common case, at every parse: nothing invisible, NFKC the same
+        return name.strip()
+    shown = name if _plain(name) else "".join(c for c in name if not invisible(c))
     return unicodedata.normalize("NFKC", shown).strip()
 
 
@@ -127,7 +144,7 @@ def character_problem(name: str, *, formulas: bool = True) -> str | None:
     """What is wrong with the characters of ``name`` (None: nothing): a bidirectional control or
     an invisible character, named with its position; with ``formulas``, a first character that
     makes a table's cell a spreadsheet formula."""
-    for position, char in enumerate(name, start=1):
+    for position, char in enumerate("" if _plain(name) else name, start=1):
         if char in BIDI_CONTROLS:
             return (
                 f"holds {code_point(char)} (character {position}), a bidirectional control "
@@ -139,8 +156,10 @@ def character_problem(name: str, *, formulas: bool = True) -> str | None:
                 f"holds {code_point(char)} (character {position}), which shows nothing: the "
                 "name would not read as it is spelled; remove it"
             )
-    first = unicodedata.normalize("NFKC", name.lstrip(" "))[:1]
-    if formulas and first in FORMULA_START and not _NUMBER.fullmatch(name.strip()):
+    if not formulas:
+        return None
+    first = unicodedata.normalize("NFKC", name.lstrip(" ")[:1])
+    if first in FORMULA_START and not _NUMBER.fullmatch(name.strip()):
         shown = FORMULA_START[first]
         return (
             f"starts with {shown if len(shown) > 1 else repr(shown)}, which makes the cells "
@@ -191,7 +210,11 @@ def check_names(
             line=None if lines is None else int(lines[b]),
             column=column,
         )
+    seen: set[str] = set()
     for position, name in enumerate(names):
+        if name in seen:
+            continue
+        seen.add(name)
         problem = character_problem(name, formulas=formulas)
         if problem is not None:
             raise InputError(
