@@ -10,15 +10,17 @@ its own number, rounded differently or lost a sign fails here.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-from infrepro.core.decisions import PairDecision
+from infrepro.core.decisions import MEANS_LEVEL, PairDecision, interval_parts, level_text
 from infrepro.core.vocabulary import file_stem
 from infrepro.io.results import read_result_table
 from infrepro.plots.names import short_name
 from infrepro.report.decisions import interval, records_of, sentence, verdict_text
+from infrepro.report.escape import latex_name
 from infrepro.report.formatting import points
 from infrepro.report.labels import metric_label
 from infrepro.report.paper import latex_escape, verdict_cell
@@ -99,9 +101,13 @@ def _column(headers: list[str], start: str) -> int:
     return next(i for i, h in enumerate(headers) if h.startswith(start))
 
 
-def check_views(results: Path, baseline: str, family: str = "baseline") -> int:
+def check_views(
+    results: Path, baseline: str, family: str = "baseline", alpha: float | None = None
+) -> int:
     """Assert that the page and the paste-ready files show each record of the named family
-    against the baseline as the record says; returns how many records were checked."""
+    against the baseline as the record says; with ``alpha`` (``report.alpha``), that every
+    interval of the decision is labelled with the level 1 − α on every surface
+    (:func:`check_levels`); returns how many records were checked."""
     page = (results / "report.html").read_text(encoding="utf-8")
     for phrase in NEVER:
         assert phrase not in page, phrase
@@ -116,7 +122,44 @@ def check_views(results: Path, baseline: str, family: str = "baseline") -> int:
         _check_forest(root, metric, mine)
         _check_sentences(root, metric, mine)
         _check_latex(results / "paper" / f"{file_stem(metric)}.tex", mine)
+        if alpha is not None:
+            check_levels(root, results, metric, mine, alpha)
     return len(shown)
+
+
+# a level as a label writes it: "95 %", in LaTeX "95~\%" (and "95\%")
+LEVEL = re.compile(r"(\d+(?:\.\d+)?)(?: |~|\\,)?\\?%")
+
+
+def check_levels(
+    root: Element, results: Path, metric: str, records: list[PairDecision], alpha: float
+) -> None:
+    """Every interval of ``metric``'s decision is labelled with the level it was computed at,
+    1 − α (issue 42, item 1), on every surface: the records (``decisions.csv``'s ``interval``
+    column), the decision table's header, the cards' and the list's sentences, the forest
+    plot's caption, and the LaTeX and Markdown header and caption. The model means and ranks
+    are 95 % intervals whatever α, and labelled so; no other level is written."""
+    level = level_text(1 - alpha)
+    allowed = {level[:-2], level_text(MEANS_LEVEL)[:-2]}
+    for record in records:
+        kind, said = interval_parts(record.interval)
+        assert said == level, (record.system, record.interval, alpha)
+        assert f"({record.interval} CI)" in sentence(record, metric_label(record.metric))
+    table = root.find("div", id=f"decision-table-{metric}").find("table")
+    headers, _ = _table_rows(table)
+    assert headers[_column(headers, "improvement")] == f"improvement [{record.interval} CI]"
+    assert headers[_column(headers, "model mean")] == f"model mean [{level_text(MEANS_LEVEL)} CI]"
+    texts = [li.text for ul in root.find_all("ul", class_="sentences") for li in ul.find_all("li")]
+    texts += [p.text for p in root.find_all("p", class_="verdict")]
+    texts += [root.find("figure", id=f"forest-{metric}").find("figcaption").text]
+    for text in texts:
+        found = {m.group(1) for m in LEVEL.finditer(text)}
+        assert level[:-2] in found and found <= allowed, (text, level)
+    for suffix in (".tex", ".md"):
+        paper = (results / "paper" / f"{file_stem(metric)}{suffix}").read_text(encoding="utf-8")
+        found = {m.group(1) for m in LEVEL.finditer(paper)}
+        assert found == allowed or found == {level[:-2]}, (suffix, found, level)
+        assert f"{kind} {level} intervals" in paper.replace("~\\%", " %"), suffix
 
 
 def _check_table(root: Element, metric: str, records: list[PairDecision]) -> None:
@@ -164,7 +207,7 @@ def _check_sentences(root: Element, metric: str, records: list[PairDecision]) ->
 def _check_latex(path: Path, records: list[PairDecision]) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     for record in records:
-        name = latex_escape(short_name(record.system, 10_000))
+        name = latex_name(short_name(record.system, 10_000))
         index = next(i for i, line in enumerate(lines) if f" & {name} & " in f" & {line}")
         cells = lines[index].split(" & ")
         below = lines[index + 1].split(" & ")

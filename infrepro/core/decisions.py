@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from decimal import Decimal
 
 from infrepro.core.vocabulary import NOT_CONVERGED, TABLE_SPECS
 
@@ -83,8 +84,31 @@ MAX_T = "max-t"  # analyses.adjust
 HOLM = "holm"
 ADJUSTMENTS = (MAX_T, HOLM)
 BONFERRONI = "bonferroni"  # what a family's sequential verdicts use, α / m each (§4e.11)
-SIMULTANEOUS = "simultaneous 95 %"
-UNADJUSTED = "unadjusted 95 %"
+SIMULTANEOUS = "simultaneous"  # the kinds of an improvement's interval, before its level
+UNADJUSTED = "unadjusted"
+REPEATED = "repeated"
+ANYTIME_VALID = "anytime-valid"
+MEANS_LEVEL = 0.95  # the model means' and ranks' intervals: descriptive, whatever α (§4c.2, §4c.7)
+
+
+def level_text(confidence: float) -> str:
+    """A confidence level as the labels write it: ``95 %``, ``99 %``, ``80 %``, ``99.9 %``
+    (decimal, so that 1 − 0.1 reads ``90 %``)."""
+    percent = (Decimal(repr(float(confidence))) * 100).normalize()
+    return f"{percent:f} %"
+
+
+def interval_label(kind: str, alpha: float) -> str:
+    """An improvement's interval as its record names it: its kind and the level 1 − α it was
+    computed at, ``simultaneous 95 %``, ``unadjusted 99 %``, ``repeated 80 %``."""
+    return f"{kind} {level_text(1 - Decimal(repr(float(alpha))))}"
+
+
+def interval_parts(label: str) -> tuple[str, str]:
+    """An interval's label (:func:`interval_label`) as its kind and its level: ``simultaneous
+    95 %`` → (``simultaneous``, ``95 %``)."""
+    kind, _, level = label.partition(" ")
+    return kind, level
 
 
 def family_label(family: str, size: int, adjust: str) -> str:
@@ -97,9 +121,9 @@ def family_label(family: str, size: int, adjust: str) -> str:
     return f"{method} over {size} {scope}"
 
 
-def interval_kind(adjust: str) -> str:
-    """What an improvement's interval is under an adjustment method."""
-    return SIMULTANEOUS if adjust in (MAX_T, BONFERRONI) else UNADJUSTED
+def interval_kind(adjust: str, alpha: float) -> str:
+    """What an improvement's interval is under an adjustment method at level 1 − α."""
+    return interval_label(SIMULTANEOUS if adjust in (MAX_T, BONFERRONI) else UNADJUSTED, alpha)
 
 
 # -- sequential looks (docs/method.md §4e.10): the record's mode, the plan's actions ------------
@@ -113,8 +137,6 @@ STOP_FUTILITY = "stop: futility"
 STOP_MAXIMUM = "stop: maximum reached"
 CONTINUE = "continue"
 ACTIONS = (STOP_SIGNIFICANT, STOP_FUTILITY, CONTINUE, STOP_MAXIMUM)
-REPEATED_INTERVAL = "repeated 95 %"
-ANYTIME_INTERVAL = "anytime-valid 95 %"
 TARGET_CONDITIONAL_POWER = 0.8  # what "continue: about N more runs" aims at
 FIRST_LOOK = 3  # a proposed sequential design looks at 3, 4, ..., N runs per system (§4e.8)
 SPENDING_WORDS = {

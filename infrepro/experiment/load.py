@@ -31,7 +31,7 @@ from infrepro.core.vocabulary import (
 from infrepro.experiment.record import Experiment
 from infrepro.io.errors import InputError, plural
 from infrepro.io.hypotheses import read_hypotheses
-from infrepro.io.names import lookalike_problem, name_key, spelling
+from infrepro.io.names import character_problem, difference, lookalike_problem, name_key, spelling
 from infrepro.io.options import (
     check_analysis_options,
     check_look_options,
@@ -306,6 +306,10 @@ def _checked_testset(
                 f"({', '.join(BUILTIN_PROPERTIES)}) nor a column of the test set {path} "
                 f"(its own columns: {', '.join(own) or '(none)'})",
             )
+    for prop in properties:  # a user property is a column of the tables (infrepro.io.names)
+        problem = None if prop in BUILTIN_PROPERTIES else character_problem(prop)
+        if problem is not None:
+            raise InputError(path, f"property {spelling(prop)} {problem}", line=1)
     _check_user_properties(config, frame, properties, path)
     testset = KeptTestset(columns, [str(s) for s in frame[SEGMENT]])
     checked.testset_passed(str(path), state, checks, testset)
@@ -398,9 +402,21 @@ def _better(config: Mapping[str, Any], metrics: list[str]) -> dict[str, str]:
 def _check_baseline(baseline: str, systems: pd.Series, path: str | Path) -> list[str]:
     names = sorted(set(map(str, systems)))
     if str(baseline) not in names:
+        twin = next((n for n in names if name_key(n) == name_key(str(baseline))), None)
+        if twin is not None:  # the same name in another normal form, or with invisible text
+            raise InputError(
+                path,
+                lookalike_problem(
+                    f"baseline {spelling(str(baseline))}",
+                    f"system {spelling(twin)}",
+                    difference(str(baseline), twin),
+                ),
+                column=SYSTEM,
+            )
         raise InputError(
             path,
-            f"baseline '{baseline}' names no system; systems found: {', '.join(names)}",
+            f"baseline {spelling(str(baseline))} names no system; systems found: "
+            f"{', '.join(names)}",
             column=SYSTEM,
         )
     return [str(baseline)] + [n for n in names if n != str(baseline)]
@@ -421,7 +437,9 @@ def _check_names(
                 raise InputError(
                     path,
                     lookalike_problem(
-                        f"{role} {spelling(name)}", f"{other_role} {spelling(other)}"
+                        f"{role} {spelling(name)}",
+                        f"{other_role} {spelling(other)}",
+                        difference(name, other),
                     ),
                 )
             if name in RESERVED:

@@ -11,6 +11,7 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from infrepro.core.registry import PLANNING
 from infrepro.core.schema import defaults
 from infrepro.core.vocabulary import SEGMENT, SYSTEM
 from infrepro.io.errors import InputError, plural
@@ -179,7 +180,7 @@ def check_look_options(
     """
     sequential: Mapping[str, Any] = options.get("sequential") or {}
     futility = sequential.get("futility")
-    if futility is not None and (options.get("planning") or {}).get("min_effect") is None:
+    if futility is not None and (options.get(PLANNING) or {}).get("min_effect") is None:
         raise InputError(
             None,
             f"analyses.sequential.futility is {futility}, a threshold on conditional power at "

@@ -36,6 +36,7 @@ from infrepro.core.vocabulary import (
 )
 from infrepro.io.errors import InputError, plural
 from infrepro.io.looks import look_values
+from infrepro.io.names import check_names
 from infrepro.io.paths import portable_path
 from infrepro.io.tables import (
     LINE_COLUMN,
@@ -95,7 +96,9 @@ def read_runs_sheet(
         frame[DEV_SCORE] = _numeric_column(frame, sheet, DEV_SCORE)
         _check_dev_scores_complete(frame, sheet)
     check_lookalike_values(frame, sheet, SYSTEM, SYSTEM)
-    for facet in facet_columns(frame, looks=look_column is not None):
+    facets = facet_columns(frame, looks=look_column is not None)
+    check_names(facets, sheet, "facet", lines=[1] * len(facets))  # columns of the tables
+    for facet in facets:
         frame[facet] = [_facet_value(v) for v in frame[facet]]
         check_lookalike_values(frame, sheet, facet, f"level of facet '{facet}'")
     # ordered by run id: the order of the sheet's rows is not information (tables stay the same)

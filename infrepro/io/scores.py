@@ -17,7 +17,7 @@ from infrepro.core.catalog import FRACTION, POINTS, RAW, Scale
 from infrepro.core.vocabulary import DEV_SCORE, LOOK, RUN, SEGMENT, SYSTEM
 from infrepro.io.errors import InputError, located
 from infrepro.io.looks import look_values
-from infrepro.io.names import check_lookalikes
+from infrepro.io.names import check_names
 from infrepro.io.properties import property_values
 from infrepro.io.tables import separator_hint
 from infrepro.io.text import require_file
@@ -96,7 +96,9 @@ def read_raw_scores(path: str | Path) -> pd.DataFrame:
         raise InputError(file, f"cannot parse: {_one_line(err)}{hint}") from None
     except (OSError, EOFError, zlib.error, pa.ArrowException) as err:
         raise InputError(file, f"cannot read {_format_of(name)}: {_one_line(err)}") from None
-    check_lookalikes([str(c) for c in frame.columns], file, "column", lines=[1] * frame.shape[1])
+    check_names(
+        [str(c) for c in frame.columns], file, "column", lines=[1] * frame.shape[1], formulas=False
+    )
     if frame.empty:
         raise InputError(
             file,
@@ -318,16 +320,24 @@ def _scale_error(
 
 
 def _check_lookalike_names(raw: pd.DataFrame, path: str | Path, columns: ScoresColumns) -> None:
-    """Systems, segments, run-column values and facet levels that only look alike
-    (infrepro.io.names) are refused, naming both spellings and their lines; each column's
-    distinct values are compared, in order of first appearance."""
+    """Systems, segments, run-column values and facet levels that only look alike, or whose
+    characters mislead (infrepro.io.names), are refused, naming both spellings and their lines;
+    each column's distinct values are compared, in order of first appearance. The facet, metric
+    and property names (columns of the tables) may not be spreadsheet formulas either."""
+    for role, names in (
+        ("facet", columns.facets),
+        ("metric", columns.metrics),
+        ("property", columns.properties),
+    ):
+        check_names(list(names), path, role, lines=[1] * len(names))
     roles = {columns.system: SYSTEM, columns.segment: "segment"}
     roles |= {f: "level" for f in columns.facets}
     roles |= {c: "value" for c in columns.run if c not in roles}
     for column, what in roles.items():
         first = _text(raw[column]).drop_duplicates()
         lines = [int(i) + 2 for i in first.index]  # line 1 is the header
-        check_lookalikes(list(first), path, what, lines=lines, column=column)
+        formulas = what != "segment"  # segment ids are in no table
+        check_names(list(first), path, what, lines=lines, column=column, formulas=formulas)
 
 
 def _check_look_role(columns: ScoresColumns, path: str | Path) -> None:

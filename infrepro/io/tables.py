@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from infrepro.io.errors import InputError, plural
-from infrepro.io.names import check_lookalikes
+from infrepro.io.names import check_names
 from infrepro.io.text import read_lines
 
 LINE_COLUMN = "_line"
@@ -65,7 +65,7 @@ def read_jsonl(path: str | Path) -> pd.DataFrame:
     if not records:
         raise InputError(path, "file holds no JSON objects")
     frame = pd.DataFrame.from_records(records).astype(object)
-    check_lookalikes([str(c) for c in frame.columns], path, "key")
+    check_names([str(c) for c in frame.columns], path, "key", formulas=False)
     frame[LINE_COLUMN] = line_numbers
     return frame
 
@@ -85,7 +85,7 @@ def _check_header(path: str | Path, header: list[str]) -> None:
         if name in seen:
             raise InputError(path, f"column '{name}' appears twice in the header", line=1)
         seen.add(name)
-    check_lookalikes(header, path, "column", lines=[1] * len(header))
+    check_names(header, path, "column", lines=[1] * len(header), formulas=False)
 
 
 def require_columns(frame: pd.DataFrame, path: str | Path, columns: list[str]) -> None:
@@ -142,14 +142,22 @@ def check_nonempty(frame: pd.DataFrame, path: str | Path, column: str) -> None:
             raise InputError(path, "value is empty", line=int(line), column=column)
 
 
-def check_lookalike_values(frame: pd.DataFrame, path: str | Path, column: str, what: str) -> None:
-    """Refuse two spellings in ``column`` that only look alike (infrepro.io.names), naming both
+def check_lookalike_values(
+    frame: pd.DataFrame, path: str | Path, column: str, what: str, *, formulas: bool = True
+) -> None:
+    """Refuse two spellings in ``column`` that only look alike, and values whose characters
+    mislead (infrepro.io.names: ``formulas``, those a spreadsheet would run), naming their
     lines; empty cells are left out."""
     pairs = [
         (str(v), int(line))
         for v, line in zip(frame[column], frame[LINE_COLUMN], strict=True)
         if v is not None and not (isinstance(v, float) and math.isnan(v))
     ]
-    check_lookalikes(
-        [v for v, _ in pairs], path, what, lines=[line for _, line in pairs], column=column
+    check_names(
+        [v for v, _ in pairs],
+        path,
+        what,
+        lines=[line for _, line in pairs],
+        column=column,
+        formulas=formulas,
     )

@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from infrepro.core.registry import CLASSICAL
+from infrepro.report.bidi import user_names
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.labels import metric_label, property_label
 from infrepro.report.sections import (
@@ -72,6 +73,7 @@ def build_context(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> 
         "property_overview": properties.overview(tables, settings),
         "methods": methods.build(tables, settings),
         "settings": settings,
+        "isolated": user_names(tables, settings),  # names the page isolates (report.bidi)
         "sections": SECTIONS,
         "metric_label": metric_label,
         "property_label": property_label,

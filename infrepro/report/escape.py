@@ -6,10 +6,12 @@ name with a GitHub-Flavored-Markdown parser, and the LaTeX sets it. Markdown esc
 characters that mean something inline in GFM (backslash escapes, valid for every ASCII
 punctuation character) and writes characters a table row or a paragraph cannot hold as numeric
 character references (``&#10;`` for a newline, ``&#32;`` for an edge space): no raw HTML, so
-it reads the same where a renderer drops HTML. LaTeX escapes TeX's special characters; text
-that pdflatex cannot set (scripts beyond Latin, emoji) makes the table a LuaLaTeX one, with
-font fallbacks for those scripts and right-to-left runs set right to left (``\\textdir``). The
-file states its engine and preamble in its first lines (:func:`latex_header`).
+it reads the same where a renderer drops HTML. LaTeX escapes TeX's special characters and sets
+every other character of a name as itself (:func:`latex_name`: ``Γάμμα`` stays ``Γάμμα``, never
+a math α); text that pdflatex cannot set (scripts beyond Latin, emoji) makes the table a
+LuaLaTeX one, with font fallbacks for those scripts (a font the machine lacks is left out with
+a warning) and right-to-left runs set right to left (``\\textdir``). The file states its engine
+and preamble in its first lines (:func:`latex_header`).
 """
 
 from __future__ import annotations
@@ -64,26 +66,40 @@ PDFLATEX = "pdflatex"
 LUALATEX = "lualatex"
 PDFLATEX_PREAMBLE = (r"\usepackage[T1]{fontenc}", r"\usepackage{booktabs}")
 # Fallback fonts for what Latin Modern lacks, first match wins (Debian's fonts-noto-core,
-# fonts-wqy-microhei, fonts-symbola, fonts-unifont); right-to-left scripts in node mode, whose
-# runs latex_text sets inside \textdir TRT; complex scripts shaped by HarfBuzz.
+# fonts-wqy-microhei, fonts-symbola, fonts-unifont): (font, luaotfload features); right-to-left
+# scripts in node mode, whose runs latex_text sets inside \textdir TRT; complex scripts shaped by
+# HarfBuzz.
 FALLBACK_FONTS = (
-    "NotoSerif:mode=node;",  # Greek, Cyrillic, more Latin
-    "NotoSansArabic:mode=node;script=arab;",
-    "NotoSansHebrew:mode=node;script=hebr;",
-    "NotoSansDevanagari:mode=harf;script=dev2;",
-    "WenQuanYiMicroHei:mode=harf;",  # CJK, Hangul
-    "Symbola:mode=harf;",  # symbols, emoji (monochrome)
-    "Unifont:mode=node;",  # the rest of the Basic Multilingual Plane
-    "UnifontUpper:mode=node;",  # and beyond it
+    ("NotoSerif", "mode=node;"),  # Greek, Cyrillic, more Latin
+    ("NotoSansArabic", "mode=node;script=arab;"),
+    ("NotoSansHebrew", "mode=node;script=hebr;"),
+    ("NotoSansDevanagari", "mode=harf;script=dev2;"),
+    ("WenQuanYiMicroHei", "mode=harf;"),  # CJK, Hangul
+    ("Symbola", "mode=harf;"),  # symbols, emoji (monochrome)
+    ("Unifont", "mode=node;"),  # the rest of the Basic Multilingual Plane
+    ("UnifontUpper", "mode=node;"),  # and beyond it
 )
-LUALATEX_PREAMBLE = (
-    r"\usepackage{booktabs}",
-    r"\usepackage{fontspec}",
-    r'\directlua{luaotfload.add_fallback("infrepro", {',
-    *(f'  "{font}",' for font in FALLBACK_FONTS),
-    r"})}",
-    r"\setmainfont{Latin Modern Roman}[RawFeature={fallback=infrepro}]",
-)
+
+
+def lualatex_preamble(fonts: tuple[tuple[str, str], ...] = FALLBACK_FONTS) -> tuple[str, ...]:
+    """The LuaLaTeX preamble: Latin Modern with ``fonts`` as fallbacks, each one only if the
+    machine has it (fontspec's ``\\IfFontExistsTF``); a missing one is left out with a warning
+    naming it, so that the others still set their scripts (luaotfload stops at a missing
+    fallback font)."""
+    return (
+        r"\usepackage{booktabs}",
+        r"\usepackage{fontspec}",
+        r"\directlua{infrepro_fonts = {}}",
+        r"\providecommand{\infreprofont}[2]{\IfFontExistsTF{#1}"
+        r'{\directlua{table.insert(infrepro_fonts, "#1:#2")}}'
+        r"{\PackageWarningNoLine{infrepro}{Font #1 not found: left out of the fallback fonts}}}",
+        *(rf"\infreprofont{{{font}}}{{{features}}}" for font, features in fonts),
+        r'\directlua{luaotfload.add_fallback("infrepro", infrepro_fonts)}',
+        r"\setmainfont{Latin Modern Roman}[RawFeature={fallback=infrepro}]",
+    )
+
+
+LUALATEX_PREAMBLE = lualatex_preamble()
 FONT_PACKAGES = "fonts-noto-core, fonts-wqy-microhei, fonts-symbola and fonts-unifont"
 
 # Characters pdflatex sets with \usepackage[T1]{fontenc} (LaTeX's default UTF-8 input): ASCII,
@@ -122,6 +138,7 @@ _LATEX_TEXT = {
     "\u00a7": r"\S{}",
 }
 _LATEX_CHAR = re.compile(r"[\\&%$#_{}~^|<>`±–\u2212α\u2020\u2021\u00a7]")
+_LATEX_SPECIAL_CHAR = re.compile(r"[\\&%$#_{}~^|<>`]")
 _PERCENT = re.compile(r" (?=\\%)")  # "95 %": the space never breaks
 # TeX's ligatures of text characters (-- en dash, '' and ,, quotes, !` and ?` inverted marks)
 _LIGATURE = re.compile(r"(?<=-)(?=-)|(?<=')(?=')|(?<=,)(?=,)|(?<=[!?])(?=\\textasciigrave)")
@@ -131,14 +148,16 @@ _RTL = frozenset({"R", "AL"})
 _NUMBER = frozenset({"EN", "AN"})
 
 
-def _latex_plain(text: str) -> str:
-    """Special characters escaped; a line break or other control character a space."""
+def _latex_plain(text: str, commands: bool = True) -> str:
+    """Special characters escaped, with ``commands`` ±, −, –, α, daggers and § as commands; a
+    line break or other control character a space."""
     text = "".join(
         " " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c
         for c in text
         if c not in _BIDI_CONTROLS
     )
-    out = _LATEX_CHAR.sub(lambda m: _LATEX_SPECIAL.get(m.group(), _LATEX_TEXT.get(m.group())), text)
+    pattern, table = (_LATEX_CHAR, _LATEX_TEXT) if commands else (_LATEX_SPECIAL_CHAR, {})
+    out = pattern.sub(lambda m: _LATEX_SPECIAL.get(m.group(), table.get(m.group())), text)
     return _LIGATURE.sub("{}", _PERCENT.sub("~", out))
 
 
@@ -164,7 +183,7 @@ def _rtl_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _rtl(text: str) -> str:
+def _rtl(text: str, commands: bool = True) -> str:
     """A right-to-left run, its numbers (``12``, ``1.5``) left to right within it."""
     classes = [unicodedata.bidirectional(c) for c in text]
     parts, i = [], 0
@@ -178,28 +197,36 @@ def _rtl(text: str) -> str:
                 and classes[j + 2] in _NUMBER
             ):
                 j += 1
-            parts.append(r"{\textdir TLT " + _latex_plain(text[i : j + 1]) + "}")
+            parts.append(r"{\textdir TLT " + _latex_plain(text[i : j + 1], commands) + "}")
         else:
             while j + 1 < len(text) and classes[j + 1] not in _NUMBER:
                 j += 1
-            parts.append(_latex_plain(text[i : j + 1]))
+            parts.append(_latex_plain(text[i : j + 1], commands))
         i = j + 1
     return r"{\textdir TRT " + "".join(parts) + "}"
 
 
-def latex_text(text: str) -> str:
-    """Plain text as LaTeX: TeX's special characters escaped, ±, −, –, α, daggers and § as
-    commands, line breaks as spaces, right-to-left runs (Arabic, Hebrew, ...) inside
-    ``\\textdir TRT`` (LuaLaTeX only, as their scripts are). Other characters stay as they
-    are: :func:`latex_engine` says which engine sets them."""
+def latex_text(text: str, commands: bool = True) -> str:
+    """Plain text as LaTeX: TeX's special characters escaped, with ``commands`` the workflow's
+    ±, −, –, α, daggers and § as commands (pdflatex has no text α), line breaks as spaces,
+    right-to-left runs (Arabic, Hebrew, ...) inside ``\\textdir TRT`` (LuaLaTeX only, as their
+    scripts are). Other characters stay as they are: :func:`latex_engine` says which engine sets
+    them."""
     spans = _rtl_spans(text)
     if not spans:
-        return _latex_plain(text)
+        return _latex_plain(text, commands)
     out, at = [], 0
     for start, end in spans:
-        out += [_latex_plain(text[at:start]), _rtl(text[start:end])]
+        out += [_latex_plain(text[at:start], commands), _rtl(text[start:end], commands)]
         at = end
-    return "".join(out) + _latex_plain(text[at:])
+    return "".join(out) + _latex_plain(text[at:], commands)
+
+
+def latex_name(name: str) -> str:
+    """A user's name as LaTeX: as :func:`latex_text`, but every character other than TeX's
+    special ones set as itself (``Γάμμα``, never ``Γάμμ$\\alpha$``); a character pdflatex
+    cannot set makes the table a LuaLaTeX one (:func:`latex_engine`)."""
+    return latex_text(name, commands=False)
 
 
 def latex_comment(text: str) -> str:
@@ -226,7 +253,8 @@ def latex_header(tex: str) -> str:
     else:
         lines = [
             f"% Engine: {LUALATEX} (names in scripts pdflatex cannot set). The fonts are Debian's",
-            f"% {FONT_PACKAGES}; any with these scripts will do.",
+            f"% {FONT_PACKAGES}; any with these scripts will do, and one that is missing",
+            "% is left out with a warning.",
         ]
     lines.append("% Preamble:")
     lines += [f"%   {line}" for line in latex_preamble(engine)]

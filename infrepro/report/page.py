@@ -12,6 +12,7 @@ from markupsafe import Markup
 from infrepro.plots.cache import finish_figures
 from infrepro.plots.svg import share_glyphs
 from infrepro.report.assets import ASSETS, TEMPLATE, TEMPLATE_DIR
+from infrepro.report.bidi import isolate_names
 from infrepro.report.context import build_context
 from infrepro.report.inputs import ReportSettings, load_tables
 
@@ -30,13 +31,14 @@ def environment(template_dir: str | Path = TEMPLATE_DIR) -> jinja2.Environment:
 
 def render(context: Mapping[str, Any], template_dir: str | Path = TEMPLATE_DIR) -> str:
     """The HTML page for a context built by :func:`build_context` (with the figures a render
-    through a store deferred drawn in place: ``plots.cache``)."""
+    through a store deferred drawn in place: ``plots.cache``), every name that could reorder
+    the text around it isolated (``bidi``)."""
     folder = Path(template_dir)
     assets = {
         name: Markup((folder / file).read_text(encoding="utf-8")) for name, file in ASSETS.items()
     }
     html = environment(folder).get_template(TEMPLATE).render(**context, assets=assets)
-    return share_glyphs(finish_figures(html))
+    return isolate_names(share_glyphs(finish_figures(html)), context.get("isolated", ()))
 
 
 def render_report(

@@ -18,14 +18,23 @@ from infrepro.core.decisions import (
     BONFERRONI,
     FAMILY_BASELINE,
     MAX_T,
+    MEANS_LEVEL,
     NOT_SHOWN,
     OUTPUTS,
     VS_OUTPUT,
     PairDecision,
+    interval_parts,
+    level_text,
 )
 from infrepro.core.vocabulary import SYSTEM, file_stem
 from infrepro.report.decisions import family_text, p_name, plan_text
-from infrepro.report.escape import latex_comment, latex_header, markdown_cell, markdown_text
+from infrepro.report.escape import (
+    latex_comment,
+    latex_header,
+    latex_name,
+    markdown_cell,
+    markdown_text,
+)
 from infrepro.report.escape import latex_text as latex_escape
 from infrepro.report.formatting import is_missing, points
 from infrepro.report.labels import metric_label
@@ -67,15 +76,19 @@ def header(records: list[PairDecision]) -> list[tuple[str, ...]]:
         method = {MAX_T: "max-t", BONFERRONI: "Bonferroni"}.get(first.family_adjust, "Holm")
         scope = "vs baseline" if first.family == FAMILY_BASELINE else "pairs"
         p_title = ("p", f"({method},", f"{first.family_size} {scope})")
-    kind = first.interval.replace(" 95 %", "") if first is not None else ""
+    means = level_text(MEANS_LEVEL)
+    improvement: tuple[str, ...] = ("Improvement",)
+    if first is not None:  # the level the records' intervals were computed at (1 − α)
+        kind, level = interval_parts(first.interval)
+        improvement = ("Improvement", f"[{level} CI,", f"{kind}]")
     return [
-        ("Rank", "(95 %)"),
+        ("Rank", f"({means})"),
         ("System",),
         ("Runs",),
         ("Runs:", "mean ± SD"),
-        ("Model mean", "[95 % CI]"),
+        ("Model mean", f"[{means} CI]"),
         ("Best", "run"),
-        ("Improvement", "[95 % CI,", f"{kind}]") if kind else ("Improvement", "[95 % CI]"),
+        improvement,
         p_title,
         ("Verdict",),
         ("Group",),
@@ -170,7 +183,8 @@ def caption(
     text = (
         f"{label} {'in points' if unit == 'points' else 'as given'} ({better} is better), "
         "systems ranked by the model mean. "
-        "Model means with 95 % CI from one REML fit of score ~ system + (1|segment) + a run "
+        f"Model means with {level_text(MEANS_LEVEL)} CI from one REML fit of score ~ system + "
+        "(1|segment) + a run "
         f"intercept per system with two or more runs, t with {table['df_method'].iloc[0]} df; "
         "a system with one run shows its output's mean. "
         f"Improvement over the baseline (positive = better) with {kind}. "
@@ -179,8 +193,8 @@ def caption(
     )
     text += "; upper-case letters group single-run systems by their outputs. " if outputs else ". "
     text += (
-        "Rank (95 %): the rank by model mean and the ranks of 95 % of parametric draws from the "
-        "fit (per system)."
+        f"Rank ({level_text(MEANS_LEVEL)}): the rank by model mean and the ranks of "
+        f"{level_text(MEANS_LEVEL)} of parametric draws from the fit (per system)."
     )
     if first is not None and first.sequential:
         text += (
@@ -192,17 +206,18 @@ def caption(
 
 @dataclass(frozen=True)
 class Markup:
-    """How a format escapes text and makes it bold."""
+    """How a format escapes the workflow's text and a user's name, and makes text bold."""
 
     escape: Callable[[str], str]
     bold: Callable[[str], str]
+    name: Callable[[str], str]
 
 
 def _cells(row: PaperRow, markup: Markup) -> tuple[list[str], list[str]]:
     """A row's cells in header order, escaped, the best score cells bold; and the cells of
     its intervals (empty elsewhere), for a line below or to append."""
     esc = markup.escape
-    cells = [esc(f"{row.rank} ({row.ranks})"), esc(row.system), esc(row.runs)]
+    cells = [esc(f"{row.rank} ({row.ranks})"), markup.name(row.system), esc(row.runs)]
     cells += [esc(row.run_mean), esc(row.model_mean[0]), esc(row.best_run)]
     cells += [esc(row.improvement[0]), esc(row.p), esc(row.verdict), esc(row.group)]
     for name, index in (("run_mean", 3), ("model_mean", 4), ("best_run", 5)):
@@ -213,8 +228,15 @@ def _cells(row: PaperRow, markup: Markup) -> tuple[list[str], list[str]]:
     return cells, below
 
 
-LATEX = Markup(latex_escape, lambda c: r"\textbf{" + c + "}")
-MARKDOWN = Markup(markdown_cell, lambda c: f"**{c}**")
+LATEX = Markup(latex_escape, lambda c: r"\textbf{" + c + "}", latex_name)
+MARKDOWN = Markup(markdown_cell, lambda c: f"**{c}**", markdown_cell)
+
+
+def latex_caption(text: str, label: str) -> str:
+    """A caption (:func:`caption`, which starts with the metric's label) as LaTeX: the label a
+    name (its characters as they are), the rest the workflow's text."""
+    assert text.startswith(label)
+    return latex_name(label) + latex_escape(text[len(label) :])
 
 
 def latex_table(
@@ -235,6 +257,7 @@ def latex_table(
     titles = [
         r"\shortstack[l]{" + r"\\{}".join(map(latex_escape, h)) + "}" for h in header(records)
     ]
+    said = latex_caption(caption(table, records, label, better, alpha, unit), label)
     lines = [
         r"\begin{table*}[t]",
         r"\centering",
@@ -252,7 +275,7 @@ def latex_table(
     lines += [
         r"\bottomrule",
         r"\end{tabular}",
-        r"\caption{" + latex_escape(caption(table, records, label, better, alpha, unit)) + "}",
+        r"\caption{" + said + "}",
         r"\label{tab:" + stem + "}",
         r"\end{table*}",
     ]

@@ -130,7 +130,36 @@ def scores_header_only(exp: MiniExperiment) -> str:
     return r"scores.csv.gz: file has a header \(seg, sys, seed, bleurt\) but no rows of scores"
 
 
+def renamed_system(exp: MiniExperiment, name: str) -> None:
+    """The runs sheet with the last run's system (line 5, a comp run) renamed ``name``."""
+    lines = exp.runs_path.read_text(encoding="utf-8").splitlines()
+    fields = lines[-1].split("\t")
+    lines[-1] = "\t".join([fields[0], name, *fields[2:]])
+    exp.runs_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def zero_width_space(exp: MiniExperiment) -> str:
+    renamed_system(exp, "comp\u200b")
+    return (
+        r"runs.tsv:5: column 'system': system 'comp\\u200b' \(comp\\u200b\) and system 'comp' "
+        r"\(line 4\) differ only by invisible characters.*U\+200B ZERO WIDTH SPACE"
+    )
+
+
+def right_to_left_override(exp: MiniExperiment) -> str:
+    renamed_system(exp, "other\u202e")
+    return r"runs.tsv:5: column 'system': system .* holds U\+202E RIGHT-TO-LEFT OVERRIDE"
+
+
+def spreadsheet_formula(exp: MiniExperiment) -> str:
+    renamed_system(exp, "=cmd|' /C calc'!A0")
+    return r"runs.tsv:5: column 'system': system .* starts with '=', .*spreadsheet formulas"
+
+
 CASES: dict[str, Callable[[MiniExperiment], str]] = {
+    "system name with a zero-width space": zero_width_space,
+    "system name with a right-to-left override": right_to_left_override,
+    "system name that is a spreadsheet formula": spreadsheet_formula,
     "hypotheses file with an extra line": extra_line,
     "hypotheses file with a missing line": missing_line,
     "missing hypotheses file": missing_file,

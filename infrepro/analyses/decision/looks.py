@@ -33,7 +33,7 @@ from infrepro.analyses.decision.model import (
 from infrepro.analyses.decision.pairtests import PairTest
 from infrepro.core.decisions import (
     ANYTIME,
-    ANYTIME_INTERVAL,
+    ANYTIME_VALID,
     BETTER,
     CONTINUE,
     DECLARED_LOOKS,
@@ -42,7 +42,7 @@ from infrepro.core.decisions import (
     NOT_SHOWN_TO_SURVIVE,
     PLAN,
     RECORDED_LOOKS,
-    REPEATED_INTERVAL,
+    REPEATED,
     REVERSED,
     SPENDING_WORDS,
     STOP_SIGNIFICANT,
@@ -51,6 +51,7 @@ from infrepro.core.decisions import (
     TARGET_CONDITIONAL_POWER,
     WORSE,
     PairDecision,
+    interval_label,
     runs_phrase,
 )
 from infrepro.core.vocabulary import (
@@ -351,7 +352,7 @@ class Sequential:
             test.alpha_factor,
         )
         revised = replace(
-            _at_look(record, decided, tested[decided.look - 1]),
+            _at_look(record, decided, tested[decided.look - 1], self.alpha),
             p_adjusted=format_p(_log10(min(1.0, p_pair * record.family_size))),
             log10_p_adjusted=_log10(min(1.0, p_pair * record.family_size)),
             sequential=PLAN,
@@ -459,7 +460,7 @@ class Sequential:
             critical=float(t_boundary(n, alpha_j, self.options.scale)),
             lower=lower,
             upper=upper,
-            interval=ANYTIME_INTERVAL,
+            interval=interval_label(ANYTIME_VALID, self.alpha),  # the family's level
             level=alpha_j,
             p_value=format_p(_log10(p[-1])),
             log10_p=_log10(p[-1]),
@@ -529,9 +530,10 @@ def _run_variance(data: MetricData):  # type: ignore[no-untyped-def]
     return RunVariance.of(data.options["run_variance"])
 
 
-def _at_look(record: PairDecision, row: LookResult, look: PairLook) -> PairDecision:
+def _at_look(record: PairDecision, row: LookResult, look: PairLook, alpha: float) -> PairDecision:
     """The record's estimate, test, interval and verdict as read at one look of a plan: the
-    look's test (its p marginal), the repeated CI, the nominal level."""
+    look's test (its p marginal), the repeated CI (labelled with the family's level 1 − α), the
+    nominal level."""
     test = look.test
     assert test is not None
     verdict = NOT_SHOWN
@@ -548,7 +550,7 @@ def _at_look(record: PairDecision, row: LookResult, look: PairLook) -> PairDecis
         critical=row.critical_t,
         lower=row.ci_lower,
         upper=row.ci_upper,
-        interval=REPEATED_INTERVAL,
+        interval=interval_label(REPEATED, alpha),
         level=row.nominal,
         p_value=format_p(test.log10_p),
         log10_p=test.log10_p,

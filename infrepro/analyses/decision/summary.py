@@ -34,6 +34,7 @@ from infrepro.analyses.decision.model import (
 )
 from infrepro.analyses.decision.pairtests import (
     BAND,
+    RATIO_LEVEL,
     T_TEST,
     PairTest,
     Ratio,
@@ -61,6 +62,7 @@ from infrepro.core.decisions import (
     choice,
     estimand_text,
     interval_kind,
+    level_text,
     single_look,
 )
 from infrepro.core.registry import PLANNING, SUMMARY
@@ -289,7 +291,7 @@ def _record(
         critical=adjusted.critical,
         lower=lower,
         upper=upper,
-        interval=interval_kind(adjusted.method),
+        interval=interval_kind(adjusted.method, alpha),
         level=adjusted.level,
         p_value=format_p(c.log10_p),
         log10_p=c.log10_p,
@@ -352,7 +354,8 @@ def _ratio_notes(ratio: Ratio | None, test: PairTest, runs: RunVariance) -> list
         ]
     if ratio is not None and ratio.beyond(runs.band) and test.kind == BAND:
         return [
-            f"the run-mean SD ratio {ratio.ratio:.3g} (95 % CI {ratio.lower:.3g}-"
+            f"the run-mean SD ratio {ratio.ratio:.3g} ({level_text(RATIO_LEVEL)} CI "
+            f"{ratio.lower:.3g}-"
             f"{ratio.upper:.3g}) lies outside the band the test assumes (≤ {runs.band:g}); "
             "analyses.run_variance.berger_boos: true gives a test valid at any ratio"
         ]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from infrepro.core.decisions import PairDecision
+from infrepro.core.decisions import MEANS_LEVEL, PairDecision, level_text
 from infrepro.core.registry import SUMMARY
 from infrepro.core.vocabulary import SYSTEM
 from infrepro.plots import short_name
@@ -90,15 +90,18 @@ def table_of(
 ) -> Table:
     """The decision table: the per-system columns and the baseline pair's record."""
     first = next((r for _, r in paired if r is not None), None)
-    interval_kind = f"{first.interval} CI" if first else "95 % CI"
+    interval_kind = f"{first.interval} CI" if first else "CI"
+    means = level_text(MEANS_LEVEL)  # the means' and ranks' level; the improvement's: its record's
     family = f"p ({family_text(first)})" if first and first.family_size > 1 else "p"
     outputs = any(not is_missing(row["output_group"]) for row, _ in paired)
     headers = [
-        Column("rank", "rank (95 %)", title="the rank by model mean and its interval (per system)"),
+        Column(
+            "rank", f"rank ({means})", title="the rank by model mean and its interval (per system)"
+        ),
         Column(SYSTEM, SYSTEM, numeric=False),
         Column("runs", "runs"),
         Column("mean_sd", "mean ± SD over runs", title="the runs' mean scores"),
-        Column("model", "model mean [95 % CI]", title="model M, t with the named df"),
+        Column("model", f"model mean [{means} CI]", title="model M, t with the named df"),
         Column("best", "best run", title="hover: which run, and how it was selected"),
         Column("gain", f"improvement [{interval_kind}]", title="positive = better"),
         Column("p", family, title="adjusted over the family the header names"),

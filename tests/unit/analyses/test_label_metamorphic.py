@@ -131,7 +131,7 @@ def assert_refused_naming_both(err: pytest.ExceptionInfo, path: Path, twin: Look
     assert message.startswith(where), message
     assert repr(twin.first) in message and repr(twin.second) in message, message
     assert f"(line {earlier})" in message, message
-    assert "differ only by surrounding whitespace or Unicode normalisation" in message
+    assert "differ only by invisible characters, surrounding whitespace or Unicode" in message
     assert "\n" not in message
 
 
