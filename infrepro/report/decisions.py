@@ -22,6 +22,7 @@ from infrepro.core.decisions import (
     NOT_SHOWN,
     OUTPUTS,
     PLAN,
+    RECORDED_LOOKS,
     SPENDING_WORDS,
     SYSTEMS,
     VS_OUTPUT,
@@ -167,8 +168,13 @@ def plan_text(record: PairDecision) -> str:
             "this comparison"
         )
     if record.sequential == ANYTIME:
+        looks = (
+            f"{look_phrase(record.look, record.look_source)}, looks recorded in the ledger"
+            if record.look_source == RECORDED_LOOKS
+            else "no maximum declared"
+        )
         return (
-            f"anytime-valid confidence sequence (no maximum declared), α = "
+            f"anytime-valid confidence sequence ({looks}), α = "
             f"{record.plan_alpha:.3g} for this comparison"
         )
     return ""

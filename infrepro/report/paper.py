@@ -21,6 +21,7 @@ from infrepro.core.decisions import (
     MEANS_LEVEL,
     NOT_SHOWN,
     OUTPUTS,
+    RECORDED_LOOKS,
     VS_OUTPUT,
     PairDecision,
     interval_parts,
@@ -198,7 +199,8 @@ def caption(
     )
     if first is not None and first.sequential:
         text += (
-            f" Verdicts read at declared looks ({plan_text(first)}): p is the {p_name(first)}, "
+            f" Verdicts read at {'recorded' if first.look_source == RECORDED_LOOKS else 'declared'}"
+            f" looks ({plan_text(first)}): p is the {p_name(first)}, "
             f"the interval the {first.interval} interval of the look the verdict was read at."
         )
     return text + "".join(f" {m} {MARK_TEXT[m]}." for m in MARK_TEXT if m in marks)
