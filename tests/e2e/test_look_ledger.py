@@ -101,7 +101,7 @@ def test_the_decision_names_the_undeclared_sequence(batches: Path) -> None:
     assert record["looks"] == BATCHES
     page = (batches / "results" / "report.html").read_text(encoding="utf-8")
     assert "of an undeclared sequence" in page
-    check_views(batches / "results")
+    assert check_views(batches / "results", "base", alpha=0.05) == 1
 
 
 def test_a_rerun_with_nothing_new_records_no_look_and_runs_nothing(batches: Path) -> None:
