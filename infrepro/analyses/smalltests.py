@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from infrepro.decisions import df_number
 from infrepro.lmm import KENWARD_ROGER, SATTERTHWAITE, ContrastTest, LmmError, LmmResult
 from infrepro.vocabulary import RUN, SEGMENT
 
@@ -90,8 +91,8 @@ def no_df(dendf: float, result: LmmResult) -> str:
 def method_label(test: ContrastTest) -> str:
     """``t (Kenward-Roger, df 18.87)`` / ``F(2, 14.6) (Satterthwaite)``."""
     if test.numdf == 1:
-        return f"t ({test.method}, df {test.dendf:.4g})"
-    return f"F({test.numdf}, {test.dendf:.4g}) ({test.method})"
+        return f"t ({test.method}, df {df_number(test.dendf, 4)})"
+    return f"F({test.numdf}, {df_number(test.dendf, 4)}) ({test.method})"
 
 
 def test_row(

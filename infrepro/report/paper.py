@@ -62,11 +62,12 @@ class PaperRow:
 def header(records: list[PairDecision]) -> list[tuple[str, ...]]:
     """The column titles, as lines; the improvement names its interval, p its family."""
     first = records[0] if records else None
-    p_title: tuple[str, ...] = ("p",)
+    p = p_name(first) if first is not None else "p"  # "repeated p" for a plan's verdicts
+    p_title: tuple[str, ...] = (p,)
     if first is not None and first.family_size > 1:  # "p / (max-t, / 2 vs baseline)"
         method = {MAX_T: "max-t", BONFERRONI: "Bonferroni"}.get(first.family_adjust, "Holm")
         scope = "vs baseline" if first.family == FAMILY_BASELINE else "pairs"
-        p_title = ("p", f"({method},", f"{first.family_size} {scope})")
+        p_title = (p, f"({method},", f"{first.family_size} {scope})")
     kind = first.interval.replace(" 95 %", "") if first is not None else ""
     return [
         ("Rank", "(95 %)"),

@@ -19,6 +19,7 @@ from infrepro.decisions import (
     SURVIVES,
     VS_OUTPUT,
     PairDecision,
+    df_number,
 )
 from infrepro.vocabulary import NOT_CONVERGED
 
@@ -97,7 +98,7 @@ def generalisation(record: PairDecision, levels: str = "") -> str:
     if not record.facet_aware_p:
         return ""
     df = record.facet_aware_df
-    df_text = f"df {df:.2g}" if math.isfinite(df) else "few df"
+    df_text = f"df {df_number(df, 2)}" if math.isfinite(df) else "few df"
     model = f"facet-aware model, {df_text}, p = {record.facet_aware_p}"
     head = "Generalising to other levels of the shared facets"
     if record.generalises:

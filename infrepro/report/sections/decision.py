@@ -16,7 +16,17 @@ from infrepro.plots.groups import groups_diagram, letter_members
 from infrepro.registry import SUMMARY
 from infrepro.vocabulary import SYSTEM
 
-from ..decisions import Book, book, family_text, interval, scale_words, sentence, verdict_text
+from ..decisions import (
+    Book,
+    book,
+    family_text,
+    few_df_note,
+    interval,
+    p_name,
+    scale_words,
+    sentence,
+    verdict_text,
+)
 from ..figure import Figure, make_figure
 from ..formatting import integer, is_missing, points
 from ..formatting import p_text as cell_text
@@ -84,7 +94,8 @@ def table_of(
     """The decision table: the per-system columns and the baseline pair's record."""
     first = next((r for _, r in paired if r is not None), None)
     interval_kind = f"{first.interval} CI" if first else "95 % CI"
-    family = f"p ({family_text(first)})" if first and first.family_size > 1 else "p"
+    p = p_name(first) if first else "p"  # a sequential verdict's p is the repeated p, §4e.10
+    family = f"{p} ({family_text(first)})" if first and first.family_size > 1 else p
     outputs = any(not is_missing(row["output_group"]) for row, _ in paired)
     headers = [
         Column("rank", "rank (95 %)", title="the rank by model mean and its interval (per system)"),
@@ -135,9 +146,12 @@ def _notes(paired: list[tuple[pd.Series, PairDecision | None]]) -> list[str]:
     all share it, else the systems that have it, then the note."""
     by_note: dict[str, list[str]] = {}
     for row, record in paired:
-        text = "; ".join(
-            n for n in (str(row["note"]), record.note if record else "") if not is_missing(n)
+        own = (
+            str(row["note"]),
+            record.note if record else "",
+            few_df_note(record) if record else "",
         )
+        text = "; ".join(n for n in own if not is_missing(n))
         if text:
             by_note.setdefault(text, []).append(short_name(str(row[SYSTEM]), 40))
     if len(paired) > 1 and len(by_note) == 1 and len(next(iter(by_note.values()))) == len(paired):
