@@ -223,8 +223,11 @@ def groups_figure(
         names = ", ".join(short_name(s) for s in single)
         text += (
             f" Single-run systems ({names}) are in no solid bar: their comparisons with systems "
-            "over retraining are with one output and separate no group (docs/method.md §4c.6)."
+            "over retraining are with one output and separate no group (docs/method.md §4c.6), "
+            "so a system and a single output never share a letter, whatever their verdict."
         )
+    if len(single) == 1:
+        text += f" {short_name(single[0])} has no letter: no other single-run system to group with."
     if any(not is_missing(v) for v in shown["output_group"]):
         text += (
             " Dashed bars (upper-case letters) join single-run systems whose outputs no "
