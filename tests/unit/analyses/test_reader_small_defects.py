@@ -19,7 +19,7 @@ from infrepro.analyses.data import MetricData
 from infrepro.analyses.fitlog import FitLog
 from infrepro.analyses.pairtests import t_test
 from infrepro.analyses.summary import Settings, decide, summary_tables
-from infrepro.decisions import FAMILY_BASELINE, PLAN, PairDecision
+from infrepro.decisions import FAMILY_BASELINE, PLAN
 from infrepro.registry import SUMMARY, rule_options
 from infrepro.report import REPORT_TABLES, ReportSettings
 from infrepro.report.decisions import book_of, records_of, sentence
