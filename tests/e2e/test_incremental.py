@@ -96,7 +96,7 @@ def test_editing_a_rule_script_reruns_its_rule(tmp_path: Path) -> None:
         tmp_path / "exp", n_segments=10, metrics=("ter",), properties=("length",)
     )
     runs = [line.split("\t")[0] for line in exp.runs_path.read_text().splitlines()[1:]]
-    targets = tuple(f"results/scores/{run}.parquet" for run in runs)
+    targets = tuple(f"results/scores/{run}/ter.parquet" for run in runs)
 
     def planned_scores() -> dict[str, int]:
         dry = run_snakemake(exp.root, "--dry-run", targets=targets, snakefile=snakefile)
