@@ -17,8 +17,8 @@ from decision_records import record
 
 from infrepro.analyses.data import MetricData
 from infrepro.analyses.fitlog import FitLog
-from infrepro.analyses.pairtests import t_test
-from infrepro.analyses.summary import Settings, decide, summary_tables
+from infrepro.analyses.pairtests import RunVariance, t_test, variances
+from infrepro.analyses.summary import Settings, decide, fit_decision_model, summary_tables
 from infrepro.decisions import FAMILY_BASELINE, PLAN
 from infrepro.registry import SUMMARY, rule_options
 from infrepro.report import REPORT_TABLES, ReportSettings
@@ -193,23 +193,15 @@ def test_a_system_with_constant_scores_has_a_run_sd_ratio_of_zero_not_0_97() -> 
         assert "outside the band" in r.note
     flipped = decide(_constant({"A": 4, "B": 4}, "A"), FitLog("y"), Settings())
     assert all(math.isinf(r.run_sd_ratio) for r in flipped.records)
-
-
-def test_a_run_sd_ratio_is_unchanged_where_no_run_variance_is_at_the_boundary() -> None:
-    """Away from the boundary the run means' SDs are M's run-mean SDs (REML is ANOVA in a
-    balanced design): the ratio shown is the one M's variances give."""
-    from infrepro.analyses.pairtests import RunVariance, variances
-    from infrepro.analyses.summary import fit_decision_model
-
+    # away from the boundary the run means' SDs are M's run-mean SDs (REML is ANOVA in a
+    # balanced design): the ratio shown is the one M's variances give
     data = _constant({"A": 4, "B": 5}, "none")
     model = fit_decision_model(data, FitLog("y"))
-    var = variances(
-        model.fit, data, model.runs, RunVariance.of(with_defaults("analyses", {})["run_variance"])
-    )
+    options = RunVariance.of(with_defaults("analyses", {})["run_variance"])
+    var = variances(model.fit, data, model.runs, options)
     (r,) = [r for r in decide(data, FitLog("y"), Settings()).records if r.family == FAMILY_BASELINE]
-    assert r.run_sd_ratio == pytest.approx(
-        math.sqrt(var.observed["B"] / var.observed["A"]), rel=1e-5
-    )
+    expected = math.sqrt(var.observed["B"] / var.observed["A"])
+    assert r.run_sd_ratio == pytest.approx(expected, rel=1e-5)
 
 
 # -- diagnostics: a note is not a skip -----------------------------------------------------------
