@@ -7,7 +7,7 @@ collect_tables] [--reuse]`
 
 1. Generates, per scale, the files the workflow's `assemble` rule reads, as the real workflow
    writes them (`results/inputs/runs.parquet`, `results/properties.parquet`,
-   `results/tables/property_bins.csv`, `results/scores/<run>.parquet`): a seeded synthetic
+   `results/tables/property_bins.csv`, `results/scores/<run>/<metric>.parquet`): a seeded synthetic
    experiment with the paper's design (baseline seeds vs a competitor's lambda x noise x seed
    grid), properties length / readability / word_rarity with tertile bins, metric TER with
    planted system, facet, run, segment and system x length effects. 1x is the paper: 11,490
@@ -136,7 +136,8 @@ def generate(root: Path, scale: int) -> int:
         scores = pd.DataFrame(
             {"run_id": run["run_id"], "segment_id": segments["segment_id"], METRIC: ter}
         )
-        write_parquet(scores, results / "scores" / f"{run['run_id']}.parquet")
+        (results / "scores" / run["run_id"]).mkdir(exist_ok=True)
+        write_parquet(scores, results / "scores" / run["run_id"] / f"{METRIC}.parquet")
         dev = 0.45 + 2 * (mean - 0.55) / 3 + rng.normal(0.0, 0.005)
         sheet.append(
             {
@@ -172,7 +173,7 @@ def job_spec(root: Path, job: str, analysis: str = "") -> SimpleNamespace:
     from infrepro.core.vocabulary import TABLES
 
     r = "results"
-    run_ids = sorted(p.stem for p in (root / r / "scores").glob("*.parquet"))
+    run_ids = sorted(p.parent.name for p in (root / r / "scores").glob(f"*/{METRIC}.parquet"))
     if job == "assemble":
         import pandas as pd
 
@@ -183,7 +184,7 @@ def job_spec(root: Path, job: str, analysis: str = "") -> SimpleNamespace:
             input=_Named(
                 runs=f"{r}/inputs/runs.parquet",
                 properties=f"{r}/properties.parquet",
-                scores=[f"{r}/scores/{run}.parquet" for run in order],
+                scores=[f"{r}/scores/{run}/{METRIC}.parquet" for run in order],
             ),
             output=_Named(evaluation=f"{r}/evaluation.parquet"),
             params=_Named(facets=FACETS, metrics=[METRIC]),

@@ -238,7 +238,7 @@ def same_outputs(work: Path, names: list[str]) -> list[str]:
             t for t in tables if (a / "tables" / t).read_bytes() != (b / "tables" / t).read_bytes()
         ]
         missing = sorted({p.name for p in (b / "tables").glob("*.csv")} ^ set(tables))
-        scores = sorted(p.name for p in (a / "scores").glob("*.parquet"))
+        scores = sorted(p.relative_to(a / "scores") for p in (a / "scores").rglob("*.parquet"))
         unequal = [
             s
             for s in scores

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from infrepro.experiment import assemble_evaluation
+from infrepro.experiment import assemble_evaluation, run_scores
 from infrepro.plumbing.atomic import write_parquet
 from infrepro.workflow.jobs import run_rule_script
 
@@ -10,7 +10,7 @@ from infrepro.workflow.jobs import run_rule_script
 def main(smk) -> None:
     table = assemble_evaluation(
         pd.read_parquet(smk.input.runs),
-        [pd.read_parquet(path) for path in smk.input.scores],
+        run_scores([pd.read_parquet(path) for path in smk.input.scores]),  # a file per metric
         pd.read_parquet(smk.input.properties),
         facets=smk.params.facets,
         metrics=smk.params.metrics,

@@ -1,6 +1,8 @@
-"""Snakemake script: score one run's hypotheses against the references, per segment."""
+"""Snakemake script: score one run's hypotheses against the references, per segment: one file
+per metric its outputs name (``scores/<run>/<metric>.parquet``)."""
 
 import logging
+from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -25,18 +27,21 @@ def main(smk) -> None:
     # "fast" in the config: the compiled scorers, or the reference packages for a small job while
     # they are not compiled yet ("auto"; same scores, no first-run compile stall)
     fast = smk.params.implementation == "fast"
-    with kept_tokens(TOKEN_STORE, smk.params.metrics):  # ROUGE's stems of earlier runs' words
+    outputs = {Path(path).stem: path for path in smk.output.scores}  # metric -> its file
+    metrics = list(outputs)
+    with kept_tokens(TOKEN_STORE, metrics):  # ROUGE's stems of earlier runs' words
         scores = score_segments(
             hypotheses,
             references,
-            smk.params.metrics,
+            metrics,
             implementation="auto" if fast else "reference",
             threads=smk.threads,
         )
     scores.insert(0, SEGMENT, segment_ids)
     scores.insert(0, RUN, smk.wildcards.run_id)
     logging.info("scored %d segments of run %s", len(scores), smk.wildcards.run_id)
-    write_parquet(scores, smk.output.scores)
+    for metric, path in outputs.items():
+        write_parquet(scores[[RUN, SEGMENT, metric]], path)
 
 
 if __name__ == "__main__":

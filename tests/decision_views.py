@@ -23,7 +23,7 @@ from infrepro.report.decisions import interval, records_of, sentence, verdict_te
 from infrepro.report.escape import latex_name
 from infrepro.report.formatting import points
 from infrepro.report.labels import metric_label
-from infrepro.report.paper import latex_escape, verdict_cell
+from infrepro.report.paper import DAGGER, earlier_look, latex_escape, verdict_cell, wrapped_name
 from infrepro.report.verdict import badge
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "source", "wbr"}
@@ -166,7 +166,9 @@ def _check_table(root: Element, metric: str, records: list[PairDecision]) -> Non
     table = root.find("div", id=f"decision-table-{metric}").find("table")
     headers, rows = _table_rows(table)
     system, gain = _column(headers, "system"), _column(headers, "improvement")
-    p, verdict = _column(headers, "p"), _column(headers, "verdict")
+    # "p (max-t ...)", or what a sequential verdict's p is: "repeated p (...)" (§4e.10)
+    p = next(i for i, h in enumerate(headers) if h.split(" (")[0].split()[-1:] == ["p"])
+    verdict = _column(headers, "verdict")
     by_system = {row[system].attrs.get("title") or row[system].text: row for row in rows}
     for record in records:
         row = by_system[record.system]
@@ -207,11 +209,15 @@ def _check_sentences(root: Element, metric: str, records: list[PairDecision]) ->
 def _check_latex(path: Path, records: list[PairDecision]) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     for record in records:
-        name = latex_name(short_name(record.system, 10_000))
-        index = next(i for i, line in enumerate(lines) if f" & {name} & " in f" & {line}")
+        name = short_name(record.system, 10_000)
+        names = (latex_name(name), wrapped_name(name))  # a long name wraps in its column
+        index = next(
+            i for i, line in enumerate(lines) if any(f" & {n} & " in f" & {line}" for n in names)
+        )
         cells = lines[index].split(" & ")
         below = lines[index + 1].split(" & ")
-        assert latex_escape(points(record.improvement, sign=True)) in cells, cells
+        mark = DAGGER if earlier_look(record) else ""  # read at a look with fewer runs
+        assert latex_escape(points(record.improvement, sign=True) + mark) in cells, cells
         assert latex_escape(f"[{points(record.lower)}, {points(record.upper)}]") in below
         assert record.p_adjusted in cells
         assert latex_escape(verdict_cell(record)) in cells, cells

@@ -335,7 +335,12 @@ def call(name: str, given: Mapping, outputs: Mapping, wildcards: Mapping | None 
     script(name).main(
         FakeSmk(
             Namedlist({k: v if isinstance(v, list) else str(v) for k, v in given.items()}),
-            Namedlist({k: str(v) for k, v in outputs.items()}),
+            Namedlist(
+                {
+                    k: list(map(str, v)) if isinstance(v, list) else str(v)
+                    for k, v in outputs.items()
+                }
+            ),
             Namedlist(params),
             Namedlist(wildcards or {}),
         )
@@ -624,15 +629,17 @@ def run_raw_in_process(
         look_column=config.get("look_column"),
         looks=[],  # one look: no ledger (docs/method.md §4e.12)
     )
-    scores = [results / "scores" / f"{run}.parquet" for run in loaded.run_ids]
-    for run, path in zip(loaded.run_ids, scores, strict=True):
+    scores = []
+    for run in loaded.run_ids:  # a file per metric, as the rule names them
         given = {"hypotheses": loaded.hypotheses_path(run), "testset": testset}
+        files = [results / "scores" / run / f"{metric}.parquet" for metric in loaded.metrics]
+        files[0].parent.mkdir(parents=True, exist_ok=True)
+        scores += files
         call(
             "score_run.py",
             given,
-            {"scores": path},
+            {"scores": files},
             {"run_id": run},
-            metrics=loaded.metrics,
             implementation=full["scoring"]["implementation"],
         )
     properties = results / "properties.parquet"

@@ -64,12 +64,12 @@ def conditional_analyses(data: MetricData, log: FitLog) -> dict[str, pd.DataFram
     tables.scale = effect_scale(data, log)
     every_pair = compares_every_pair(data.options)
     for variant, rows, dropped in property_rows(data, data.evaluation):
-        if dropped:
-            log.skip(
+        if dropped:  # its models are fitted on the other rows: a note, not a skip
+            log.note(
                 CONDITIONAL,
                 "all runs",
-                variant,
                 f"{dropped} rows without a value of {variant} left out of its models",
+                prop=variant,
             )
         cell = Cell(SYSTEM, variant, CONDITIONAL, "all runs", data.baseline, every_pair)
         factor_analysis(data, log, tables, rows, cell)

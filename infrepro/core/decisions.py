@@ -126,6 +126,15 @@ def interval_kind(adjust: str, alpha: float) -> str:
     return interval_label(SIMULTANEOUS if adjust in (MAX_T, BONFERRONI) else UNADJUSTED, alpha)
 
 
+def df_number(df: float, digits: int = 3) -> str:
+    """Degrees of freedom as every label prints them: ``digits`` significant digits (``18.9``,
+    ``2.41``), a whole number once that would need an exponent (``2282``, not ``2.28e+03``:
+    counts are plain digits throughout the report)."""
+    if math.isfinite(df) and abs(df) >= 10**digits - 0.5:
+        return str(round(df))
+    return f"{df:.{digits}g}"
+
+
 # -- sequential looks (docs/method.md §4e.10): the record's mode, the plan's actions ------------
 PLAN = "plan"  # the ``sequential`` field: a declared plan (analyses.sequential.max_runs)
 ANYTIME = "anytime-valid"  # no maximum declared: the confidence sequence of §4e.7
@@ -135,8 +144,9 @@ RECORDED_LOOKS = "ledger"
 STOP_SIGNIFICANT = "stop: significant"  # the ``action`` field (stats.sequential_plan.Action)
 STOP_FUTILITY = "stop: futility"
 STOP_MAXIMUM = "stop: maximum reached"
+STOP_DECLARED = "stop: declared final"  # analyses.sequential.final before the maximum (§4e.3)
 CONTINUE = "continue"
-ACTIONS = (STOP_SIGNIFICANT, STOP_FUTILITY, CONTINUE, STOP_MAXIMUM)
+ACTIONS = (STOP_SIGNIFICANT, STOP_FUTILITY, CONTINUE, STOP_MAXIMUM, STOP_DECLARED)
 TARGET_CONDITIONAL_POWER = 0.8  # what "continue: about N more runs" aims at
 FIRST_LOOK = 3  # a proposed sequential design looks at 3, 4, ..., N runs per system (§4e.8)
 SPENDING_WORDS = {
@@ -182,6 +192,11 @@ def plan_sentence(
         )
     if action == STOP_MAXIMUM:
         return f"stop: no difference shown at the planned maximum ({where})"
+    if action == STOP_DECLARED:
+        return (
+            f"stop: no difference shown at the look declared final ({where}; "
+            "analyses.sequential.final)"
+        )
     if math.isnan(conditional_power):
         return f"continue ({where})"
     if more_runs is None or math.isnan(more_runs):

@@ -112,7 +112,8 @@ ANALYSES: dict[str, AnalysisSpec] = {
             "infrepro.analyses.comparison:compare_systems",
             (*MODEL_TABLES, *LOG_TABLES),
             # comparisons: the decision's family, whose pairs it fits (baseline or all pairs)
-            ("dev_score_better", "bootstrap_lrt", "bootstrap", "facets", "comparisons"),
+            # bootstrap.seed: the bootstrap LR test's draws (bootstrap_lrt is their number)
+            ("dev_score_better", "bootstrap_lrt", "bootstrap.seed", "facets", "comparisons"),
             Cost(300, 510, 5, 9),
         ),
         AnalysisSpec(
@@ -155,7 +156,7 @@ ANALYSES: dict[str, AnalysisSpec] = {
                 "adjust",
                 "run_variance",
                 "dev_score_better",
-                "bootstrap",
+                "bootstrap.seed",  # the rank intervals' draws; their number is fixed (§4c.7)
                 "facets",
                 "planning.min_effect",
                 "sequential",

@@ -20,6 +20,7 @@ _WHERE = {
     "import_scores": "evaluation",
     "kept_experiment": "kept",
     "load_experiment": "load",
+    "run_scores": "evaluation",
 }
 __all__ = [
     "BUILTIN_PROPERTIES",
@@ -29,10 +30,11 @@ __all__ = [
     "import_scores",
     "kept_experiment",
     "load_experiment",
+    "run_scores",
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
-    from infrepro.experiment.evaluation import assemble_evaluation, import_scores
+    from infrepro.experiment.evaluation import assemble_evaluation, import_scores, run_scores
     from infrepro.experiment.kept import kept_experiment
     from infrepro.experiment.load import BUILTIN_PROPERTIES, KNOWN_METRICS, load_experiment
     from infrepro.experiment.record import Experiment

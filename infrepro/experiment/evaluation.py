@@ -37,6 +37,24 @@ def assemble_evaluation(
     return stacked.assign(**joined)[columns].reset_index(drop=True)
 
 
+def run_scores(files: Sequence[pd.DataFrame]) -> list[pd.DataFrame]:
+    """One table per run (run_id, segment_id, its metrics) from the score files of its metrics
+    (``scores/<run>/<metric>.parquet``: run_id, segment_id, one metric, written together by the
+    run's scoring job, so in the same segment order), runs in order of appearance."""
+    by_run: dict[str, pd.DataFrame] = {}
+    for frame in files:
+        run = str(frame[RUN].iloc[0]) if len(frame) else ""
+        if run not in by_run:
+            by_run[run] = frame.reset_index(drop=True)
+            continue
+        table = by_run[run]
+        if not table[SEGMENT].reset_index(drop=True).equals(frame[SEGMENT].reset_index(drop=True)):
+            raise ValueError(f"run {run}: its metrics' score files list different segments")
+        extra = [c for c in frame.columns if c not in (RUN, SEGMENT)]
+        by_run[run] = table.assign(**{c: frame[c].to_numpy() for c in extra})
+    return list(by_run.values())
+
+
 def _left_join(rows: pd.DataFrame, right: pd.DataFrame, key: str) -> dict[str, object]:
     """The columns of ``right`` for each row of ``rows`` by ``key`` (missing: NA), as a left
     many-to-one merge gives them, dtypes included. Each distinct key is looked up once (a merge

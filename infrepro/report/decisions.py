@@ -27,6 +27,7 @@ from infrepro.core.decisions import (
     SYSTEMS,
     VS_OUTPUT,
     PairDecision,
+    df_number,
     family_label,
     look_phrase,
     runs_phrase,
@@ -208,6 +209,27 @@ def scope(record: PairDecision) -> str:
     )
 
 
+FEW_DF = 3.0  # below this many df an interval is said to be very uncertain
+
+
+def few_df_note(record: PairDecision) -> str:
+    """``the interval is very uncertain: ...``: why an interval on fewer than :data:`FEW_DF`
+    df says little (the t reference's heavy tails put its bounds many SEs from the estimate);
+    '' otherwise."""
+    if not record.df < FEW_DF:
+        return ""
+    far = (
+        f"{significant(record.critical)} SEs from the estimate (about 2 with many df)"
+        if math.isfinite(record.critical)
+        else "infinitely far from the estimate"
+    )
+    return (
+        f"the interval is very uncertain: on df {df_number(record.df)} (few runs) its test's "
+        f"reference distribution has tails so heavy that its bounds lie {far}, so it says little "
+        "about the size of the difference; more runs narrow it"
+    )
+
+
 def scale_words(unit: str) -> str:
     """How a size is said after the metric's label: ``points``, or ``(as given)`` for a raw
     scale (ratings shown as they are)."""
@@ -229,18 +251,20 @@ def sentence(record: PairDecision, label: str, unit: str = "points") -> str:
     facet = ""
     if record.facet_aware_p:
         facet = f"; treating the shared facets' levels as draws: p = {record.facet_aware_p}"
+    few = few_df_note(record)
+    after = f" {few[0].upper()}{few[1:]}." if few else ""
     ci = interval_name(record)
     if record.directional:
         word = record.verdict  # BETTER or WORSE, the record's own word
         return (
             f"{subject} {word} than {other} by {size_interval(record)} {label} "
             f"{scale_words(unit)} ({ci}), "
-            f"{scope(record)}; {how}{facet}."
+            f"{scope(record)}; {how}{facet}.{after}"
         )
     if record.verdict == NOT_CONVERGED:
         return f"{subject} against {other}: not judged (the model did not converge)."
     assert record.verdict == NOT_SHOWN
     return (
         f"No difference shown between {subject} and {other}: improvement {interval(record)} "
-        f"{label} {scale_words(unit)} ({ci}); {how}{facet}."
+        f"{label} {scale_words(unit)} ({ci}); {how}{facet}.{after}"
     )

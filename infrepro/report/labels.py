@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from infrepro.core.decisions import df_number
 from infrepro.core.registry import MODELS
 from infrepro.core.vocabulary import BIN_SUFFIX
 
@@ -49,7 +50,7 @@ def ddf_label(method: object, dendf: object) -> str:
         df = float(dendf)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return name
-    return f"{name} df {df:.3g}" if df == df else name
+    return f"{name} df {df_number(df)}" if df == df else name
 
 
 def test_label(family: str, statistic: str, method: object, dendf: object) -> str:

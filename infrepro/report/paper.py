@@ -9,6 +9,7 @@ names the model, the df method, the family, the interval and α.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,11 +22,13 @@ from infrepro.core.decisions import (
     MEANS_LEVEL,
     NOT_SHOWN,
     OUTPUTS,
+    PLAN,
     RECORDED_LOOKS,
     VS_OUTPUT,
     PairDecision,
     interval_parts,
     level_text,
+    runs_phrase,
 )
 from infrepro.core.vocabulary import SYSTEM, file_stem
 from infrepro.report.decisions import family_text, p_name, plan_text
@@ -43,11 +46,13 @@ from infrepro.report.labels import metric_label
 DAGGER = "\u2020"
 DOUBLE_DAGGER = "\u2021"
 SECTION = "\u00a7"
+NO_DIFFERENCE = "–"  # the verdict cell of "no difference shown"
 MARK_TEXT = {
     SECTION: "the difference also holds once the shared facets' levels are treated as draws "
     "(generalises beyond these meta-parameter settings)",
-    DOUBLE_DAGGER: "the verdict is about single outputs (a system with one run: how it varies "
-    "with retraining is unknown)",
+    DOUBLE_DAGGER: "a comparison with a single output: a system of the pair has one run (see the "
+    "Runs column), so the verdict is about that one output, and how that system varies with "
+    "retraining is unknown",
 }
 
 
@@ -72,11 +77,12 @@ class PaperRow:
 def header(records: list[PairDecision]) -> list[tuple[str, ...]]:
     """The column titles, as lines; the improvement names its interval, p its family."""
     first = records[0] if records else None
-    p_title: tuple[str, ...] = ("p",)
+    p = p_name(first) if first is not None else "p"  # "repeated p" for a plan's verdicts
+    p_title: tuple[str, ...] = (p,)
     if first is not None and first.family_size > 1:  # "p / (max-t, / 2 vs baseline)"
         method = {MAX_T: "max-t", BONFERRONI: "Bonferroni"}.get(first.family_adjust, "Holm")
         scope = "vs baseline" if first.family == FAMILY_BASELINE else "pairs"
-        p_title = ("p", f"({method},", f"{first.family_size} {scope})")
+        p_title = (p, f"({method},", f"{first.family_size} {scope})")
     means = level_text(MEANS_LEVEL)
     improvement: tuple[str, ...] = ("Improvement",)
     if first is not None:  # the level the records' intervals were computed at (1 − α)
@@ -108,12 +114,25 @@ def _mean(row: pd.Series) -> tuple[str, str]:
     ), f"[{points(row['model_lower'])}, {points(row['model_upper'])}]"
 
 
+def earlier_look(record: PairDecision | None) -> bool:
+    """Whether a plan's verdict was read at a look with fewer runs than the row's (a crossing
+    before the latest look, or runs beyond the plan's maximum, §4e.3): its improvement,
+    interval and p are that look's, while the row's means use all runs."""
+    return (
+        record is not None
+        and record.sequential == PLAN
+        and (record.look_runs_reference, record.look_runs_system)
+        != (record.runs_reference, record.runs_system)
+    )
+
+
 def _improvement(record: PairDecision | None) -> tuple[str, str]:
     if record is None:
         return "(baseline)", ""
+    mark = DAGGER if earlier_look(record) else ""
     return points(
         record.improvement, sign=True
-    ), f"[{points(record.lower)}, {points(record.upper)}]"
+    ) + mark, f"[{points(record.lower)}, {points(record.upper)}]"
 
 
 def verdict_cell(record: PairDecision | None) -> str:
@@ -122,7 +141,7 @@ def verdict_cell(record: PairDecision | None) -> str:
     if record is None:
         return ""
     if not record.directional:
-        return "–" if record.verdict == NOT_SHOWN else record.verdict
+        return NO_DIFFERENCE if record.verdict == NOT_SHOWN else record.verdict
     mark = DOUBLE_DAGGER if record.comparison in (OUTPUTS, VS_OUTPUT) else ""
     mark += SECTION if record.generalises else ""
     return record.verdict + mark
@@ -166,6 +185,35 @@ def pairs_text(k: int) -> str:
     return "one pair" if k == 2 else f"over all {k * (k - 1) // 2} pairs"
 
 
+def letters_text(table: pd.DataFrame, records: list[PairDecision]) -> str:
+    """What the group letters say (§4c.6) and what they cannot: systems of two or more runs and
+    single-run systems have letters apart, never shared (a comparison with one output
+    separates no group), so a pair without a common letter need not differ; a system alone of
+    its kind has no letter."""
+    runs = dict(zip(map(str, table[SYSTEM]), (int(float(v)) for v in table["runs"]), strict=True))
+    multi = [s for s, n in runs.items() if n >= 2]
+    single = [s for s, n in runs.items() if n < 2]
+    text = (
+        "Group: systems sharing a letter are not separated by any directional verdict "
+        f"({pairs_text(len(runs))})"
+    )
+    if not multi or not single:
+        outputs = "; upper-case letters group single-run systems by their outputs" if single else ""
+        return f"{text}{outputs}. "
+    text += (
+        "; lower-case letters group the systems of two or more runs, upper-case ones the "
+        "single-run systems by their outputs. A system and a single output never share a "
+        "letter, whatever their verdict (a comparison with one output separates no group, "
+        "docs/method.md §4c.6), so two rows without a common letter need not differ."
+    )
+    baseline = {r.reference for r in records if r.family == FAMILY_BASELINE}
+    for kind, members in (("system of two or more runs", multi), ("single-run system", single)):
+        if len(members) == 1:
+            which = " (the baseline)" if members[0] in baseline else ""
+            text += f" The one {kind}{which} has no letter: none of its kind to group it with."
+    return text + " "
+
+
 def caption(
     table: pd.DataFrame,
     records: list[PairDecision],
@@ -175,12 +223,10 @@ def caption(
     unit: str = "points",
 ) -> str:
     """What the table shows and how: model, df method, family, interval, α, the marks."""
-    k = len(table)
     first = records[0] if records else None
     family = f"{family_text(first)}, " if first is not None and first.family_size > 1 else ""
     kind = f"{first.interval} intervals" if first is not None else "intervals"
     marks = {m for r in records for m in verdict_cell(r) if m in MARK_TEXT}
-    outputs = any(not is_missing(v) for v in table["output_group"])
     text = (
         f"{label} {'in points' if unit == 'points' else 'as given'} ({better} is better), "
         "systems ranked by the model mean. "
@@ -189,10 +235,11 @@ def caption(
         f"intercept per system with two or more runs, t with {table['df_method'].iloc[0]} df; "
         "a system with one run shows its output's mean. "
         f"Improvement over the baseline (positive = better) with {kind}. "
-        f"p: {family}α = {alpha:g}. Group: systems sharing a letter are not separated by any "
-        f"directional verdict ({pairs_text(k)})"
+        f"p: {family}α = {alpha:g}. "
     )
-    text += "; upper-case letters group single-run systems by their outputs. " if outputs else ". "
+    if any(verdict_cell(r) == NO_DIFFERENCE for r in records):
+        text += f"{NO_DIFFERENCE} in the Verdict column: no difference shown (p not below α). "
+    text += letters_text(table, records)
     text += (
         f"Rank ({level_text(MEANS_LEVEL)}): the rank by model mean and the ranks of "
         f"{level_text(MEANS_LEVEL)} of parametric draws from the fit (per system)."
@@ -202,6 +249,15 @@ def caption(
             f" Verdicts read at {'recorded' if first.look_source == RECORDED_LOOKS else 'declared'}"
             f" looks ({plan_text(first)}): p is the {p_name(first)}, "
             f"the interval the {first.interval} interval of the look the verdict was read at."
+        )
+    looks = sorted(
+        {(r.look, r.look_runs_reference, r.look_runs_system) for r in records if earlier_look(r)}
+    )
+    if looks:
+        where = ", ".join(f"look {k} ({runs_phrase(a, b)})" for k, a, b in looks)
+        text += (
+            f" {DAGGER} improvement, interval and p as read at the look that decided the verdict, "
+            f"{where}, with fewer runs than the Runs column: the means use all runs."
         )
     return text + "".join(f" {m} {MARK_TEXT[m]}." for m in MARK_TEXT if m in marks)
 
@@ -241,6 +297,52 @@ def latex_caption(text: str, label: str) -> str:
     return latex_name(label) + latex_escape(text[len(label) :])
 
 
+# A name wider than NAME_COLUMN (in half-ems: about one Latin letter, half a CJK character)
+# wraps in a column of NAME_SPEC, as wide as the Kreutzer table leaves in a 5.5 in text width
+NAME_COLUMN = 10
+NAME_SPEC = r"p{4.25em}"
+_BREAK_AFTER = frozenset("-_/.:,;+=|)]}")  # a name may break after these, as at a space
+CHUNK = 4  # and a run of letters without them every CHUNK half-ems, at a cost (\penalty)
+
+
+def _width(text: str) -> int:
+    """Display width in half-ems: 2 for a wide (East Asian) character, else 1."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _space(char: str) -> bool:
+    """A space TeX may break at (escape.py sets control characters as spaces; a no-break
+    space is none)."""
+    return char == " " or unicodedata.category(char) in ("Cc", "Zl", "Zp")
+
+
+def wrapped_name(name: str) -> str:
+    """A name as LaTeX for a ``p{}`` column: ragged right, free to break after punctuation and,
+    at a cost, every CHUNK half-ems of a word longer than the column (TeX breaks a line only at
+    spaces otherwise). A name with a right-to-left run breaks at its spaces only: its runs are
+    set whole (escape.py), and a word's pieces on two lines would read in the wrong order."""
+    if any(unicodedata.bidirectional(c) in ("R", "AL") for c in name):  # not at its hyphens
+        return r"\raggedright\exhyphenpenalty=10000 " + latex_name(name)
+    cuts: dict[int, str] = {}  # a break after name[i]
+    start = 0
+    for end in [*(i for i, c in enumerate(name) if _space(c)), len(name)]:
+        if _width(name[start:end]) > NAME_COLUMN - 2:  # a word wider than the column
+            width = 0
+            for j in range(start, end - 1):
+                width += _width(name[j])
+                if width >= CHUNK:
+                    cuts[j], width = r"\penalty300{}", 0
+        start = end + 1
+    for i, char in enumerate(name[:-1]):
+        if char in _BREAK_AFTER and not _space(name[i + 1]):
+            cuts[i] = r"\allowbreak{}"
+    pieces, at = [], 0
+    for i in sorted(cuts):
+        pieces.append(latex_name(name[at : i + 1]) + cuts[i])
+        at = i + 1
+    return r"\raggedright " + "".join(pieces) + latex_name(name[at:])
+
+
 def latex_table(
     table: pd.DataFrame,
     records: list[PairDecision],
@@ -260,18 +362,21 @@ def latex_table(
         r"\shortstack[l]{" + r"\\{}".join(map(latex_escape, h)) + "}" for h in header(records)
     ]
     said = latex_caption(caption(table, records, label, better, alpha, unit), label)
+    wrap = max((_width(r.system) for r in rows), default=0) > NAME_COLUMN
     lines = [
         r"\begin{table*}[t]",
         r"\centering",
         r"\footnotesize",
         r"\setlength{\tabcolsep}{2pt}",
-        r"\begin{tabular}{llrllllllc}",
+        r"\begin{tabular}{l" + (NAME_SPEC if wrap else "l") + "rllllllc}",
         r"\toprule",
         " & ".join(titles) + r" \\",
         r"\midrule",
     ]
     for row in rows:
         cells, below = _cells(row, LATEX)
+        if wrap:
+            cells[1] = wrapped_name(row.system)
         lines.append(" & ".join(cells) + r" \\")
         lines.append(" & ".join(below) + r" \\[2pt]")
     lines += [

@@ -22,6 +22,7 @@ from infrepro.core.decisions import (
     SURVIVES,
     VS_OUTPUT,
     PairDecision,
+    df_number,
 )
 from infrepro.core.vocabulary import NOT_CONVERGED
 from infrepro.report.formatting import points
@@ -99,7 +100,7 @@ def generalisation(record: PairDecision, levels: str = "") -> str:
     if not reading:
         return ""
     df = record.facet_aware_df
-    df_text = f"df {df:.2g}" if math.isfinite(df) else "few df"
+    df_text = f"df {df_number(df, 2)}" if math.isfinite(df) else "few df"
     model = f"facet-aware model, {df_text}, p = {record.facet_aware_p}"
     head = "Generalising to other levels of the shared facets"
     if reading == GENERALISES:

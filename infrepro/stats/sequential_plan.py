@@ -158,7 +158,13 @@ class LookResult:
     crossed: bool
 
 
-Action = Literal["stop: significant", "stop: futility", "continue", "stop: maximum reached"]
+Action = Literal[
+    "stop: significant",
+    "stop: futility",
+    "continue",
+    "stop: maximum reached",
+    "stop: declared final",
+]
 
 
 @dataclass(frozen=True)
@@ -250,7 +256,11 @@ def analyse_looks(
                 p <= nominal,
             )
         )
-    decision = _decide(rows, looks[:used], bounds, plan, test, is_final)
+    # a look declared final before the maximum is the user's stop, not the plan's end (§4e.3)
+    end: Action | None = "stop: maximum reached" if reached is not None else None
+    if end is None and final:
+        end = "stop: declared final"
+    decision = _decide(rows, looks[:used], bounds, plan, test, end)
     return SequentialAnalysis(tuple(rows), bounds, decision, len(looks) - used)
 
 
@@ -260,7 +270,7 @@ def _decide(
     bounds: Boundaries,
     plan: SequentialPlan,
     test: LookTest,
-    final: bool,
+    end: Action | None,
 ) -> PlanAction:
     def decision(row: LookResult, action: Action, direction: int, cp: float, more: int | None):
         return PlanAction(
@@ -280,8 +290,8 @@ def _decide(
         if row.crossed:
             return decision(row, "stop: significant", int(np.sign(row.estimate)), math.nan, None)
     last, look = rows[-1], looks[-1]
-    if final:
-        return decision(last, "stop: maximum reached", 0, math.nan, None)
+    if end is not None:  # the final look did not cross: the planned maximum, or declared final
+        return decision(last, end, 0, math.nan, None)
     if plan.min_effect is None:
         return decision(last, "continue", 0, math.nan, None)
     z = look_z(last.p_value, last.estimate)

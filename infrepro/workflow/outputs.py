@@ -57,7 +57,8 @@ TOKEN_STORE = ".snakemake/infrepro/tokens.json"  # ROUGE's stems of the words sc
 
 def is_owned(relative: str | PurePosixPath) -> bool:
     """True for a path (relative to ``results/``) that infrepro writes: a fixed name, a table of
-    ``tables/``, a run's ``scores/<run>.parquet``, a paper table ``paper/<stem>.tex|md`` or an
+    ``tables/``, a run's ``scores/<run>/<metric>.parquet`` (or, as written before,
+    ``scores/<run>.parquet``), a paper table ``paper/<stem>.tex|md`` or an
     analysis part ``analyses/<stem>/<analysis>/<table>.csv`` of a registered analysis."""
     path = PurePosixPath(relative)
     parts = path.parts
@@ -67,7 +68,7 @@ def is_owned(relative: str | PurePosixPath) -> bool:
         return True
     if len(parts) == 2 and parts[0] == "tables":
         return path.suffix == ".csv" and path.stem in TABLE_SPECS
-    if len(parts) == 2 and parts[0] == "scores":
+    if len(parts) in (2, 3) and parts[0] == "scores":  # per run and metric (earlier: per run)
         return path.suffix == ".parquet"
     if len(parts) == 2 and parts[0] == "paper":
         return path.suffix in PAPER_SUFFIXES and file_stem(path.stem) == path.stem

@@ -123,14 +123,22 @@ def _chain(name: str) -> float:
     return own + max((_chain(a) for a in users), default=0.0)
 
 
+def _score_rows(scores: Any) -> int:
+    """The evaluation table's rows: the rows of one metric's score files (each run has a file
+    per metric, ``scores/<run>/<metric>.parquet``, all with its rows)."""
+    paths = _single(scores)
+    first = os.path.basename(str(paths[0])) if paths else ""
+    return parquet_rows(p for p in paths if os.path.basename(str(p)) == first)
+
+
 def assemble_mem_mb(wildcards: Any, input: Any, attempt: int = 1) -> int:
     """``mem_mb`` of the assembly: the evaluation table's rows are the per-run score rows."""
-    return ASSEMBLE_COST.mem_mb(parquet_rows(_single(input.scores)), attempt)
+    return ASSEMBLE_COST.mem_mb(_score_rows(input.scores), attempt)
 
 
 def assemble_runtime(wildcards: Any, input: Any, attempt: int = 1) -> int:
     """``runtime`` (minutes) of the assembly."""
-    return ASSEMBLE_COST.runtime(parquet_rows(_single(input.scores)), attempt)
+    return ASSEMBLE_COST.runtime(_score_rows(input.scores), attempt)
 
 
 def _csv_mb(paths: Iterable[Any]) -> float:

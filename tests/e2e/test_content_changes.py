@@ -103,7 +103,7 @@ def test_changed_hypotheses_are_rescored_whatever_their_mtime(
     raw: MiniExperiment, change: str
 ) -> None:
     path = raw.root / "hyps" / "comp_s1.txt"
-    scored = raw.root / "results/scores/comp_s1.parquet"
+    scored = raw.root / "results/scores/comp_s1/ter.parquet"
     scored_at = scored.stat().st_mtime_ns
     CHANGES[change](path, changed_text(path))
     counts = planned(raw.root)

@@ -37,7 +37,11 @@ def planned(exp: MiniExperiment) -> dict[str, int]:
 
 
 def score_mtimes(exp: MiniExperiment) -> dict[str, int]:
-    return {p.name: p.stat().st_mtime_ns for p in (exp.root / "results/scores").iterdir()}
+    """Each run's score files (``<run>/<metric>.parquet``) with their modification times."""
+    folder = exp.root / "results/scores"
+    return {
+        p.relative_to(folder).as_posix(): p.stat().st_mtime_ns for p in folder.rglob("*.parquet")
+    }
 
 
 def test_nothing_to_do_after_a_full_run(experiment: MiniExperiment) -> None:
@@ -58,7 +62,10 @@ def test_two_new_seeds_score_two_runs_and_refit(experiment: MiniExperiment) -> N
     result = run_snakemake(experiment.root)
     assert result.returncode == 0, result.stderr[-3000:]
     after = score_mtimes(experiment)
-    assert set(after) - set(before) == {"comp_s3.parquet", "comp_s4.parquet"}
+    metrics = experiment.config()["metrics"]
+    assert set(after) - set(before) == {
+        f"{r}/{m}.parquet" for r in ("comp_s3", "comp_s4") for m in metrics
+    }
     assert all(after[name] == mtime for name, mtime in before.items())
     assert planned(experiment) == {}
 
@@ -96,7 +103,7 @@ def test_editing_a_rule_script_reruns_its_rule(tmp_path: Path) -> None:
         tmp_path / "exp", n_segments=10, metrics=("ter",), properties=("length",)
     )
     runs = [line.split("\t")[0] for line in exp.runs_path.read_text().splitlines()[1:]]
-    targets = tuple(f"results/scores/{run}.parquet" for run in runs)
+    targets = tuple(f"results/scores/{run}/ter.parquet" for run in runs)
 
     def planned_scores() -> dict[str, int]:
         dry = run_snakemake(exp.root, "--dry-run", targets=targets, snakefile=snakefile)

@@ -29,6 +29,8 @@ import pandas as pd
 import pytest
 from workflow_helpers import run_snakemake
 
+from infrepro.core.decisions import df_number
+
 pytestmark = pytest.mark.e2e  # runs on the worker of the example run (tests/conftest.py)
 SCREENSHOT = "report-screenshot.png"  # kept in the example run's results/ as a test artifact
 SECTIONS = (
@@ -346,7 +348,7 @@ def test_headline_numbers_come_from_the_tables(report: Path, example_run: Path) 
         assert f">{row.p_holm}<" in headline
     for row in decisions[decisions["family"] == "baseline"].itertuples():
         assert f"p = {row.p_adjusted}" in headline  # the record's p, in its sentence
-        assert f"Kenward-Roger df {row.df:.3g}" in headline
+        assert f"Kenward-Roger df {df_number(row.df)}" in headline
     reliability = pd.read_csv(tables / "reliability.csv")
     for row in reliability[reliability["vca"] == "run-aware"].itertuples():
         text = f"{row.system} {row.phi:.2f} ({row.label}; mean score SD across retraining"

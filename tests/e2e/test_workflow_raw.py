@@ -68,22 +68,57 @@ def test_second_run_does_nothing(finished: MiniExperiment) -> None:
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
+def scored(root: Path) -> dict[str, int]:
+    """Each score file (``<run>/<metric>.parquet``) with its modification time."""
+    folder = root / "results/scores"
+    return {
+        p.relative_to(folder).as_posix(): p.stat().st_mtime_ns
+        for p in folder.rglob("*")
+        if p.is_file()
+    }
+
+
 def test_new_run_scores_only_that_run(tmp_path: Path) -> None:
     experiment = make_mini_experiment(tmp_path / "exp", n_segments=12)
     assert run_snakemake(experiment.root, targets=(EVALUATION,)).returncode == 0
-    old_scores = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "exp/results/scores").iterdir()}
+    old_scores = scored(experiment.root)
     experiment.add_run("comp_s3", "comp", "3", rng_seed=303)
 
     dry = run_snakemake(experiment.root, "--dry-run", targets=(EVALUATION,))
     assert dry.returncode == 0, dry.stderr
     counts = job_counts(dry.stdout)
     assert counts == {"score_run": 1, "prepare_runs": 1, "assemble": 1}, dry.stdout
-    assert "results/scores/comp_s3.parquet" in dry.stdout
+    assert "results/scores/comp_s3/ter.parquet" in dry.stdout
 
     result = run_snakemake(experiment.root, targets=(EVALUATION,))
     assert result.returncode == 0, result.stderr[-3000:]
-    new_scores = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "exp/results/scores").iterdir()}
-    assert set(new_scores) - set(old_scores) == {"comp_s3.parquet"}
+    new_scores = scored(experiment.root)
+    metrics = experiment.config()["metrics"]
+    assert set(new_scores) - set(old_scores) == {f"comp_s3/{m}.parquet" for m in metrics}
     assert all(new_scores[name] == mtime for name, mtime in old_scores.items())
     table = pd.read_parquet(experiment.root / EVALUATION)
     assert table["run_id"].nunique() == 5
+
+
+def test_removing_a_metric_rescores_no_run(tmp_path: Path) -> None:
+    """A scoring job's files are one per metric it computes, and no metric list is among its
+    params: removing a metric (or reordering the rest) reruns no score_run job, where it used
+    to rescore every run; adding one scores every run again (each lacks that metric's file)."""
+    experiment = make_mini_experiment(tmp_path / "exp", n_segments=8, metrics=("ter", "rouge1"))
+    assert run_snakemake(experiment.root, targets=(EVALUATION,)).returncode == 0
+    before = scored(experiment.root)
+    runs = len(pd.read_csv(experiment.runs_path, sep="\t", dtype=str))
+
+    def planned(metrics: list[str]) -> dict[str, int]:
+        experiment.write_config({**experiment.config(), "metrics": metrics})
+        dry = run_snakemake(experiment.root, "--dry-run", targets=(EVALUATION,))
+        assert dry.returncode == 0, dry.stderr[-3000:]
+        return job_counts(dry.stdout)
+
+    for metrics in (["ter"], ["rouge1", "ter"]):
+        counts = planned(metrics)
+        assert "score_run" not in counts, (metrics, counts)
+    assert run_snakemake(experiment.root, targets=(EVALUATION,)).returncode == 0
+    assert scored(experiment.root) == before  # nothing was scored again
+    assert list(pd.read_parquet(experiment.root / EVALUATION).columns[-2:]) == ["rouge1", "ter"]
+    assert planned(["rouge1", "ter", "chrf"]).get("score_run") == runs

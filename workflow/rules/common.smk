@@ -139,7 +139,7 @@ def produced_outputs():
         files = [
             f"{RESULTS}/inputs/testset.parquet",
             f"{RESULTS}/properties.parquet",
-            *(f"{RESULTS}/scores/{run}.parquet" for run in EXPERIMENT.run_ids),
+            *rules.assemble.input.scores,
         ]
     else:
         files = []

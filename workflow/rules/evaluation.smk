@@ -9,7 +9,11 @@ if RAW_MODE:
         input:
             runs=f"{RESULTS}/inputs/runs.parquet",
             properties=f"{RESULTS}/properties.parquet",
-            scores=expand(f"{RESULTS}/scores/{{{RUN}}}.parquet", **{RUN: EXPERIMENT.run_ids}),
+            scores=expand(
+                f"{RESULTS}/scores/{{{RUN}}}/{{metric}}.parquet",
+                **{RUN: EXPERIMENT.run_ids},
+                metric=EXPERIMENT.metrics,
+            ),
         output:
             evaluation=f"{RESULTS}/evaluation.parquet",
         params:

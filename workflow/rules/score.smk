@@ -3,6 +3,9 @@
 # .run_in_worker): scoring the example's run takes a fraction of a second, loading pandas, numba
 # and the compiled kernels two seconds; a worker loads them once, and at paper scale the jobs'
 # Python work (tokenization) still runs on every core, not on one interpreter's lock.
+# One file per metric, each named by it: the job computes the metrics its outputs name and has no
+# metric list among its params, so that removing a metric (or reordering them) reruns no job;
+# adding one reruns every run's job, which has a file missing.
 from infrepro.core.vocabulary import RUN
 
 
@@ -11,10 +14,10 @@ rule score_run:
         hypotheses=hypotheses_of,
         testset=f"{RESULTS}/inputs/testset.parquet",
     output:
-        scores=f"{RESULTS}/scores/{{{RUN}}}.parquet",  # wildcard: the run id
+        # wildcard: the run id; raw-mode metrics are known names, their own file stems
+        scores=[f"{RESULTS}/scores/{{{RUN}}}/{metric}.parquet" for metric in EXPERIMENT.metrics],
     params:
         script=rule_script("score_run.py"),
-        metrics=EXPERIMENT.metrics,
         content=content_of(hypotheses_of),
         implementation=config["scoring"]["implementation"],
     log:

@@ -111,9 +111,10 @@ class FitLog:
         """Record an analysis that was not run, and why."""
         self._record(analysis, subset, prop, reason, "skipped")
 
-    def note(self, analysis: str, subset: str, reason: str) -> None:
-        """Record something about the data the reader must know (status ``note``)."""
-        self._record(analysis, subset, "", reason, "note")
+    def note(self, analysis: str, subset: str, reason: str, prop: str = "") -> None:
+        """Record something about the data the reader must know (status ``note``): the
+        analysis ran."""
+        self._record(analysis, subset, prop, reason, "note")
 
     def _record(self, analysis: str, subset: str, prop: str, reason: str, status: str) -> None:
         row = dict.fromkeys(columns("diagnostics"), "")

@@ -13,6 +13,7 @@ import pandas as pd
 
 from infrepro.analyses.common.data import distinct_count
 from infrepro.analyses.common.fitlog import FitLog
+from infrepro.core.decisions import df_number
 from infrepro.core.vocabulary import RUN, SEGMENT
 from infrepro.lmm import KENWARD_ROGER, SATTERTHWAITE, ContrastTest, LmmError, LmmResult
 from infrepro.stats.pvalues import format_p
@@ -89,8 +90,8 @@ def no_df(dendf: float, result: LmmResult) -> str:
 def method_label(test: ContrastTest) -> str:
     """``t (Kenward-Roger, df 18.87)`` / ``F(2, 14.6) (Satterthwaite)``."""
     if test.numdf == 1:
-        return f"t ({test.method}, df {test.dendf:.4g})"
-    return f"F({test.numdf}, {test.dendf:.4g}) ({test.method})"
+        return f"t ({test.method}, df {df_number(test.dendf, 4)})"
+    return f"F({test.numdf}, {df_number(test.dendf, 4)}) ({test.method})"
 
 
 def test_row(

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from infrepro.analyses.common.data import MetricData
+from infrepro.analyses.common.data import MetricData, run_means
+from infrepro.core.decisions import df_number
 from infrepro.core.vocabulary import RUN, SYSTEM, dummy_term
 from infrepro.lmm import LmmResult
 from infrepro.stats.calibrated import (
@@ -65,12 +66,14 @@ class RunVariance:
 class Variances:
     """The run-mean variances of the systems with two or more runs: v̂_k from model M (run
     variance + residual / segments per run), the ones the tests use (moderated or not), their
-    df, and the prior df d0 (NaN when not moderated)."""
+    df, the prior df d0 (NaN when not moderated), and the sample variance of each system's run
+    means (``spread``: what the shown run-SD ratio compares, §4c.5)."""
 
     observed: dict[str, float]
     used: dict[str, float]
     df: dict[str, float]
     prior_df: float
+    spread: dict[str, float]
 
 
 def run_term(system: str) -> str:
@@ -92,8 +95,10 @@ def variances(
         s: float(components[run_term(s)]) + residual / (float(rows[s]) / runs[s]) for s in multi
     }
     df = {s: float(runs[s] - 1) for s in multi}
+    means = run_means(data).groupby(SYSTEM, observed=True)["mean"]
+    spread = {s: float(means.get_group(s).var(ddof=1)) for s in multi}
     if not options.moderate or len(multi) < MIN_MODERATED:
-        return Variances(observed, dict(observed), df, math.nan)
+        return Variances(observed, dict(observed), df, math.nan, spread)
     moderated = moderated_variances(
         np.array([observed[s] for s in multi]),
         np.array([df[s] for s in multi]),
@@ -101,7 +106,7 @@ def variances(
     )
     used = {s: float(v) for s, v in zip(multi, moderated.var_post, strict=True)}
     post = {s: float(f) for s, f in zip(multi, moderated.df_post, strict=True)}
-    return Variances(observed, used, post, float(moderated.d0))
+    return Variances(observed, used, post, float(moderated.d0), spread)
 
 
 @dataclass(frozen=True)
@@ -123,13 +128,17 @@ class Ratio:
 def ratio_of(
     a: str, b: str, runs: Mapping[str, int], var: Variances, options: RunVariance
 ) -> Ratio:
-    """The run-mean SD ratio of b to a from M's variances with their own df (runs − 1), its
-    95 % F interval, and whether the (1 − β) interval misses the band altogether."""
-    va, vb = max(var.observed[a], 0.0), max(var.observed[b], 0.0)
+    """The run-mean SD ratio of b to a from the SDs of their run means with their own df
+    (runs − 1) and its 95 % F interval; whether the (1 − β) interval of the ratio of M's
+    run-mean variances (those the test uses) misses the band altogether (§4c.5). M's variance
+    of a system at the boundary is the pooled residual's floor, not its runs' spread: a system
+    whose run means are all equal has the ratio 0 (∞ as the reference, NaN when both are)."""
     fa, fb = float(runs[a] - 1), float(runs[b] - 1)
-    lo, hi = ratio_interval(va, fa, vb, fb, 1.0 - RATIO_LEVEL)
+    sa, sb = max(var.spread[a], 0.0), max(var.spread[b], 0.0)
+    lo, hi = ratio_interval(sa, fa, sb, fb, 1.0 - RATIO_LEVEL)
+    ratio = math.sqrt(sb / sa) if sa > 0 else (math.inf if sb > 0 else math.nan)
+    va, vb = max(var.observed[a], 0.0), max(var.observed[b], 0.0)
     wide_lo, wide_hi = ratio_interval(va, fa, vb, fb, options.beta)
-    ratio = math.sqrt(vb / va) if va > 0 else math.inf
     outside = wide_hi < 1.0 / options.band**2 or wide_lo > options.band**2
     return Ratio(ratio, math.sqrt(lo), math.sqrt(hi), outside)
 
@@ -185,7 +194,7 @@ def t_test(improvement: float, se: float, df: float, method: str) -> PairTest:
     """The t test of a contrast with its Kenward-Roger (or Satterthwaite, ``method``) df."""
     t = improvement / se
     log10_p = (float(stats.t.logsf(abs(t), df)) + math.log(2.0)) / math.log(10.0)
-    return PairTest(f"t with {method} df {df:.3g}", T_TEST, t, se, log10_p, df=df)
+    return PairTest(f"t with {method} df {df_number(df)}", T_TEST, t, se, log10_p, df=df)
 
 
 def calibrated_test(
@@ -208,7 +217,8 @@ def calibrated_test(
     t = improvement / se_used
     f = (var.df[a], var.df[b])
     v = (var.used[a], var.used[b])
-    moderated = "" if math.isnan(var.prior_df) else f", moderated (prior df {var.prior_df:.3g})"
+    prior = df_number(var.prior_df)
+    moderated = "" if math.isnan(var.prior_df) else f", moderated (prior df {prior})"
     band = f"run-mean SD ratio ≤ {options.band:g}"
     if options.berger_boos or outside:
         log10_p = berger_boos_log10_p(t, *n, *v, options.band, options.beta, *f)

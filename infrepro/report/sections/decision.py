@@ -19,7 +19,9 @@ from infrepro.report.decisions import (
     Book,
     book,
     family_text,
+    few_df_note,
     interval,
+    p_name,
     scale_words,
     sentence,
     verdict_text,
@@ -92,7 +94,8 @@ def table_of(
     first = next((r for _, r in paired if r is not None), None)
     interval_kind = f"{first.interval} CI" if first else "CI"
     means = level_text(MEANS_LEVEL)  # the means' and ranks' level; the improvement's: its record's
-    family = f"p ({family_text(first)})" if first and first.family_size > 1 else "p"
+    p = p_name(first) if first else "p"  # a sequential verdict's p is the repeated p, §4e.10
+    family = f"{p} ({family_text(first)})" if first and first.family_size > 1 else p
     outputs = any(not is_missing(row["output_group"]) for row, _ in paired)
     headers = [
         Column(
@@ -145,9 +148,12 @@ def _notes(paired: list[tuple[pd.Series, PairDecision | None]]) -> list[str]:
     all share it, else the systems that have it, then the note."""
     by_note: dict[str, list[str]] = {}
     for row, record in paired:
-        text = "; ".join(
-            n for n in (str(row["note"]), record.note if record else "") if not is_missing(n)
+        own = (
+            str(row["note"]),
+            record.note if record else "",
+            few_df_note(record) if record else "",
         )
+        text = "; ".join(n for n in own if not is_missing(n))
         if text:
             by_note.setdefault(text, []).append(short_name(str(row[SYSTEM]), 40))
     if len(paired) > 1 and len(by_note) == 1 and len(next(iter(by_note.values()))) == len(paired):
@@ -219,8 +225,11 @@ def groups_figure(
         names = ", ".join(short_name(s) for s in single)
         text += (
             f" Single-run systems ({names}) are in no solid bar: their comparisons with systems "
-            "over retraining are with one output and separate no group (docs/method.md §4c.6)."
+            "over retraining are with one output and separate no group (docs/method.md §4c.6), "
+            "so a system and a single output never share a letter, whatever their verdict."
         )
+    if len(single) == 1:
+        text += f" {short_name(single[0])} has no letter: no other single-run system to group with."
     if any(not is_missing(v) for v in shown["output_group"]):
         text += (
             " Dashed bars (upper-case letters) join single-run systems whose outputs no "

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.core.registry import ALL_RUNS
+from infrepro.core.registry import ALL_RUNS, SUMMARY
 from infrepro.io.errors import plural
-from infrepro.report.formatting import integer
+from infrepro.report.formatting import integer, is_missing
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.labels import better_label, metric_label, property_label
 from infrepro.report.query import select
@@ -32,12 +32,11 @@ class Header:
 def _runs_per_system(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> str:
     """Each system with its number of runs; past :data:`LISTED` systems the baseline's and a
     count of systems per number of runs (the decision tables list every system)."""
-    summary = tables["run_summary"]
     metric = settings.metrics[0] if settings.metrics else ""
     counts = {}
     for system in settings.systems:
-        row = select(summary, metric=metric, system=system)
-        counts[system] = "? runs" if row.empty else plural(int(row["n_runs"].iloc[0]), "run")
+        n = _runs(tables, metric, system)
+        counts[system] = "? runs" if n is None else plural(n, "run")
     if len(settings.systems) <= LISTED:
         return "; ".join(
             f"{system}{' (baseline)' if system == settings.baseline else ''}: {count}"
@@ -50,6 +49,16 @@ def _runs_per_system(tables: dict[str, pd.DataFrame], settings: ReportSettings) 
     )
     baseline = counts.get(settings.baseline, "? runs")
     return f"{len(settings.systems)} systems: {settings.baseline} (baseline): {baseline}; {tally}"
+
+
+def _runs(tables: dict[str, pd.DataFrame], metric: str, system: str) -> int | None:
+    """A system's runs: from run_summary.csv (the classical analysis) or, when only other
+    analyses ran, summary.csv (the decision's); None when neither holds the system."""
+    for table, column in (("run_summary", "n_runs"), (SUMMARY, "runs")):
+        row = select(tables.get(table, pd.DataFrame()), metric=metric, system=system)
+        if not row.empty and not is_missing(row[column].iloc[0]):
+            return int(float(row[column].iloc[0]))
+    return None
 
 
 def _segments(tables: dict[str, pd.DataFrame]) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.core.decisions import PairDecision
+from infrepro.core.decisions import PairDecision, df_number
 from infrepro.core.registry import (
     ALL_RUNS,
     BEST_VS_BEST,
@@ -135,7 +135,7 @@ def comparison_table(
         [
             Cell("decision (verdict)"),
             Cell(
-                f"model M, t, {record.df_method} df {record.df:.3g}"
+                f"model M, t, {record.df_method} df {df_number(record.df)}"
                 if record.df_method
                 else record.test,
                 title=record.model,

@@ -65,6 +65,16 @@ def _interval(row: pd.Series) -> str:
     )
 
 
+def look_p_name(record: PairDecision) -> str:
+    """What a look's p in the history is, apart from the record's p (§4e.10): a plan's look
+    has its own test's marginal p, which the look's level to reach is for (the record's p is
+    the plan's repeated p); the anytime-valid mode's is the sequence's p of this pair, before
+    any family adjustment."""
+    if record.sequential == ANYTIME:
+        return "anytime-valid p (this pair)"
+    return "look's own p"
+
+
 def _level(row: pd.Series) -> str:
     if is_missing(row["nominal"]):
         return "–"
@@ -105,7 +115,12 @@ def history_table(
             f"improvement [{first.interval} CI]",
             title="positive = better; the interval of each look",
         ),
-        Column("p", "p", title="the look's own p (anytime-valid: of the sequence)"),
+        Column(
+            "p",
+            look_p_name(first),
+            title="the look's own p (anytime-valid: of the sequence), against the level to "
+            f"reach; the verdict's p is the {p_name(first)}",
+        ),
         Column("level", "level to reach", title="the nominal level of the look's boundary"),
         Column("outcome", "", numeric=False),
     ]
@@ -153,8 +168,7 @@ def history_figure(
     ]
     key = f"looks-{record.metric}-{record.system}"
     title = f"{label}: {short_name(record.system, 24)} vs {short_name(record.reference, 24)}"
-    # each look's own p (a plan's repeated p is the record's, not a look's); anytime: the sequence's
-    look_p = p_name(record) if record.sequential == ANYTIME else "p"
+    look_p = look_p_name(record)  # a plan's repeated p is the record's, not a look's
     description = "; ".join(
         f"look {integer(row['look'])}: {_interval(row)}, {look_p} "
         f"{row['p_value'] or '–'}, level {_level(row)}, {_outcome(row)}"

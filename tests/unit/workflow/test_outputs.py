@@ -22,7 +22,9 @@ from infrepro.workflow.outputs import RECORD, is_owned, read_record, remove_stal
         ("paper/chrf.tex", True),
         ("paper/my notes on chrf.md", False),
         ("paper/chrf.docx", False),
-        ("scores/run_1.parquet", True),
+        ("scores/run_1.parquet", True),  # the layout before a file per metric
+        ("scores/run_1/ter.parquet", True),
+        ("scores/run_1/ter.csv", False),
         ("scores/run_1.csv", False),
         ("tables/summary.csv", True),
         ("tables/outputs.csv", True),

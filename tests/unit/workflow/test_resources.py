@@ -68,9 +68,15 @@ def test_analysis_resources_read_the_rows_of_the_evaluation_table(tmp_path: Path
 
 
 def test_assemble_counts_the_rows_of_every_score_table(tmp_path: Path) -> None:
-    scores = [str(fake_table(tmp_path / f"run{i}.parquet", 1000 * (i + 1))) for i in range(3)]
+    """Every run's rows, once: each run has a file per metric (scores/<run>/<metric>.parquet)."""
+    scores = []
+    for i in range(3):
+        (tmp_path / f"run{i}").mkdir()
+        for metric in ("ter", "chrf"):
+            path = tmp_path / f"run{i}" / f"{metric}.parquet"
+            scores.append(str(fake_table(path, 1000 * (i + 1))))
     job_input = SimpleNamespace(scores=scores)
-    assert resources.parquet_rows(scores) == 6000
+    assert resources.parquet_rows(scores) == 12000
     assert resources.assemble_mem_mb(None, job_input) == resources.ASSEMBLE_COST.mem_mb(6000)
     assert resources.assemble_runtime(None, job_input) == resources.ASSEMBLE_COST.runtime(6000)
 
