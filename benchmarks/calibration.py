@@ -642,7 +642,7 @@ def run_variance_section(records: Path) -> str:
 
 def vca_recovery_lines(records: list[dict[str, object]]) -> list[str]:
     """Mean estimate / truth of the retraining and meta-parameter SDs, per system and model."""
-    from infrepro.core.vocabulary import VCA_MODELS
+    from infrepro.core.vocabulary import VCA_MAIN_EFFECTS, VCA_RUN_AWARE
 
     lines = [
         "### VCA recovery: SDs of a run's mean (points), mean over experiments",
@@ -656,7 +656,7 @@ def vca_recovery_lines(records: list[dict[str, object]]) -> list[str]:
         "|---|---|---:|---:|---:|---|---:|---:|---:|",
     ]
     for system in (BASE, COMP):
-        for model in VCA_MODELS:
+        for model in (VCA_RUN_AWARE, VCA_MAIN_EFFECTS):
             pairs = [
                 (r["tests"][system]["truth"], r["tests"][system][model])
                 for r in records

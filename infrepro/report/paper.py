@@ -30,7 +30,6 @@ from infrepro.report.escape import latex_text as latex_escape
 from infrepro.report.formatting import is_missing, points
 from infrepro.report.labels import metric_label
 
-DAGGER = "\u2020"
 DOUBLE_DAGGER = "\u2021"
 SECTION = "\u00a7"
 MARK_TEXT = {
