@@ -31,7 +31,6 @@ Seeded (cell by cell): the same arguments give the same tables.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import math
 import os
@@ -42,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from bench import command_line
 from scipy import stats
 
 from infrepro.stats.calibrated import (
@@ -55,7 +55,6 @@ from infrepro.stats.calibrated import (
 )
 from infrepro.stats.runcounts import holds_level
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.05
 RESIDUAL = 0.1**2 / 1000  # σ²_res / S: the residual part of a run mean's variance
 RUN_SD = 0.02  # A's run SD; B's is RUN_SD × the run-SD ratio
@@ -339,12 +338,11 @@ def moderation_suite(n: int, log_path: Path | None) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = command_line(__doc__, "calibrated_runs.md")
     parser.add_argument("--suites", default="level,power,moderation")
     parser.add_argument("--n-level", type=int, default=10_000)
     parser.add_argument("--n-power", type=int, default=10_000)
     parser.add_argument("--n-moderation", type=int, default=2_000)
-    parser.add_argument("--out", type=Path, default=RESULTS / "calibrated_runs.md")
     parser.add_argument("--log", type=Path, default=None)
     args = parser.parse_args(argv)
     suites = args.suites.split(",")
