@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis.strategies import integers
 from optional_tools import LatexTools
 from scipy import stats
+from synthetic_systems import systems_data
 from workflow_helpers import kreutzer_ter
 
 from infrepro.analyses.common.data import MetricData, run_means
@@ -129,27 +130,7 @@ def test_intervals_contain_estimates(kreutzer_decision: MetricDecision) -> None:
 
 
 def _synthetic(sign: int, runs: dict[str, int], shift: dict[str, float]) -> MetricData:
-    rng = np.random.default_rng(7)
-    segments = rng.normal(0, 0.2, 30)
-    rows, run_rows = [], []
-    for system, n in runs.items():
-        for r in range(n):
-            run = f"{system}_{r}"
-            run_rows.append({"run_id": run, "system": system})
-            values = 0.4 + shift[system] + segments + rng.normal(0, 0.02) + rng.normal(0, 0.05, 30)
-            for s, value in enumerate(values):
-                rows.append({"run_id": run, "system": system, "segment_id": f"s{s}", "y": value})
-    evaluation = pd.DataFrame(rows)
-    evaluation["y"] *= sign
-    return MetricData(
-        metric="y",
-        better="higher" if sign > 0 else "lower",
-        baseline="A",
-        evaluation=evaluation,
-        runs=pd.DataFrame(run_rows),
-        facets=[],
-        properties=[],
-    )
+    return systems_data(runs, shift, seed=7, segments=30, sign=sign)
 
 
 RUNS = {"A": 4, "B": 3, "C": 5, "D": 1}
