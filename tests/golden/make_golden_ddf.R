@@ -72,18 +72,6 @@ versions <- list(
   numDeriv = as.character(packageVersion("numDeriv"))
 )
 
-capture <- function(expr, msgs_env) {
-  withCallingHandlers(expr,
-    warning = function(w) {
-      msgs_env$msgs <- c(msgs_env$msgs, paste0("warning: ", conditionMessage(w)))
-      invokeRestart("muffleWarning")
-    },
-    message = function(mm) {
-      msgs_env$msgs <- c(msgs_env$msgs, paste0("message: ", trimws(conditionMessage(mm))))
-      invokeRestart("muffleMessage")
-    })
-}
-
 # One test specification: list(name, L (matrix, columns = fixed-effect names), joint).
 # joint = FALSE requires a 1-row L (t test); joint = TRUE gives the F test of all rows.
 tt <- function(name, L) list(name = name, L = L, joint = FALSE)
