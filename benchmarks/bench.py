@@ -9,11 +9,14 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def command_line(doc: str, report: str) -> argparse.ArgumentParser:
+def command_line(doc: str, report: str, experiments: int | None = None) -> argparse.ArgumentParser:
     """A benchmark's parser: described by the first paragraph of its docstring (``doc``), with
-    ``--out``, where its report goes (default ``RESULTS / report``)."""
+    ``--out``, where its report goes (default ``RESULTS / report``), and for a simulation
+    ``--n``, its experiments per cell (default ``experiments``)."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=RESULTS / report)
+    if experiments is not None:
+        parser.add_argument("--n", type=int, default=experiments, help="experiments per cell")
     return parser
 
 

@@ -191,8 +191,7 @@ def report(todo: list[tuple[str, dict]], done: dict, elapsed: float, args) -> st
 
 
 def main() -> None:
-    parser = command_line(__doc__, "few_runs.md")
-    parser.add_argument("--n", type=int, default=1000)
+    parser = command_line(__doc__, "few_runs.md", 1000)
     parser.add_argument("--cells", default="level,power,moderation")
     parser.add_argument("--n-moderation", type=int, default=None, help="per moderation cell")
     parser.add_argument("--processes", type=int, default=2)

@@ -185,8 +185,7 @@ HEADER += "| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS) + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = command_line(__doc__, "planning.md")
-    parser.add_argument("--n", type=int, default=1000)
+    parser = command_line(__doc__, "planning.md", 1000)
     parser.add_argument("--draws", type=int, default=20_000)
     parser.add_argument("--records", type=Path, default=RESULTS / "planning_records.jsonl")
     parser.add_argument("--report-only", action="store_true", help="no new experiments")

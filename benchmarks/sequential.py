@@ -226,8 +226,7 @@ def kappa_table(n: int, seed: int) -> list[str]:
 
 
 def main() -> None:
-    parser = command_line(__doc__, "sequential.md")
-    parser.add_argument("--n", type=int, default=100_000, help="experiments per cell")
+    parser = command_line(__doc__, "sequential.md", 100_000)
     parser.add_argument("--n-kappa", type=int, default=50_000, help="experiments per κ cell")
     parser.add_argument("--seed", type=int, default=20261127)
     args = parser.parse_args()

@@ -160,8 +160,7 @@ def check_lines(done: dict) -> list[str]:
 
 
 def main() -> None:
-    parser = command_line(__doc__, "sequential_decision.md")
-    parser.add_argument("--n", type=int, default=1000, help="experiments per cell")
+    parser = command_line(__doc__, "sequential_decision.md", 1000)
     parser.add_argument("--n-others", type=int, default=None, help="experiments per other cell")
     parser.add_argument("--check", type=int, default=100, help="decide-per-look checks per cell")
     parser.add_argument("--processes", type=int, default=2)

@@ -148,8 +148,7 @@ def family_table(n: int, seed: int, kappa: float) -> list[str]:
 
 
 def main() -> None:
-    parser = command_line(__doc__, "sequential_kappa.md")
-    parser.add_argument("--n", type=int, default=50_000, help="null experiments per cell")
+    parser = command_line(__doc__, "sequential_kappa.md", 50_000)
     parser.add_argument("--seed", type=int, default=20261127)
     args = parser.parse_args()
     start = time.time()
