@@ -78,6 +78,13 @@ write_json_file <- function(x, path) {
 }
 
 # ---------------------------------------------------------------- messages
+# Where capture() collects a fit's messages: an environment with msgs empty.
+new_messages <- function() {
+  env <- new.env()
+  env$msgs <- character(0)
+  env
+}
+
 # Evaluate expr, collecting its warnings and messages in msgs_env$msgs (as lme4 prints them:
 # "warning: ..." / "message: ...") instead of printing them.
 capture <- function(expr, msgs_env) {
@@ -90,6 +97,17 @@ capture <- function(expr, msgs_env) {
       msgs_env$msgs <- c(msgs_env$msgs, paste0("message: ", trimws(conditionMessage(mm))))
       invokeRestart("muffleMessage")
     })
+}
+
+# msgs and what the fitted model m says about its convergence ("conv: ...") and optimizer
+# ("optimizer: ...").
+fit_messages <- function(m, msgs) {
+  conv <- m@optinfo$conv$lme4$messages
+  if (length(conv) > 0) msgs <- c(msgs, paste0("conv: ", conv))
+  if (length(m@optinfo$warnings) > 0) {
+    msgs <- c(msgs, paste0("optimizer: ", unlist(m@optinfo$warnings)))
+  }
+  msgs
 }
 
 # ---------------------------------------------------------------- data loading

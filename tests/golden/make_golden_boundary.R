@@ -54,8 +54,7 @@ spec <- function(system) {
 run_case <- function(system) {
   data_spec <- spec(system)
   d <- load_case_data(data_spec, c("segment_id", "seed", "run_id"))
-  caught <- new.env()
-  caught$msgs <- character(0)
+  caught <- new_messages()
   m <- tryCatch(capture(lmer(as.formula(formula_str), data = d, REML = TRUE), caught),
                 error = function(e) e)
   msgs <- caught$msgs
