@@ -20,7 +20,8 @@ with B ahead; the calibrated test's power by quadrature, ``calibrated.power``, b
 ``moderation`` (12 systems, 3 and 2 runs alternately, baseline first with 3; run variances
 drawn from one scaled-inverse-χ² distribution, d0 ∈ {2, 4, 10, 50, ∞}, scale 0.02²; the 11
 comparisons with the baseline, moderated (``moderated_variances`` over the 12 systems, then
-``moderated_welch``; also limma's uncapped fit) against the unmoderated calibrated test on the
+Welch's statistic on them referred to ``band_log10_p`` with the posterior df; also limma's
+uncapped fit) against the unmoderated calibrated test on the
 same experiments).
 
 Usage: nice python benchmarks/calibrated_runs.py [--suites level,power,moderation]
@@ -30,7 +31,6 @@ Seeded (cell by cell): the same arguments give the same tables.
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import math
 import os
@@ -41,19 +41,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from bench import command_line
 from scipy import stats
 
 from infrepro.stats.calibrated import (
+    DEFAULT_BAND,
+    band_log10_p,
     berger_boos_log10_p,
     critical_t,
     moderated_variances,
-    moderated_welch,
     power,
     squeeze_var,
 )
 from infrepro.stats.runcounts import holds_level
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.05
 RESIDUAL = 0.1**2 / 1000  # σ²_res / S: the residual part of a run mean's variance
 RUN_SD = 0.02  # A's run SD; B's is RUN_SD × the run-SD ratio
@@ -237,10 +238,8 @@ def moderation_cell(
         t = diff / math.sqrt(mod.var_post[0] / runs[0] + mod.var_post[k] / runs[k])
         if abs(t) <= lower or (delta > 0 and t < 0):
             return False
-        test = moderated_welch(
-            diff, runs[0], runs[k], mod.var_post[0], mod.var_post[k], mod.df_post[0], mod.df_post[k]
-        )
-        return test.log10_p < math.log10(ALPHA)
+        df_0, df_k = mod.df_post[0], mod.df_post[k]  # the band's p with the posterior df
+        return band_log10_p(t, runs[0], runs[k], DEFAULT_BAND, df_0, df_k) < math.log10(ALPHA)
 
     for _ in range(draws):
         if math.isinf(d0_true):
@@ -297,7 +296,8 @@ def moderation_suite(n: int, log_path: Path | None) -> list[str]:
         "differences, a claim is significant in either direction; power: every competitor "
         "ahead by 2 run-mean SDs (2 √(0.02² + 1e-5)), a claim is significant with it ahead. "
         "'moderated': `moderated_variances` (limma's fit, prior df capped at 4) and "
-        "`moderated_welch` (band 2, posterior df); 'd0 not capped': limma's fit as it is "
+        "Welch's statistic on them referred to `band_log10_p` (band 2, posterior df); "
+        "'d0 not capped': limma's fit as it is "
         "(`squeeze_var`). Acceptance (d0 ≥ 4): moderated level ≤ 0.065, moderated power ≥ "
         "calibrated + 0.10.",
         "",
@@ -338,12 +338,11 @@ def moderation_suite(n: int, log_path: Path | None) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = command_line(__doc__, "calibrated_runs.md")
     parser.add_argument("--suites", default="level,power,moderation")
     parser.add_argument("--n-level", type=int, default=10_000)
     parser.add_argument("--n-power", type=int, default=10_000)
     parser.add_argument("--n-moderation", type=int, default=2_000)
-    parser.add_argument("--out", type=Path, default=RESULTS / "calibrated_runs.md")
     parser.add_argument("--log", type=Path, default=None)
     args = parser.parse_args(argv)
     suites = args.suites.split(",")

@@ -61,7 +61,8 @@ claims [--level-records F] [--claims-records F]`` puts them through the report's
 The decision (issues 20, 27): ``python benchmarks/calibration.py decision [--designs
 k5,k10,a,b,rank0.5,rank1] [--n 1000] [--n-rank 400] [--records FILE] [--out FILE]
 [--report-only] [--progress]`` decides every experiment as the ``summary`` analysis does
-(``infrepro.validation.decision``), once with the single-step max-t adjustment and once with
+(``infrepro.validation.decision``), once with the default adjustment (single-step max-t, or
+single-step Bonferroni where a family holds a calibrated test: docs/method.md §4c.10) and once with
 Holm's, and measures the family-wise false directional claims of both families with 5 and 10
 identical systems, the power of both on systems with distinct true means, whether every
 interval excludes 0 exactly when its verdict is directional, the coverage of the intervals
@@ -88,6 +89,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+from bench import RESULTS
 from threadpoolctl import threadpool_limits
 
 from infrepro.analyses.decision.summary import RANK_DRAWS
@@ -130,8 +132,6 @@ from infrepro.validation.run_variance import (
     run_variance_experiment,
 )
 from infrepro.validation.simulate import REAL_RUN_SD, simulate
-
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def markdown(results: list[Rates], alpha: float = ALPHA) -> str:
@@ -262,6 +262,28 @@ def recorded_run(
     )
     with records.open("a") as sink:
         sink.write(json.dumps({"meta": meta}) + "\n")
+
+
+def command_parser(
+    command: str, description: str, records: Path, out: Path, progress: bool = True
+) -> argparse.ArgumentParser:
+    """A sub-command's parser with the options every recording sub-command has: its records
+    (JSON lines, resumable), its report, ``--report-only`` (rebuild the report from the
+    records) and ``--progress``."""
+    parser = argparse.ArgumentParser(prog=f"calibration.py {command}", description=description)
+    parser.add_argument("--records", type=Path, default=records)
+    parser.add_argument("--out", type=Path, default=out)
+    parser.add_argument("--report-only", action="store_true")
+    if progress:
+        parser.add_argument("--progress", action="store_true")
+    return parser
+
+
+def replace_section(out: Path, mark: str, section: str) -> None:
+    """Write ``section`` (which starts with ``mark``) in place of everything from ``mark`` on in
+    ``out``, keeping what comes before it."""
+    text = out.read_text() if out.exists() else ""
+    out.write_text(text.split(mark)[0].rstrip("\n") + "\n\n" + section)
 
 
 def read_records(path: Path) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
@@ -487,9 +509,11 @@ def report(records: Path, seed: int) -> str:
 
 
 def run_aware_main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(
-        prog="calibration.py run-aware",
-        description="Level and power of the run-aware tests (issue 13)",
+    parser = command_parser(
+        "run-aware",
+        "Level and power of the run-aware tests (issue 13)",
+        RESULTS / "calibration_records.jsonl",
+        RESULTS / "calibration.md",
     )
     parser.add_argument(
         "--suites",
@@ -501,10 +525,6 @@ def run_aware_main(argv: list[str]) -> None:
     parser.add_argument("--n-interaction", type=int, default=1000)
     parser.add_argument("--n-power", type=int, default=500, help="experiments per effect size")
     parser.add_argument("--seed", type=int, default=13_000)
-    parser.add_argument("--records", type=Path, default=RESULTS / "calibration_records.jsonl")
-    parser.add_argument("--out", type=Path, default=RESULTS / "calibration.md")
-    parser.add_argument("--report-only", action="store_true")
-    parser.add_argument("--progress", action="store_true")
     args = parser.parse_args(argv)
     args.records.parent.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
@@ -641,7 +661,7 @@ def run_variance_section(records: Path) -> str:
 
 def vca_recovery_lines(records: list[dict[str, object]]) -> list[str]:
     """Mean estimate / truth of the retraining and meta-parameter SDs, per system and model."""
-    from infrepro.core.vocabulary import VCA_MODELS
+    from infrepro.core.vocabulary import VCA_MAIN_EFFECTS, VCA_RUN_AWARE
 
     lines = [
         "### VCA recovery: SDs of a run's mean (points), mean over experiments",
@@ -655,7 +675,7 @@ def vca_recovery_lines(records: list[dict[str, object]]) -> list[str]:
         "|---|---|---:|---:|---:|---|---:|---:|---:|",
     ]
     for system in (BASE, COMP):
-        for model in VCA_MODELS:
+        for model in (VCA_RUN_AWARE, VCA_MAIN_EFFECTS):
             pairs = [
                 (r["tests"][system]["truth"], r["tests"][system][model])
                 for r in records
@@ -678,26 +698,24 @@ def vca_recovery_lines(records: list[dict[str, object]]) -> list[str]:
 
 
 def run_variance_main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(
-        prog="calibration.py run-variance",
-        description="run variance in the run-aware tests and the VCA",
+    parser = command_parser(
+        "run-variance",
+        "run variance in the run-aware tests and the VCA",
+        RUN_VARIANCE_RECORDS,
+        RESULTS / "calibration.md",
+        progress=False,
     )
     parser.add_argument("--designs", default="cond-b,meta-null,vca-run")
     parser.add_argument("--n", type=int, default=1000, help="null experiments per level cell")
     parser.add_argument("--n-vca", type=int, default=200)
     parser.add_argument("--seed", type=int, default=23_000)
-    parser.add_argument("--records", type=Path, default=RUN_VARIANCE_RECORDS)
-    parser.add_argument("--out", type=Path, default=RESULTS / "calibration.md")
-    parser.add_argument("--report-only", action="store_true")
     args = parser.parse_args(argv)
     keys = [k for k in run_variance_designs() if k in args.designs.split(",")]
     if not args.report_only:
         n = {"cond-b": args.n, "meta-null": args.n, "vca-run": args.n_vca}
         with recorded_run(args.records, "run-variance", argv):
             run_variance_run(keys, n, args.seed, args.records)
-    text = args.out.read_text() if args.out.exists() else ""
-    kept = text.split(RUN_VARIANCE_MARK)[0].rstrip("\n")
-    args.out.write_text(kept + "\n\n" + run_variance_section(args.records))
+    replace_section(args.out, RUN_VARIANCE_MARK, run_variance_section(args.records))
     print(run_variance_section(args.records))
 
 
@@ -920,9 +938,7 @@ def claims_main(argv: list[str]) -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "calibration.md")
     args = parser.parse_args(argv)
     section = claims_section(args.level_records, args.claims_records, args.seed)
-    text = args.out.read_text() if args.out.exists() else ""
-    kept = text.split(CLAIMS_MARK)[0].rstrip("\n")
-    args.out.write_text(kept + "\n\n" + section)
+    replace_section(args.out, CLAIMS_MARK, section)
     print(section)
 
 
@@ -1111,13 +1127,18 @@ def decision_report(records: Path) -> str:
         "",
         "## Family-wise false claims, intervals and verdicts (issue 27, acceptance 4)",
         "",
-        "Each experiment is decided twice, with the default single-step max-t adjustment "
-        "(§4c.10) and with Holm's; the `baseline` family holds the k − 1 comparisons with the "
+        "Each experiment is decided twice, with the default adjustment `max-t` and with "
+        "Holm's. The default is the single-step max-t where every contrast of a family is M's "
+        "t test and single-step Bonferroni where one is another test (§4c.10), as in k5 and "
+        "k10, where every pair is calibrated; records made before that fix (2026-11-27) fed the "
+        "calibrated tests' p into max-t through a t copula, which was liberal "
+        "(`decision_bonferroni.md`). The `baseline` family holds the k − 1 comparisons with the "
         "baseline, the `all_pairs` family the k(k − 1)/2 pairs. A false claim is a directional "
         "verdict where the true means are equal; bound: the upper end of the exact 95 % interval "
         "at most 0.065. With two systems (a, b) a family has one comparison and both adjustments "
         "are the calibrated test itself (§4b.11). Coverage is per comparison with the baseline "
-        "and for all of them at once (max-t's intervals are simultaneous, Holm's unadjusted).",
+        "and for all of them at once (the default's intervals are simultaneous, Holm's "
+        "unadjusted).",
         "",
         *decision_level_lines(by_key),
         "",
@@ -1147,17 +1168,15 @@ def decision_report(records: Path) -> str:
 
 
 def decision_main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(
-        prog="calibration.py decision",
-        description="level, Δ coverage and rank-interval coverage of the decision table",
+    parser = command_parser(
+        "decision",
+        "level, Δ coverage and rank-interval coverage of the decision table",
+        DECISION_RECORDS,
+        RESULTS / "decision_level.md",
     )
     parser.add_argument("--designs", default=",".join(decision_designs()))
     parser.add_argument("--n", type=int, default=1000, help="experiments per level design")
     parser.add_argument("--n-rank", type=int, default=400, help="experiments per rank design")
-    parser.add_argument("--records", type=Path, default=DECISION_RECORDS)
-    parser.add_argument("--out", type=Path, default=RESULTS / "decision_level.md")
-    parser.add_argument("--report-only", action="store_true")
-    parser.add_argument("--progress", action="store_true")
     args = parser.parse_args(argv)
     designs = decision_designs()
     keys = [k for k in designs if k in args.designs.split(",")]

@@ -24,7 +24,6 @@ interrupted run resumes; the same arguments give the same tables.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import multiprocessing
@@ -34,13 +33,13 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from bench import RESULTS, command_line, publish
 from threadpoolctl import threadpool_limits
 
 from infrepro.analyses.decision.pairtests import RunVariance
 from infrepro.validation.calibration import clopper_pearson
 from infrepro.validation.few_runs import many_experiment, outcome, pair_experiment
 
-RESULTS = Path(__file__).resolve().parent / "results"
 LEVEL_DESIGNS = [(3, 2), (4, 2), (10, 2), (5, 3), (6, 3), (20, 3)]
 POWER_DESIGNS = [(10, 2), (4, 2), (6, 3), (4, 4)]
 POWER_FLOOR = {(10, 2): 0.18, (4, 2): 0.18, (6, 3): 0.40}
@@ -192,12 +191,10 @@ def report(todo: list[tuple[str, dict]], done: dict, elapsed: float, args) -> st
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=1000)
+    parser = command_line(__doc__, "few_runs.md", 1000)
     parser.add_argument("--cells", default="level,power,moderation")
     parser.add_argument("--n-moderation", type=int, default=None, help="per moderation cell")
     parser.add_argument("--processes", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=RESULTS / "few_runs.md")
     args = parser.parse_args()
     todo = cells(args.cells.split(","), args.n, args.n_moderation)
     store = RESULTS / "few_runs.jsonl"
@@ -211,8 +208,7 @@ def main() -> None:
             done[(row["key"], row["i"])] = row
             if count % 200 == 0:
                 print(f"{count} / {len(jobs)} experiments, {time.time() - start:.0f} s", flush=True)
-    args.out.write_text(report(todo, done, time.time() - start, args))
-    print(args.out.read_text())
+    publish(args.out, [report(todo, done, time.time() - start, args)])
 
 
 if __name__ == "__main__":

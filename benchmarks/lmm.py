@@ -22,6 +22,7 @@ infrepro's time is the best of --repeat fits (the first one is also traced for m
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import resource
@@ -168,7 +169,7 @@ def child_infrepro(case: str, data: Path, repeat: int) -> dict:
         "components": fits[0].variance_components.round(8).to_dict(),
     }
     if len(fits) == 2:
-        out["lrt"] = lrt(fits[1], fits[0]).as_dict()
+        out["lrt"] = dataclasses.asdict(lrt(fits[1], fits[0]))
     return out
 
 
@@ -186,7 +187,8 @@ def child_statsmodels(case: str, data: Path) -> dict:
     lls = []
     for formula in spec["formulas"]:
         parsed = parse_formula(formula)
-        fixed = f"{parsed.response} ~ " + (" + ".join(parsed.fixed_labels) or "1")
+        labels = [":".join(term) for term in parsed.fixed_terms]
+        fixed = f"{parsed.response} ~ " + (" + ".join(labels) or "1")
         groups = list(parsed.random_names)
         if len(groups) == 1:  # one random intercept: statsmodels' native grouping
             model = smf.mixedlm(fixed, df, groups=df[groups[0]])

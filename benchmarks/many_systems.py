@@ -45,7 +45,6 @@ SYSTEMS, RUNS, SEGMENTS = 30, 5, 500
 WIDTH, SCREEN = 1400, 900
 SEED = 20
 LARGEST = 5  # tables listed by name in the summary (all are in the JSON)
-WORKFLOW = ("Snakefile", "workflow", "scripts", "profiles")
 TOP = (
     "Math.max(...Array.from(document.querySelectorAll("
     "'#decision table.decision-table, #decision svg.plot')).map("

@@ -17,7 +17,6 @@ benchmarks/results/planning.md.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -25,6 +24,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from bench import RESULTS, command_line
 from scipy import optimize
 
 from infrepro.analyses.planning import Components, PowerRun, analytic_power, plan
@@ -36,7 +36,6 @@ from infrepro.validation.calibration import (
 )
 from infrepro.validation.simulate import Design, simulate
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.05
 TARGET_POWERS = (0.2, 0.5, 0.8)  # the three differences: analytic power about these
 
@@ -186,11 +185,9 @@ HEADER += "| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS) + "\n"
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=1000)
+    parser = command_line(__doc__, "planning.md", 1000)
     parser.add_argument("--draws", type=int, default=20_000)
     parser.add_argument("--records", type=Path, default=RESULTS / "planning_records.jsonl")
-    parser.add_argument("--out", type=Path, default=RESULTS / "planning.md")
     parser.add_argument("--report-only", action="store_true", help="no new experiments")
     parser.add_argument("--designs", default="a,b,d", help="e.g. b,d (a subset, in parallel)")
     args = parser.parse_args(argv)

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from synthetic_words import NAMES, SUFFIXES, SYLLABLES
+from synthetic_words import CONTENT, NAMES, SUFFIXES, SYLLABLES
 
 from infrepro.metrics import TER_BACKEND, pair_memo, rouge, ter
 from infrepro.metrics.reference import rouge_reference, ter_reference
@@ -39,22 +39,8 @@ _FUNCTION = (
     "he she it they his her their from has have had said will would were been who which after "
     "but not more than over also about one two three new first last into up out"
 ).split()
-_CONTENT = (
-    "police officer man woman child family year week day month government minister president "
-    "city country world team player club match season game goal fans hospital doctor patient "
-    "court judge trial company market price money million billion report study research school "
-    "student teacher home house car road crash fire water weather storm attack soldier army war "
-    "election vote party leader campaign official statement investigation video photo picture "
-    "social media twitter story news life death age people members group record history film "
-    "music star show night morning police-car airport flight passenger border refugee island "
-    "charge arrest victim friend mother father daughter son brother sister wife husband "
-    "announce announced announcing reveal revealed revealing claim claimed claiming find found "
-    "finding kill killed killing injure injured injuring win won winning lose lost losing play "
-    "played playing say says saying tell told telling believe believed leave left leaving "
-    "return returned returning warn warned warning accuse accused build built building "
-    "happy serious major former young old british american local national dead huge small "
-    "quickly recently later early finally reportedly"
-).split()
+_AFTER = CONTENT.index("morning") + 1
+_CONTENT = [*CONTENT[:_AFTER], "police-car", *CONTENT[_AFTER:]]  # a word tokenizers split
 
 
 def _vocabulary(rng: random.Random, size: int = 3000) -> list[str]:

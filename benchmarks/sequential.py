@@ -24,7 +24,6 @@ Usage: nice python benchmarks/sequential.py [--n 100000] [--out benchmarks/resul
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import math
 import os
@@ -32,9 +31,9 @@ import platform
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
+from bench import command_line
 from scipy import stats
 
 from infrepro.stats.anytime import t_boundary
@@ -47,7 +46,6 @@ from infrepro.stats.sequential_plan import (
     welch_look,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.05
 RUN_SD = 0.02
 RESIDUAL_VAR = 0.1**2 / 1000  # residual SD 0.1 over 1,000 segments
@@ -228,11 +226,9 @@ def kappa_table(n: int, seed: int) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=100_000, help="experiments per cell")
+    parser = command_line(__doc__, "sequential.md", 100_000)
     parser.add_argument("--n-kappa", type=int, default=50_000, help="experiments per κ cell")
     parser.add_argument("--seed", type=int, default=20261127)
-    parser.add_argument("--out", type=Path, default=RESULTS / "sequential.md")
     args = parser.parse_args()
     start = time.time()
     load = os.getloadavg()

@@ -23,7 +23,6 @@ committed), so an interrupted run resumes; the same arguments give the same tabl
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import multiprocessing
@@ -33,12 +32,12 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from bench import RESULTS, command_line, publish
 from threadpoolctl import threadpool_limits
 
 from infrepro.validation.calibration import clopper_pearson
 from infrepro.validation.looks import as_row, naive_by_decide, outcome
 
-RESULTS = Path(__file__).resolve().parent / "results"
 FIRST, LAST = 3, 10
 ALPHA = 0.05
 SEED = 29_000
@@ -161,12 +160,10 @@ def check_lines(done: dict) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=1000, help="experiments per cell")
+    parser = command_line(__doc__, "sequential_decision.md", 1000)
     parser.add_argument("--n-others", type=int, default=None, help="experiments per other cell")
     parser.add_argument("--check", type=int, default=100, help="decide-per-look checks per cell")
     parser.add_argument("--processes", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=RESULTS / "sequential_decision.md")
     args = parser.parse_args()
     store = RESULTS / "sequential_decision.jsonl"
     done = load(store)
@@ -204,8 +201,7 @@ def main() -> None:
         *check_lines(done),
         "",
     ]
-    args.out.write_text("\n".join(text), encoding="utf-8")
-    print("\n".join(text))
+    publish(args.out, text)
 
 
 if __name__ == "__main__":

@@ -19,15 +19,14 @@ benchmarks/results/sequential_kappa.md]
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import math
 import os
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
+from bench import command_line, publish
 from sequential import ALPHA, SCHEDULES, Cell, run_means
 
 from infrepro.stats.anytime import t_boundary
@@ -35,7 +34,6 @@ from infrepro.stats.calibrated import DEFAULT_BAND, critical_t
 from infrepro.stats.group_sequential import LOOK_ALPHA_FACTOR, Spending, efficacy_boundaries
 from infrepro.stats.simultaneous import max_t
 
-RESULTS = Path(__file__).resolve().parent / "results"
 KAPPAS = (0.80, 0.85, 0.90, 0.95, 1.00)
 RATIOS = (1.0, 2.0, 3.0)
 FAMILY_SIZES = (2, 4)  # competitors against one baseline
@@ -150,10 +148,8 @@ def family_table(n: int, seed: int, kappa: float) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=50_000, help="null experiments per cell")
+    parser = command_line(__doc__, "sequential_kappa.md", 50_000)
     parser.add_argument("--seed", type=int, default=20261127)
-    parser.add_argument("--out", type=Path, default=RESULTS / "sequential_kappa.md")
     args = parser.parse_args()
     start = time.time()
     load = os.getloadavg()[0]
@@ -200,8 +196,7 @@ def main() -> None:
         *family,
         "",
     ]
-    args.out.write_text("\n".join(text), encoding="utf-8")
-    print("\n".join(text))
+    publish(args.out, text)
 
 
 if __name__ == "__main__":

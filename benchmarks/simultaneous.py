@@ -14,15 +14,14 @@ integral, at 41 statistics from 0 to 8 and at the critical value, normal and t w
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import math
 import os
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from bench import command_line, publish
 from scipy import integrate, special, stats
 
 from infrepro.plumbing.blas import single_threaded_blas
@@ -135,8 +134,7 @@ def accuracy() -> pd.DataFrame:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default="benchmarks/results/simultaneous.md")
+    parser = command_line(__doc__, "simultaneous.md")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     with single_threaded_blas():
@@ -160,8 +158,7 @@ def main() -> None:
         exact.to_markdown(index=False),
         "",
     ]
-    Path(args.out).write_text("\n".join(text))
-    print("\n".join(text))
+    publish(args.out, text)
 
 
 if __name__ == "__main__":

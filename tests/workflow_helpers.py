@@ -283,8 +283,18 @@ def many_systems_experiment(
             ]
     root.mkdir(parents=True, exist_ok=True)
     write_scores(root / "scores.csv", pd.DataFrame(rows))
+    analyses = {"run": ["comparison", "summary"]}
+    return scores_config(root, f"{len(runs)} systems", next(iter(runs)), analyses)
+
+
+def scores_config(
+    root: Path, name: str, baseline: str, analyses: dict[str, object], **columns: str
+) -> Path:
+    """``root``/config.yaml of a scores-mode experiment whose ``scores.csv`` has the columns
+    segment, system, seed (the run with the system, and its facet) and score (higher is
+    better), and ``columns`` (e.g. ``look``); returns its path."""
     config = {
-        "experiment": f"{len(runs)} systems",
+        "experiment": name,
         "scores": "scores.csv",
         "columns": {
             "segment": "segment",
@@ -292,10 +302,11 @@ def many_systems_experiment(
             "run": ["system", "seed"],
             "metrics": ["score"],
             "facets": ["seed"],
+            **columns,
         },
         "better": {"score": "higher"},
-        "baseline": next(iter(runs)),
-        "analyses": {"run": ["comparison", "summary"]},
+        "baseline": baseline,
+        "analyses": analyses,
     }
     path = root / "config.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from synthetic_words import NAMES, SUFFIXES, SYLLABLES
+from synthetic_words import CONTENT, NAMES, SUFFIXES, SYLLABLES
 
 FULL_SEGMENTS = 11_490
 LAMBDAS = ("0.1", "0.5", "0.9")
@@ -46,22 +46,12 @@ _FUNCTION = (
     "who will more no if out so said after also about new first last into up over than"
 ).split()
 _CONTENT = (
-    "police officer man woman child family year week day month government minister president "
-    "city country world team player club match season game goal fans hospital doctor patient "
-    "court judge trial company market price money million billion report study research school "
-    "student teacher home house car road crash fire water weather storm attack soldier army war "
-    "election vote party leader campaign official statement investigation video photo picture "
-    "social media twitter story news life death age people members group record history film "
-    "music star show night morning airport flight passenger border refugee island charge "
-    "arrest victim friend mother father daughter son brother sister wife husband announce "
-    "announced announcing reveal revealed revealing claim claimed claiming find found finding "
-    "kill killed killing injure injured injuring win won winning lose lost losing play played "
-    "playing say says saying tell told telling believe believed leave left leaving return "
-    "returned returning warn warned warning accuse accused build built building happy serious "
-    "major former young old british american local national dead huge small quickly recently "
-    "later early finally reportedly extraordinary investigation responsibility international "
-    "administration controversial unfortunately independently environmental"
-).split()
+    CONTENT
+    + (
+        "extraordinary investigation responsibility international administration controversial "
+        "unfortunately independently environmental"
+    ).split()
+)
 
 
 @dataclass(frozen=True)

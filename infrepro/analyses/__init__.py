@@ -9,34 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from infrepro.plumbing.lazy import lazy_getattr
+from infrepro.plumbing.lazy import lazy_package
 
-_WHERE = {
-    "MetricData": "common.data",
-    "best_runs": "common.data",
-    "read_evaluation": "common.data",
-    "run_means": "common.data",
-    "ANALYSES": "runner",
-    "load_metric_data": "runner",
-    "run_analysis": "runner",
-    "TABLES": "common.tables",
-}
-
-__all__ = [
-    "ANALYSES",
-    "TABLES",
-    "MetricData",
-    "best_runs",
-    "load_metric_data",
-    "read_evaluation",
-    "run_analysis",
-    "run_means",
-]
-
-if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
+if TYPE_CHECKING:  # the public names (for type checkers as they are; loaded on first use)
     from infrepro.analyses.common.data import MetricData, best_runs, read_evaluation, run_means
     from infrepro.analyses.common.tables import TABLES
     from infrepro.analyses.runner import ANALYSES, load_metric_data, run_analysis
 
-
-__getattr__ = lazy_getattr(__name__, _WHERE, globals())
+__getattr__, __all__ = lazy_package(__name__, __file__, globals())

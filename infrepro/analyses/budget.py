@@ -84,34 +84,16 @@ def budget_curve(values: np.ndarray, samples: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@dataclass(frozen=True)
-class Crossing:
-    """Where the competitor's expected best overtakes the baseline's (or falls behind).
-
-    ``budget`` is None when the order at B = 1 holds at every common budget; ``leader_first``
-    and ``leader_last`` name the system ahead at B = 1 and at the largest common budget
-    ("tie" when equal)."""
-
-    budget: int | None
-    leader_first: str
-    leader_last: str
-
-
-def crossing_budget(
-    baseline: np.ndarray, competitor: np.ndarray, names: tuple[str, str]
-) -> Crossing:
-    """Smallest B with sign(Delta(B)) != sign(Delta(1)), Delta = competitor - baseline expected
-    best over the common budgets B = 1 ... min(n_A, n_C) (oriented: larger is better)."""
+def crossing_budget(baseline: np.ndarray, competitor: np.ndarray) -> int | None:
+    """Where the competitor's expected best overtakes the baseline's (or falls behind): the
+    smallest B with sign(Delta(B)) != sign(Delta(1)), Delta = competitor - baseline expected
+    best over the common budgets B = 1 ... min(n_A, n_C) (oriented: larger is better); None
+    when the order at B = 1 holds at every common budget."""
     common = min(len(baseline), len(competitor))
     delta = np.asarray(competitor[:common]) - np.asarray(baseline[:common])
     signs = np.sign(np.round(delta, 12))
-
-    def leader(sign: float) -> str:
-        return names[1] if sign > 0 else (names[0] if sign < 0 else "tie")
-
     changed = np.flatnonzero(signs != signs[0])
-    budget = int(changed[0]) + 1 if changed.size else None
-    return Crossing(budget, leader(signs[0]), leader(signs[-1]))
+    return int(changed[0]) + 1 if changed.size else None
 
 
 def _pools(data: MetricData) -> list[tuple[str, str, str, np.ndarray]]:
@@ -167,10 +149,8 @@ def _with_crossings(data: MetricData, table: pd.DataFrame) -> pd.DataFrame:
             mask = (table["source"] == source) & (table[SYSTEM] == system)
             other = table.loc[mask, "expected_best"].to_numpy() * sign
             if len(first) and len(other):
-                crossing = crossing_budget(first, other, (base, system))
-                table.loc[mask, "crossing_budget"] = (
-                    "none" if crossing.budget is None else str(crossing.budget)
-                )
+                crossing = crossing_budget(first, other)
+                table.loc[mask, "crossing_budget"] = "none" if crossing is None else str(crossing)
     return table
 
 

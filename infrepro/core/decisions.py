@@ -18,13 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from decimal import Decimal
 
-from infrepro.core.vocabulary import NOT_CONVERGED, TABLE_SPECS
-
 # -- verdicts (docs/method.md §4c.5) ------------------------------------------------------------
 BETTER = "better"
 WORSE = "worse"
 NOT_SHOWN = "no difference shown"
-VERDICTS = (BETTER, WORSE, NOT_SHOWN, NOT_CONVERGED)
 DIRECTIONAL = (BETTER, WORSE)
 
 # best vs best against the verdict, with dev-selected best runs (§4b.6)
@@ -43,7 +40,6 @@ JUDGED_DF = 4.0  # below: a facet-aware non-significance cannot tell (docs/metho
 SYSTEMS = "systems"
 VS_OUTPUT = "vs single output"
 OUTPUTS = "outputs"
-ESTIMANDS = (SYSTEMS, VS_OUTPUT, OUTPUTS)
 ONE_RUN = "one run: its output's mean; how it varies with retraining is unknown"
 
 
@@ -82,7 +78,6 @@ def choice(option: str, value: object, allowed: tuple[str, ...]) -> str:
 
 MAX_T = "max-t"  # analyses.adjust
 HOLM = "holm"
-ADJUSTMENTS = (MAX_T, HOLM)
 BONFERRONI = "bonferroni"  # what a family's sequential verdicts use, α / m each (§4e.11)
 SIMULTANEOUS = "simultaneous"  # the kinds of an improvement's interval, before its level
 UNADJUSTED = "unadjusted"
@@ -146,7 +141,6 @@ STOP_FUTILITY = "stop: futility"
 STOP_MAXIMUM = "stop: maximum reached"
 STOP_DECLARED = "stop: declared final"  # analyses.sequential.final before the maximum (§4e.3)
 CONTINUE = "continue"
-ACTIONS = (STOP_SIGNIFICANT, STOP_FUTILITY, CONTINUE, STOP_MAXIMUM, STOP_DECLARED)
 TARGET_CONDITIONAL_POWER = 0.8  # what "continue: about N more runs" aims at
 FIRST_LOOK = 3  # a proposed sequential design looks at 3, 4, ..., N runs per system (§4e.8)
 SPENDING_WORDS = {
@@ -387,12 +381,3 @@ class PairDecision:
 
 def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def check_schema() -> None:
-    """The record's fields are the columns of ``decisions.csv`` in order (one place: a test
-    calls this)."""
-    declared = TABLE_SPECS["decisions"].names
-    own = tuple(f.name for f in fields(PairDecision))
-    if declared != own:
-        raise AssertionError(f"decisions.csv declares {declared}, PairDecision has {own}")

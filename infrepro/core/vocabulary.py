@@ -27,7 +27,6 @@ LOOKS_TABLE = "looks"  # the look history of the sequential decision (docs/metho
 SOURCE = "source"
 REFERENCE = "reference"
 VARIANCE_COLUMN = "variance"  # of variance_components and importance
-COMPARISON_COLUMN = "comparison"  # of summary: what a system is compared by
 BUDGET_COLUMN = "budget"  # of budget: the number of runs drawn
 CLASSICAL_TABLE = "classical"  # the classical tests' table
 OUTPUTS_TABLE = "outputs"  # results/tables/outputs.csv: the files produced and removed
@@ -104,10 +103,6 @@ class TableSpec:
     def names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
 
-    def of_kind(self, *kinds: str) -> tuple[str, ...]:
-        """The names of the columns of the given kinds, in order."""
-        return tuple(c.name for c in self.columns if c.kind in kinds)
-
 
 # -- qq.csv: residual quantiles of every fit (docs/method.md §4.6) ------------------------------
 QQ_POINTS = 50  # standardized-residual quantiles stored per fitted model
@@ -152,7 +147,6 @@ _FKEY = "metric analysis subset facet property"  # with the facet the metaparam 
 VCA_COLUMN = "vca"
 VCA_RUN_AWARE = "run-aware"
 VCA_MAIN_EFFECTS = "main effects (thesis eq. 3.13)"
-VCA_MODELS = (VCA_RUN_AWARE, VCA_MAIN_EFFECTS)
 # docs/method.md §4.6.1: whether a row's fit converged (False: no share, φ, SD or D-study is
 # claimed from it; the reliability label then reads NOT_CONVERGED)
 CONVERGED = "converged"
@@ -291,17 +285,6 @@ TABLES = tuple(spec.name for spec in ANALYSIS_TABLE_SPECS)
 COLUMN_DEFAULTS: dict[str, object] = {"facet": ""}
 # what the report reads: the analyses' tables, the property bins and the provenance tables
 REPORT_TABLES = tuple(TABLE_SPECS)
-# Derived views: the columns of each analysis table in order (None: experiment-dependent), its
-# numeric columns and its boolean ones.
-TABLE_COLUMNS: dict[str, tuple[str, ...] | None] = {
-    spec.name: None if spec.extra else spec.names for spec in ANALYSIS_TABLE_SPECS
-}
-NUMERIC: dict[str, tuple[str, ...]] = {
-    name: spec.of_kind(INT, FLOAT) for name, spec in TABLE_SPECS.items()
-}
-BOOLEAN: dict[str, tuple[str, ...]] = {
-    name: spec.of_kind(BOOL) for name, spec in TABLE_SPECS.items() if spec.of_kind(BOOL)
-}
 
 
 def columns(table: str) -> list[str]:

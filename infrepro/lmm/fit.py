@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -368,7 +367,6 @@ def fit(
     preparation this fit reuses where it coincides (bit-for-bit the same numbers).
     Raises LmmError for unsupported formulas and degenerate data.
     """
-    start = time.perf_counter()
     prep = _prepare(formula, data, reference_levels, factors, cache)
     with _single_threaded_blas(), np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         dev = _devfun(prep, reml, path, cache)
@@ -405,5 +403,4 @@ def fit(
         path=f"{dev.path} (primary {rnames[dev.layout.primary]}, block size {dev.m})",
         design=prep.design,
         response_digest=_digest(prep.y),
-        fit_seconds=time.perf_counter() - start,
     )

@@ -103,11 +103,6 @@ class ParsedFormula:
     fixed_variables: tuple[str, ...]
 
     @property
-    def fixed_labels(self) -> tuple[str, ...]:
-        """R's term labels of the fixed part (without the intercept)."""
-        return tuple(":".join(t) for t in self.fixed_terms)
-
-    @property
     def random_names(self) -> tuple[str, ...]:
         """Names of the random terms, in formula order."""
         return tuple(t.name for t in self.random_terms)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from infrepro.lmm.errors import LmmError
 from infrepro.lmm.result import LmmResult
@@ -17,9 +17,6 @@ class LrtResult:
     lr_stat: float
     df: int
     p_value: float
-
-    def as_dict(self) -> dict[str, float | int]:
-        return asdict(self)
 
 
 def lrt(m0: LmmResult, m1: LmmResult) -> LrtResult:

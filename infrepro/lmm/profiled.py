@@ -348,7 +348,6 @@ class _SparseSchur(_Base):
         assert cp.cbf_sparse is not None and cp.cff_sparse is not None
         self.cbb = cp.cbb
         self.cbf = cp.cbf_sparse
-        self.cbf_rows = np.repeat(np.arange(self.nb * self.m), np.diff(self.cbf.indptr))
         self.cff = cp.cff_sparse
         self.cby, self.cfy, self.cyy = cp.cby, cp.cfy, cp.cyy
         self.factor_dense = self.qr <= SPARSE_DENSE_FACTOR_MAX

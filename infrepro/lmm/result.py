@@ -51,7 +51,6 @@ class LmmResult:
     residuals: np.ndarray
     messages: list[str]
     n_evals: int = 0
-    fit_seconds: float = 0.0
     path: str = ""
     design: FixedDesign | None = field(default=None, repr=False)
     response_digest: str = field(default="", repr=False)
@@ -70,11 +69,6 @@ class LmmResult:
     def n_fixed(self) -> int:
         """Number of fixed-effect parameters."""
         return len(self.fixed_effects)
-
-    @property
-    def n_theta(self) -> int:
-        """Number of variance parameters besides the residual."""
-        return len(self.theta)
 
     # ------------------------------------------------------------------ marginal means
     def _require_factor(self, factor: str) -> FixedDesign:

@@ -113,11 +113,6 @@ def rouge_encoder() -> TokenEncoder:
         return _ENCODER
 
 
-def rouge_tokenize(text: str) -> list[str]:
-    """rouge-score's tokens for `text` (`DefaultTokenizer(use_stemmer=True).tokenize`)."""
-    return rouge_encoder().tokens(text)
-
-
 def rouge_sentences(text: str) -> list[str]:
     """rougeLsum's sentences: newline-separated, empty strings dropped (`split_summaries=False`)."""
     return [s for s in text.split("\n") if len(s)]

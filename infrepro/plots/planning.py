@@ -16,6 +16,7 @@ from infrepro.plots.svg import (
     legend_columns,
     legend_rows,
     lines_legend_svg,
+    marked_line,
     to_svg,
 )
 
@@ -39,15 +40,10 @@ def power_curve(curves: pd.DataFrame, *, title: str, key: str) -> str:
             points = float(curve["improvement_points"].iloc[0])
             name = "smallest effect of interest" if source == "min_effect" else source
             label = f"{name}: improvement {points:+.2f} points"
-            line = ax.plot(
-                curve["runs_baseline"],
-                curve["power"],
-                marker="o",
-                markersize=2.2,
-                label=label,
-                zorder=3,
-                linestyle="-" if i == 0 else (0, (2, 1)),
-            )[0]
+            style = "-" if i == 0 else (0, (2, 1))
+            line = marked_line(
+                ax, curve["runs_baseline"], curve["power"], label, 2.2, linestyle=style
+            )
             entries.setdefault(label, line)
             ax.fill_between(
                 curve["runs_baseline"],
@@ -88,15 +84,9 @@ def budget_curves(
             curve = curves[curves[SYSTEM] == system].sort_values(BUDGET_COLUMN)
             if curve.empty:
                 continue
-            line = ax.plot(
-                curve[BUDGET_COLUMN],
-                curve["expected_best"],
-                marker="o",
-                markersize=2.2,
-                label=str(system),
-                zorder=3,
-                **style,
-            )[0]
+            line = marked_line(
+                ax, curve[BUDGET_COLUMN], curve["expected_best"], str(system), 2.2, **style
+            )
             entries[str(system)] = line
             ax.fill_between(
                 curve[BUDGET_COLUMN],

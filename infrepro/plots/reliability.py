@@ -17,6 +17,7 @@ from infrepro.plots.svg import (
     legend_columns,
     legend_rows,
     lines_legend_svg,
+    marked_line,
     to_svg,
 )
 
@@ -120,15 +121,9 @@ def dstudy_curve(
             curve = curves[curves[SYSTEM] == system].sort_values("n_per_facet")
             if curve.empty:
                 continue
-            entries[str(system)] = ax.plot(
-                curve["n_per_facet"],
-                curve["phi"],
-                marker="o",
-                markersize=2.5,
-                label=str(system),
-                zorder=3,
-                **style,
-            )[0]
+            entries[str(system)] = marked_line(
+                ax, curve["n_per_facet"], curve["phi"], str(system), 2.5, **style
+            )
         ax.set_ylim(low, 1.0)
         ax.set_xlabel("runs averaged per facet level (n)")
         ax.set_ylabel("reliability φ")

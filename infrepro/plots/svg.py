@@ -131,6 +131,11 @@ def legend_below(fig: Figure, handles: list, labels: list[str], ncols: int, **kw
         )
 
 
+def marked_line(ax, x, y, label: str, markersize: float, **style):
+    """A line through (x, y) with a dot at each point, above bands and guides (zorder 3)."""
+    return ax.plot(x, y, marker="o", markersize=markersize, label=label, zorder=3, **style)[0]
+
+
 def lines_legend_svg(
     fig: Figure, entries: Mapping[str, object], columns: int, key: str, title: str
 ) -> str:

@@ -8,42 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from infrepro.plumbing.lazy import lazy_getattr
+from infrepro.plumbing.lazy import lazy_package
 
-_WHERE = {
-    "input_checksums": "checksums",
-    "sha256": "checksums",
-    "build_context": "context",
-    "REPORT_TABLES": "inputs",
-    "ReportSettings": "inputs",
-    "load_tables": "inputs",
-    "table_paths": "inputs",
-    "render": "page",
-    "render_report": "page",
-    "software_table": "versions",
-    "software_versions": "versions",
-}
-
-__all__ = [
-    "REPORT_TABLES",
-    "ReportSettings",
-    "build_context",
-    "input_checksums",
-    "load_tables",
-    "render",
-    "render_report",
-    "sha256",
-    "software_table",
-    "software_versions",
-    "table_paths",
-]
-
-if TYPE_CHECKING:  # for type checkers and IDEs: the eager imports
+if TYPE_CHECKING:  # the public names (for type checkers as they are; loaded on first use)
     from infrepro.report.checksums import input_checksums, sha256
     from infrepro.report.context import build_context
     from infrepro.report.inputs import REPORT_TABLES, ReportSettings, load_tables, table_paths
     from infrepro.report.page import render, render_report
     from infrepro.report.versions import software_table, software_versions
 
-
-__getattr__ = lazy_getattr(__name__, _WHERE, globals())
+__getattr__, __all__ = lazy_package(__name__, __file__, globals())

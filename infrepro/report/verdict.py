@@ -33,7 +33,6 @@ PAPER_GLRT_LEVEL = (
 )
 PAPER_LABEL = "paper's model, conditional on these trained runs"
 PAPER_PREFIX = "paper's model, "
-ESTIMAND = "retrained with this recipe, at these meta-parameter settings"
 OPTIMISTIC_BEST = (
     "its runs were selected by their test score (no dev scores), so it shows an improvement in "
     "most simulated experiments without one: it is no evidence either way"

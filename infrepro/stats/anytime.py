@@ -5,7 +5,6 @@ numbers.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,13 +14,12 @@ import numpy as np
 # -- anytime-valid mode: a t confidence sequence (§4e.7) ----------------------------------------
 @dataclass(frozen=True)
 class ConfidenceSequence:
-    """Per number of pairs n = 2 ... m: the mean difference, the interval's half-width (inf
-    when the mixture cannot exclude anything yet) and the running intersection of the
-    intervals so far (``lower``, ``upper``), valid simultaneously over n at level 1 − α."""
+    """Per number of pairs n = 2 ... m: the mean difference and the running intersection of
+    the intervals so far (``lower``, ``upper``; infinite while the mixture cannot exclude
+    anything yet), valid simultaneously over n at level 1 − α."""
 
     n: np.ndarray
     mean: np.ndarray
-    half_width: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
 
@@ -90,7 +88,7 @@ def confidence_sequence(
     n = np.arange(2, d.size + 1)
     if n.size == 0:
         empty = np.empty(0)
-        return ConfidenceSequence(n, empty, empty, empty, empty)
+        return ConfidenceSequence(n, empty, empty, empty)
     csum = np.cumsum(d)[1:]
     mean = csum / n
     sq = np.cumsum(d**2)[1:]
@@ -99,34 +97,4 @@ def confidence_sequence(
     with np.errstate(invalid="ignore"):
         lower = np.maximum.accumulate(np.where(np.isfinite(half), mean - half, -np.inf))
         upper = np.minimum.accumulate(np.where(np.isfinite(half), mean + half, np.inf))
-    return ConfidenceSequence(n, mean, half, lower, upper)
-
-
-@dataclass(frozen=True)
-class AnytimeVerdict:
-    """The anytime-valid mode's verdict (§4e.7): ``direction`` +1 (B better), −1 (A better) or
-    0; the pairs used, the number of pairs at which the sequence first excluded 0 (None
-    without a claim) and the current interval (the running intersection)."""
-
-    direction: int
-    pairs: int
-    claimed_at: int | None
-    lower: float
-    upper: float
-
-
-def anytime_verdict(
-    runs_a: Sequence[float], runs_b: Sequence[float], alpha: float, scale: float
-) -> AnytimeVerdict:
-    """Pair the runs in arrival order (each system's runs ordered by look, then as listed),
-    run the t confidence sequence and claim the side of 0 it first leaves to."""
-    cs = confidence_sequence(paired_differences(runs_a, runs_b), alpha, scale)
-    if cs.n.size == 0:
-        return AnytimeVerdict(0, min(len(runs_a), len(runs_b)), None, -math.inf, math.inf)
-    out = (cs.lower > 0) | (cs.upper < 0)
-    first = int(np.argmax(out)) if out.any() else None
-    direction = 0 if first is None else (1 if cs.lower[first] > 0 else -1)
-    claimed = None if first is None else int(cs.n[first])
-    return AnytimeVerdict(
-        direction, int(cs.n[-1]), claimed, float(cs.lower[-1]), float(cs.upper[-1])
-    )
+    return ConfidenceSequence(n, mean, lower, upper)

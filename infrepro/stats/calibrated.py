@@ -22,8 +22,8 @@ supremum over a band of ρ is at one of the band's two ends, and over all ρ it 
 
 Moderated variances: limma's ``squeezeVar`` (``squeeze_var``) shrinks each system's s_k²
 towards a common s0² with d0 prior df; ``moderated_variances`` caps d0 (limma's moment estimate
-is ∞ in about half of the experiments with 1-2 df per system even when the variances differ),
-and ``moderated_welch`` refers the statistic on the posterior variances to the band's p with
+is ∞ in about half of the experiments with 1-2 df per system even when the variances differ);
+the decision's pair test refers the statistic on the posterior variances to the band's p with
 the posterior df.
 """
 
@@ -62,24 +62,12 @@ class Power:
 @dataclass(frozen=True)
 class Moderated:
     """Moderated variances: the prior df d0 used and scale s0², the posterior variances
-    (f s² + d0 s0²)/(f + d0) and their df min(f + d0, Σ f) (eBayes' cap); ``d0_fitted`` is
-    limma's estimate before any cap (``squeeze_var``: d0 itself)."""
+    (f s² + d0 s0²)/(f + d0) and their df min(f + d0, Σ f) (eBayes' cap)."""
 
     d0: float
     s0_squared: float
     var_post: np.ndarray
     df_post: np.ndarray
-    d0_fitted: float
-
-
-@dataclass(frozen=True)
-class ModeratedTest:
-    """Welch's statistic on moderated run-mean variances and its band-calibrated log10 p."""
-
-    t: float
-    log10_p: float
-    df_a: float
-    df_b: float
 
 
 # ------------------------------------------------------------------------------ tails
@@ -519,10 +507,10 @@ def _fit_f_dist(x: np.ndarray, df: np.ndarray) -> tuple[float, float]:
     return float(x.mean()), math.inf
 
 
-def _posterior(v: np.ndarray, f: np.ndarray, s0: float, d0: float, fitted: float) -> Moderated:
+def _posterior(v: np.ndarray, f: np.ndarray, s0: float, d0: float) -> Moderated:
     """limma's ``.squeezeVar`` for a prior (d0, s0²), with eBayes' df cap."""
     post = np.full_like(v, s0) if math.isinf(d0) else (f * v + d0 * s0) / (f + d0)
-    return Moderated(d0, s0, post, np.minimum(f + d0, f.sum()), fitted)
+    return Moderated(d0, s0, post, np.minimum(f + d0, f.sum()))
 
 
 def _prepared(
@@ -542,12 +530,12 @@ def squeeze_var(var: np.ndarray | list[float], df: np.ndarray | list[float] | fl
     min(f_k + d0, Σ f) (limma's ``eBayes`` cap)."""
     v, f = _prepared(var, df)
     if v.size == 1:
-        return Moderated(0.0, float(v[0]), v, f, 0.0)
+        return Moderated(0.0, float(v[0]), v, f)
     v[f == 0.0] = 0.0
     s0, d0 = _fit_f_dist(v, f)
     if math.isnan(d0):
         raise ValueError("could not estimate the prior df")
-    return _posterior(v, f, s0, d0, d0)
+    return _posterior(v, f, s0, d0)
 
 
 def moderated_variances(
@@ -566,22 +554,4 @@ def moderated_variances(
         return fitted
     v[f == 0.0] = 0.0
     d0 = min(fitted.d0, float(max_prior_df))
-    return _posterior(v, f, fitted.s0_squared, d0, fitted.d0)
-
-
-def moderated_welch(
-    delta: float,
-    n_a: int,
-    n_b: int,
-    var_a: float,
-    var_b: float,
-    df_a: float,
-    df_b: float,
-    band: float = DEFAULT_BAND,
-) -> ModeratedTest:
-    """Welch's statistic on moderated run-mean variances, T = Δ/√(ṽ_A/n_A + ṽ_B/n_B), referred
-    to the band-calibrated p with the posterior df (docs/method.md §4b.12). Assumes the
-    systems' run-mean variances are draws of one scaled-inverse-χ² distribution."""
-    t = delta / math.sqrt(var_a / n_a + var_b / n_b)
-    log10_p = band_log10_p(t, n_a, n_b, band, df_a, df_b)
-    return ModeratedTest(t=float(t), log10_p=log10_p, df_a=float(df_a), df_b=float(df_b))
+    return _posterior(v, f, fitted.s0_squared, d0)

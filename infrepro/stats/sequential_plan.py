@@ -86,19 +86,6 @@ def welch_look(runs_a: Sequence[float], runs_b: Sequence[float]) -> LookData:
     return LookData(float(b.mean() - a.mean()), math.sqrt(va + vb), float(df), a.size, b.size)
 
 
-def runs_at_looks(looks_a: Sequence[int], looks_b: Sequence[int]) -> list[tuple[int, int]]:
-    """Cumulative run counts (n_A, n_B) at each look of a pair, from the looks of its runs
-    (``look_numbers`` over all runs); a look that adds no run to either system is the same
-    data as the look before and is dropped."""
-    la, lb = np.asarray(looks_a, dtype=int), np.asarray(looks_b, dtype=int)
-    counts: list[tuple[int, int]] = []
-    for k in sorted(set(la.tolist()) | set(lb.tolist())):
-        n = (int((la <= k).sum()), int((lb <= k).sum()))
-        if not counts or n != counts[-1]:
-            counts.append(n)
-    return counts
-
-
 # -- the declared plan and the analysis of its looks (§4e.2-§4e.6) -------------------------------
 def plan_alpha(
     alpha: float,
@@ -364,9 +351,8 @@ def runs_for_power(
 class DesignCharacteristics:
     """A balanced plan with looks at ``runs`` per system: its boundaries, the non-binding
     futility band |z| < f_k (zeros without futility), the directional power at the effect (the
-    futility advice followed, when given), and
-    the expected runs per system at no difference and at the effect (futility obeyed when
-    given; without it too)."""
+    futility advice followed, when given), and the expected runs per system at no difference
+    and at the effect (futility obeyed when given)."""
 
     runs: np.ndarray
     boundaries: Boundaries
@@ -375,8 +361,6 @@ class DesignCharacteristics:
     power: float
     expected_runs_null: float
     expected_runs_effect: float
-    expected_runs_null_no_futility: float
-    expected_runs_effect_no_futility: float
 
 
 def design_characteristics(
@@ -412,17 +396,8 @@ def design_characteristics(
         stop = c.upper + c.lower + c.inner
         return float((n[:-1] * stop[:-1]).sum() + n[-1] * (1.0 - stop[:-1].sum()))
 
-    zero = np.zeros(n.size)
     return DesignCharacteristics(
-        n.astype(int),
-        bounds,
-        band,
-        drift,
-        power,
-        expected(0.0, band),
-        expected(drift, band),
-        expected(0.0, zero),
-        expected(drift, zero),
+        n.astype(int), bounds, band, drift, power, expected(0.0, band), expected(drift, band)
     )
 
 

@@ -7,9 +7,8 @@ each contrast uses its own integer df ν'_j = ``emmeans_df(ν_j)`` for the whole
     p̃_j = P(max_i |T_i| ≥ t*_j),   T ~ MVT(0, R, ν'_j)    (adjusted p)
     P(max_i |T_i| ≥ q_j) = α                                (critical value; CI ± q_j SE)
 
-with t*_j = |t_j|, or, given a marginal two-sided p_j from any test, t*_j = qt(1 − p_j/2, ν'_j)
-(a single-step min-p with a t copula); contrast j is significant at family level α exactly when
-t*_j > q_j, i.e. p_j < p*_j = 2 pt(−q_j, ν'_j) (``MaxT.level``).
+with t*_j = |t_j|; contrast j is significant at family level α exactly when t*_j > q_j, i.e.
+p_j < p*_j = 2 pt(−q_j, ν'_j) (``MaxT.level``).
 
 How. T = Z / s with Z ~ N(0, R) and s = sqrt(χ²_ν / ν) independent, so
 
@@ -67,7 +66,6 @@ SPAN_TOL = 1e-10  # residual variance below which a contrast lies in the pivots'
 COEF_TOL = 1e-9  # smaller coefficients of a dependent contrast on the pivots are rounding
 QUAD_NODES = 96  # Gauss-Legendre nodes for H(c)
 QUAD_DROP = 40.0  # H(c) integrates w(s) where log w ≥ its maximum − QUAD_DROP
-P_FLOOR_T = 1e-300  # a marginal p below this maps to the t* of this p (H has converged there)
 
 
 def emmeans_df(df: np.ndarray) -> np.ndarray:
@@ -380,8 +378,8 @@ def _cheb_nodes(lo: float, hi: float) -> np.ndarray:
 
 @functools.lru_cache(maxsize=16)
 def _max_normal_of(corr: bytes, m: int) -> _MaxNormal:
-    """``_max_normal`` remembered by the bytes of R: a caller asks for p̃ from t and from
-    marginal p, or for both families' critical values, of the same fit."""
+    """``_max_normal`` remembered by the bytes of R: a caller may ask for the same family of
+    the same fit again."""
     with single_threaded_blas():  # the same bytes whatever the machine's BLAS threads
         return _max_normal(np.frombuffer(corr, dtype=float).reshape(m, m))
 
@@ -557,29 +555,14 @@ def _critical(dist: _MaxNormal, nu: np.ndarray, alpha: float) -> np.ndarray:
     return root
 
 
-def _t_star(log10_p: np.ndarray, nu: np.ndarray) -> np.ndarray:
-    """t* = qt(1 − p/2, ν): the marginal p on the t scale of ν df (0 = normal)."""
-    normal = -special.ndtri_exp(log10_p * LN10 - math.log(2.0))
-    p = np.maximum(10.0**log10_p, P_FLOOR_T)
-    return np.where(nu == 0, normal, stats.t.isf(p / 2.0, np.where(nu == 0, 1.0, nu)))
-
-
 # --------------------------------------------------------------------------- the family
-def max_t(
-    t: np.ndarray | None,
-    df: np.ndarray,
-    corr: np.ndarray,
-    alpha: float,
-    *,
-    log10_p_marginal: np.ndarray | None = None,
-) -> MaxT:
+def max_t(t: np.ndarray, df: np.ndarray, corr: np.ndarray, alpha: float) -> MaxT:
     """Single-step max-t adjusted p, critical values and marginal levels of a family.
 
-    ``t``: the contrasts' t statistics (|t_j| is t*_j; ignored when ``log10_p_marginal`` is
-    given); ``df``: their df (any positive reals; ν'_j = ``emmeans_df``); ``corr``: the m x m
-    correlation of the estimates (singular allowed: all pairs have rank k − 1);
-    ``log10_p_marginal``: each contrast's own two-sided p (log10), mapped to t*_j on the t scale
-    of ν'_j. A family of one is the t test itself with its unrounded df (as emmeans)."""
+    ``t``: the contrasts' t statistics (|t_j| is t*_j); ``df``: their df (any positive reals;
+    ν'_j = ``emmeans_df``); ``corr``: the m x m correlation of the estimates (singular allowed:
+    all pairs have rank k − 1). A family of one is the t test itself with its unrounded df (as
+    emmeans)."""
     corr = np.atleast_2d(np.asarray(corr, dtype=float))
     df = np.atleast_1d(np.asarray(df, dtype=float))
     m = df.size
@@ -587,22 +570,13 @@ def max_t(
         raise ValueError("corr must be a symmetric m x m correlation matrix")
     if not 0.0 < alpha < 1.0:
         raise ValueError("alpha must lie in (0, 1)")
-    if log10_p_marginal is None:
-        if t is None:
-            raise ValueError("give t or log10_p_marginal")
-        stat = np.abs(np.atleast_1d(np.asarray(t, dtype=float)))
-        if stat.shape != (m,) or not np.isfinite(stat).all():
-            raise ValueError("t must hold m finite statistics")
-    elif np.shape(log10_p_marginal) != (m,) or np.isnan(log10_p_marginal).any():
-        raise ValueError("log10_p_marginal must hold m p-values (log10)")
+    stat = np.abs(np.atleast_1d(np.asarray(t, dtype=float)))
+    if stat.shape != (m,) or not np.isfinite(stat).all():
+        raise ValueError("t must hold m finite statistics")
     nu = emmeans_df(df)
     if m == 1:  # no family (emmeans: no adjustment): the t test with its unrounded df
         nu = np.where(np.isfinite(df), df, 0.0)
-    if log10_p_marginal is None:
-        log10_p = _log_p1(stat, nu) / LN10
-    else:
-        log10_p = np.minimum(np.atleast_1d(np.asarray(log10_p_marginal, dtype=float)), 0.0)
-        stat = _t_star(log10_p, nu)
+    log10_p = _log_p1(stat, nu) / LN10
     if m == 1:
         q = _critical_single(float(nu[0]), alpha)
         return MaxT(log10_p, 10.0**log10_p, np.array([q]), np.array([alpha]), nu, 0.0)

@@ -11,7 +11,7 @@ import pytest
 from workflow_helpers import REPO_ROOT
 
 from infrepro.analyses import TABLES
-from infrepro.core.vocabulary import LOOKS_TABLE, TABLE_COLUMNS
+from infrepro.core.vocabulary import LOOKS_TABLE, TABLE_SPECS, columns
 
 pytestmark = pytest.mark.e2e  # runs on the worker of the example run (tests/conftest.py)
 PLANTED = json.loads((REPO_ROOT / "resources/example/planted.json").read_text())
@@ -27,8 +27,8 @@ def test_every_table_is_written_with_its_columns(example_run: Path) -> None:
     for name in TABLES:
         frame = table(example_run, name)
         assert frame.empty == (name == LOOKS_TABLE), name
-        if TABLE_COLUMNS[name] is not None:
-            assert list(frame.columns) == list(TABLE_COLUMNS[name])
+        if not TABLE_SPECS[name].extra:
+            assert list(frame.columns) == columns(name)
 
 
 def test_no_p_value_is_zero(example_run: Path) -> None:

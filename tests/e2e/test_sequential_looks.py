@@ -13,9 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 from decision_views import check_views
-from workflow_helpers import run_snakemake, write_scores
+from workflow_helpers import run_snakemake, scores_config, write_scores
 
 pytestmark = pytest.mark.e2e
 SEGMENTS = 80
@@ -50,28 +49,8 @@ def looks_scores(looks: tuple[int, ...]) -> pd.DataFrame:
 def write_experiment(root: Path, looks: tuple[int, ...]) -> Path:
     """The experiment folder with the scores of ``looks``; its config's path."""
     write_scores(root / "scores.csv", looks_scores(looks))
-    config = {
-        "experiment": "three looks",
-        "scores": "scores.csv",
-        "columns": {
-            "segment": "segment",
-            "system": "system",
-            "run": ["system", "seed"],
-            "metrics": ["score"],
-            "facets": ["seed"],
-            "look": "look",
-        },
-        "better": {"score": "higher"},
-        "baseline": "base",
-        "analyses": {
-            "run": ["summary"],
-            "planning": {"min_effect": 2.0},
-            "sequential": {"max_runs": 6},
-        },
-    }
-    path = root / "config.yaml"
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return path
+    analyses = {"run": ["summary"], "planning": {"min_effect": 2.0}, "sequential": {"max_runs": 6}}
+    return scores_config(root, "three looks", "base", analyses, look="look")
 
 
 def run(root: Path, config: Path) -> None:

@@ -1,5 +1,5 @@
-# Shared by the golden-value scripts (make_golden*.R): packages and locale, the JSON writer and
-# the data loader. Each script sources it as
+# Shared by the golden-value scripts (make_golden*.R): packages and locale, the JSON writer, the
+# capture of warnings and messages and the data loader. Each script sources it as
 #   source(file.path(<this folder>, "golden_common.R"))
 # and may set `resources_dir` (make_golden.R: data in the repository's resources/) before
 # loading a case whose data source is "resources".
@@ -75,6 +75,39 @@ to_json <- function(x) {
 write_json_file <- function(x, path) {
   txt <- prettify(to_json(x), indent = 2)
   writeLines(txt, path, useBytes = TRUE)
+}
+
+# ---------------------------------------------------------------- messages
+# Where capture() collects a fit's messages: an environment with msgs empty.
+new_messages <- function() {
+  env <- new.env()
+  env$msgs <- character(0)
+  env
+}
+
+# Evaluate expr, collecting its warnings and messages in msgs_env$msgs (as lme4 prints them:
+# "warning: ..." / "message: ...") instead of printing them.
+capture <- function(expr, msgs_env) {
+  withCallingHandlers(expr,
+    warning = function(w) {
+      msgs_env$msgs <- c(msgs_env$msgs, paste0("warning: ", conditionMessage(w)))
+      invokeRestart("muffleWarning")
+    },
+    message = function(mm) {
+      msgs_env$msgs <- c(msgs_env$msgs, paste0("message: ", trimws(conditionMessage(mm))))
+      invokeRestart("muffleMessage")
+    })
+}
+
+# msgs and what the fitted model m says about its convergence ("conv: ...") and optimizer
+# ("optimizer: ...").
+fit_messages <- function(m, msgs) {
+  conv <- m@optinfo$conv$lme4$messages
+  if (length(conv) > 0) msgs <- c(msgs, paste0("conv: ", conv))
+  if (length(m@optinfo$warnings) > 0) {
+    msgs <- c(msgs, paste0("optimizer: ", unlist(m@optinfo$warnings)))
+  }
+  msgs
 }
 
 # ---------------------------------------------------------------- data loading

@@ -64,27 +64,12 @@ only <- Sys.getenv("GOLDEN_ONLY", "")
 run_case <- function(case, data_spec, factors, response, formula_str, reml) {
   if (nzchar(only) && !grepl(only, case)) return(invisible(NULL))
   d <- load_case_data(data_spec, factors)
-  msgs <- character(0)
+  caught <- new_messages()
   form <- as.formula(formula_str)
   t0 <- proc.time()
-  m <- withCallingHandlers(
-    lmer(form, data = d, REML = reml),
-    warning = function(w) {
-      msgs <<- c(msgs, paste0("warning: ", conditionMessage(w)))
-      invokeRestart("muffleWarning")
-    },
-    message = function(mm) {
-      msgs <<- c(msgs, paste0("message: ", trimws(conditionMessage(mm))))
-      invokeRestart("muffleMessage")
-    }
-  )
+  m <- capture(lmer(form, data = d, REML = reml), caught)
   elapsed <- (proc.time() - t0)[["elapsed"]]
-  conv <- m@optinfo$conv$lme4$messages
-  if (length(conv) > 0) msgs <- c(msgs, paste0("conv: ", conv))
-  if (length(m@optinfo$warnings) > 0) {
-    msgs <- c(msgs, paste0("optimizer: ", unlist(m@optinfo$warnings)))
-  }
-  msgs <- unique(msgs)
+  msgs <- unique(fit_messages(m, caught$msgs))
 
   keys <- formula_term_keys(formula_str)
   vc <- as.data.frame(VarCorr(m))

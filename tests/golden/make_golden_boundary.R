@@ -54,21 +54,10 @@ spec <- function(system) {
 run_case <- function(system) {
   data_spec <- spec(system)
   d <- load_case_data(data_spec, c("segment_id", "seed", "run_id"))
-  msgs <- character(0)
-  m <- tryCatch(
-    withCallingHandlers(
-      lmer(as.formula(formula_str), data = d, REML = TRUE),
-      warning = function(w) {
-        msgs <<- c(msgs, paste0("warning: ", conditionMessage(w)))
-        invokeRestart("muffleWarning")
-      },
-      message = function(mm) {
-        msgs <<- c(msgs, paste0("message: ", trimws(conditionMessage(mm))))
-        invokeRestart("muffleMessage")
-      }
-    ),
-    error = function(e) e
-  )
+  caught <- new_messages()
+  m <- tryCatch(capture(lmer(as.formula(formula_str), data = d, REML = TRUE), caught),
+                error = function(e) e)
+  msgs <- caught$msgs
   out <- list(case = system,
               data = list(source = data_spec$source, path = data_spec$path,
                           filter = list(system = arr(system)), recipe = NULL),

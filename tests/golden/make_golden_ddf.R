@@ -72,18 +72,6 @@ versions <- list(
   numDeriv = as.character(packageVersion("numDeriv"))
 )
 
-capture <- function(expr, msgs_env) {
-  withCallingHandlers(expr,
-    warning = function(w) {
-      msgs_env$msgs <- c(msgs_env$msgs, paste0("warning: ", conditionMessage(w)))
-      invokeRestart("muffleWarning")
-    },
-    message = function(mm) {
-      msgs_env$msgs <- c(msgs_env$msgs, paste0("message: ", trimws(conditionMessage(mm))))
-      invokeRestart("muffleMessage")
-    })
-}
-
 # One test specification: list(name, L (matrix, columns = fixed-effect names), joint).
 # joint = FALSE requires a 1-row L (t test); joint = TRUE gives the F test of all rows.
 tt <- function(name, L) list(name = name, L = L, joint = FALSE)
@@ -155,8 +143,7 @@ run_case <- function(case, design, model, data_spec, factors, response, formula_
                      runner = run_tests) {
   if (nzchar(only) && !grepl(only, case)) return(invisible(NULL))
   d <- load_case_data(data_spec, factors)
-  env <- new.env()
-  env$msgs <- character(0)
+  env <- new_messages()
   form <- as.formula(formula_str)
   t0 <- proc.time()
   m <- if (is.null(control)) {
@@ -166,11 +153,7 @@ run_case <- function(case, design, model, data_spec, factors, response, formula_
   }
   fit_s <- (proc.time() - t0)[["elapsed"]]
   if (!inherits(m, "lmerModLmerTest")) stop(case, ": lmerTest could not build its Satterthwaite parts")
-  conv <- m@optinfo$conv$lme4$messages
-  if (length(conv) > 0) env$msgs <- c(env$msgs, paste0("conv: ", conv))
-  if (length(m@optinfo$warnings) > 0) {
-    env$msgs <- c(env$msgs, paste0("optimizer: ", unlist(m@optinfo$warnings)))
-  }
+  env$msgs <- fit_messages(m, env$msgs)
 
   terms_f <- formula_terms(form)
   keys <- vapply(terms_f, `[[`, "", "key")

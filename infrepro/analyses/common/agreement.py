@@ -13,14 +13,11 @@ with o_ck the coincidence matrix (pairs of values within a unit, each unit weigh
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import krippendorff
 import numpy as np
 import pandas as pd
 
-from infrepro.analyses.common.data import MetricData
-from infrepro.core.vocabulary import RUN, SEGMENT, SYSTEM
+from infrepro.core.vocabulary import RUN, SEGMENT
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 # The package builds a V x V coincidence matrix over the V distinct values (and more: 1.6 GiB for
@@ -70,52 +67,3 @@ def interval_alpha(matrix: np.ndarray) -> float:
     observed = float(np.sum(_pair_squares(values, axis=0) / (m - 1))) / n
     expected = float(_pair_squares(values[~np.isnan(values)])) / (n * (n - 1))
     return 1.0 - observed / expected
-
-
-def observed_agreement(matrix: np.ndarray) -> float:
-    """Share of agreeing pairs of coders within units (percent agreement, pairs of pairable
-    values): sum_c o_cc / n."""
-    values = np.asarray(matrix, dtype=float)
-    agree = total = 0.0
-    for unit in values.T:
-        seen = unit[~np.isnan(unit)]
-        m = seen.size
-        if m < 2:
-            continue
-        same = (seen[:, None] == seen[None, :]).sum() - m
-        agree += same / (m - 1)
-        total += m
-    return agree / total if total else float("nan")
-
-
-@dataclass(frozen=True)
-class Agreement:
-    """One system's alpha with what it was computed on."""
-
-    metric: str
-    system: str
-    level: str
-    alpha: float
-    units: int
-    coders: int
-    pairable_values: int
-
-
-def agreement_table(data: MetricData, level: str = "interval") -> pd.DataFrame:
-    """Krippendorff's alpha per system: units = segments, coders = the system's runs."""
-    rows = []
-    for system in data.systems:
-        subset = data.evaluation[data.evaluation[SYSTEM] == system]
-        matrix = reliability_matrix(subset, data.metric)
-        pairable = np.sum(~np.isnan(matrix), axis=0)
-        result = Agreement(
-            metric=data.metric,
-            system=system,
-            level=level,
-            alpha=krippendorff_alpha(matrix, level),
-            units=int(np.sum(pairable >= 2)),
-            coders=int(matrix.shape[0]),
-            pairable_values=int(pairable[pairable >= 2].sum()),
-        )
-        rows.append(asdict(result))
-    return pd.DataFrame(rows)

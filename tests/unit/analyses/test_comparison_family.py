@@ -10,6 +10,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from synthetic_systems import systems_data
 
 from infrepro.analyses import MetricData, run_analysis
 from infrepro.core.decisions import FAMILY_ALL, FAMILY_BASELINE, PAIRS_OF_FAMILY
@@ -23,7 +24,6 @@ from infrepro.core.registry import (
     rule_options,
 )
 from infrepro.core.schema import defaults
-from infrepro.core.vocabulary import SYSTEM
 
 RUNS = {"A": 3, "B": 2, "C": 3, "D": 2}  # A is the baseline
 SHIFT = {"A": 0.0, "B": 0.02, "C": 0.06, "D": -0.03}
@@ -32,28 +32,7 @@ PAIRWISE = ["estimate", "se", "log10_p"]  # unadjusted: the same fit gives the s
 
 def experiment(family: str) -> MetricData:
     """Four systems with two or three runs each, 25 segments."""
-    rng = np.random.default_rng(3)
-    segments = rng.normal(0, 0.2, 25)
-    rows, runs = [], []
-    for system, n in RUNS.items():
-        for r in range(n):
-            run = f"{system}_{r}"
-            runs.append({"run_id": run, SYSTEM: system})
-            values = 0.4 + SHIFT[system] + segments + rng.normal(0, 0.02) + rng.normal(0, 0.05, 25)
-            rows += [
-                {"run_id": run, SYSTEM: system, "segment_id": f"s{s}", "y": v}
-                for s, v in enumerate(values)
-            ]
-    return MetricData(
-        metric="y",
-        better="higher",
-        baseline="A",
-        evaluation=pd.DataFrame(rows),
-        runs=pd.DataFrame(runs),
-        facets=[],
-        properties=[],
-        options={"comparisons": family},
-    )
+    return systems_data(RUNS, SHIFT, seed=3, segments=25, options={"comparisons": family})
 
 
 @pytest.fixture(scope="module")

@@ -135,23 +135,21 @@ def assert_refused_naming_both(err: pytest.ExceptionInfo, path: Path, twin: Look
     assert "\n" not in message
 
 
-@pytest.mark.parametrize("design", range(15))
+@pytest.mark.parametrize(
+    ("raw", "design"), [(False, d) for d in range(15)] + [(True, d) for d in range(8)]
+)
 def test_names_that_only_look_alike_are_refused_up_front_naming_both(
-    design: int, tmp_path: Path
+    raw: bool, design: int, tmp_path: Path
 ) -> None:
-    experiment, twin = with_lookalike(generate(design), design)
+    """Scores mode (15 designs) and raw mode (8): the file and line of both spellings."""
+    if raw:
+        experiment, twin = with_lookalike_raw(generate_raw(design), design)
+        file = "testset.tsv" if twin.role == "segment" else "runs.tsv"
+    else:
+        experiment, twin = with_lookalike(generate(design), design)
+        file = "scores.csv"
     with pytest.raises(InputError) as err:
-        run_in_process(experiment, tmp_path, ["summary"])
-    assert_refused_naming_both(err, tmp_path / "scores.csv", twin)
-    assert not (tmp_path / "results" / "evaluation.parquet").exists()
-
-
-@pytest.mark.parametrize("design", range(8))
-def test_raw_mode_names_that_only_look_alike_are_refused_up_front_naming_both(
-    design: int, tmp_path: Path
-) -> None:
-    experiment, twin = with_lookalike_raw(generate_raw(design), design)
-    with pytest.raises(InputError) as err:
-        run_raw_in_process(experiment, tmp_path, ["summary"])
-    file = "testset.tsv" if twin.role == "segment" else "runs.tsv"
+        (run_raw_in_process if raw else run_in_process)(experiment, tmp_path, ["summary"])
     assert_refused_naming_both(err, tmp_path / file, twin)
+    if not raw:
+        assert not (tmp_path / "results" / "evaluation.parquet").exists()

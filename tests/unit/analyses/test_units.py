@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pandas as pd
 import pytest
-from kept_stores import written_by_other_code
+from kept_stores import UNUSABLE, unusable_store
 
 from infrepro.analyses import run_analysis
 from infrepro.analyses.common.units import UnitStore
@@ -72,16 +72,16 @@ def test_new_seeds_of_one_system_refit_only_its_units(tmp_path) -> None:
     assert again.reused == len(again.current)
 
 
-@pytest.mark.parametrize("content", [b"", b"{not json", b"[]", None])
+@pytest.mark.parametrize("content", UNUSABLE)
 def test_an_unreadable_or_foreign_store_is_ignored(tmp_path, content) -> None:
     path = tmp_path / "metaparam.json"
-    if content is None:  # a store written by other code: its digest differs
+
+    def save() -> None:
         store = UnitStore.open(path)
         _metaparam(_data(store))
         store.save()
-        written_by_other_code(path)
-    else:
-        path.write_bytes(content)
+
+    unusable_store(path, content, save)
     store = UnitStore.open(path)
     assert store.previous == {}
     _metaparam(_data(store))

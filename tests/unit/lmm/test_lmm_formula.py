@@ -8,6 +8,12 @@ import pytest
 
 from infrepro.lmm import LmmError, parse_formula
 from infrepro.lmm.design import aliased_columns, build_fixed, encode_factor
+from infrepro.lmm.formula import ParsedFormula
+
+
+def _labels(f: ParsedFormula) -> tuple[str, ...]:
+    """R's term labels of the fixed part (without the intercept)."""
+    return tuple(":".join(t) for t in f.fixed_terms)
 
 
 def test_basic_parse() -> None:
@@ -21,14 +27,14 @@ def test_basic_parse() -> None:
 def test_star_expansion_and_r_term_order() -> None:
     # R: attr(terms(y ~ b:x + a:b + a + x*b), "term.labels") == a, x, b, b:x, b:a
     f = parse_formula("y ~ b:x + a:b + a + x*b + (1|g)")
-    assert f.fixed_labels == ("a", "x", "b", "b:x", "b:a")
+    assert _labels(f) == ("a", "x", "b", "b:x", "b:a")
     f3 = parse_formula("y ~ a*b*c + (1|g)")
-    assert f3.fixed_labels == ("a", "b", "c", "a:b", "a:c", "b:c", "a:b:c")
+    assert _labels(f3) == ("a", "b", "c", "a:b", "a:c", "b:c", "a:b:c")
 
 
 def test_parentheses_removal_and_intercept() -> None:
     f = parse_formula("y ~ (a + b)*c - b + (1|s)")
-    assert f.fixed_labels == ("a", "c", "a:c", "b:c")
+    assert _labels(f) == ("a", "c", "a:c", "b:c")
     assert not parse_formula("y ~ 0 + a + (1|s)").intercept
     assert not parse_formula("y ~ a - 1 + (1|s)").intercept
     assert parse_formula("y ~ 1 + (1|s)").fixed_terms == ()
@@ -43,7 +49,7 @@ def test_random_terms_nested_and_interaction() -> None:
 
 def test_backquoted_names() -> None:
     f = parse_formula("y ~ `len class` + (1|`seg id`)")
-    assert f.fixed_labels == ("len class",)
+    assert _labels(f) == ("len class",)
     assert f.random_names == ("seg id",)
 
 
@@ -175,7 +181,7 @@ def test_dummy_terms_give_one_variance_per_level() -> None:
     )
     assert f.random_terms[1].indicator == ("sys", "A")
     assert f.random_terms[2].indicator == ("my sys", "B 2")
-    assert f.fixed_labels == ("sys",)
+    assert _labels(f) == ("sys",)
 
 
 def test_quoted_levels_may_hold_formula_syntax() -> None:

@@ -43,6 +43,22 @@ def expected(segments) -> pd.DataFrame:
     return score_segments(hyps, refs, METRICS, implementation="reference")
 
 
+def forbid(monkeypatch: pytest.MonkeyPatch, why: str, *names: tuple[object, str]) -> None:
+    """Each (module, name) of ``names`` fails the test, saying ``why``, if it runs."""
+
+    def forbidden(*args):
+        raise AssertionError(why)
+
+    for module, name in names:
+        monkeypatch.setattr(module, name, forbidden)
+
+
+def assert_auto_is_the_reference(segments, expected: pd.DataFrame) -> None:
+    hyps, refs = segments
+    got = score_segments(hyps, refs, METRICS, implementation="auto")
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+
+
 @pytest.mark.parametrize("k", [0, 1, 17, 40])
 def test_any_split_gives_the_reference_scores(
     k: int, segments, expected, not_compiled, monkeypatch: pytest.MonkeyPatch
@@ -57,51 +73,37 @@ def test_any_split_gives_the_reference_scores(
         return scores, done, spent
 
     monkeypatch.setattr(reference, "reference_prefix", first_k)
-    hyps, refs = segments
-    got = score_segments(hyps, refs, METRICS, implementation="auto")
-    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    assert_auto_is_the_reference(segments, expected)
     assert calls == [40] and not_compiled == ["compile"]
 
 
 def test_small_job_never_touches_the_kernels(
     segments, expected, not_compiled, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def forbidden(*args):
-        raise AssertionError("a kernel ran while the reference budget lasts")
-
-    monkeypatch.setattr(ter_kernel, "ter_edits_batch", forbidden)
-    monkeypatch.setattr(rouge_kernel, "rouge_counts", forbidden)
-    hyps, refs = segments
-    got = score_segments(hyps, refs, METRICS, implementation="auto")
-    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    kernels_used = ((ter_kernel, "ter_edits_batch"), (rouge_kernel, "rouge_counts"))
+    forbid(monkeypatch, "a kernel ran while the reference budget lasts", *kernels_used)
+    assert_auto_is_the_reference(segments, expected)
     assert kernels.reference_budget() < kernels.RENT_SECONDS
 
 
 def test_spent_budget_goes_to_the_kernels(
     segments, expected, not_compiled, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def forbidden(*args):
-        raise AssertionError("the reference loops ran with no budget left")
-
-    monkeypatch.setattr(reference, "reference_prefix", forbidden)
+    forbid(
+        monkeypatch, "the reference loops ran with no budget left", (reference, "reference_prefix")
+    )
     kernels.charge(kernels.RENT_SECONDS)
-    hyps, refs = segments
-    got = score_segments(hyps, refs, METRICS, implementation="auto")
-    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    assert_auto_is_the_reference(segments, expected)
     assert not_compiled == []  # nothing left to wait for
 
 
 def test_ready_kernels_are_used_at_once(
     segments, expected, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def forbidden(*args):
-        raise AssertionError("the reference loops ran although the kernels are ready")
-
     monkeypatch.setattr(kernels, "ready", lambda kernel: True)
-    monkeypatch.setattr(reference, "reference_prefix", forbidden)
-    hyps, refs = segments
-    got = score_segments(hyps, refs, METRICS, implementation="auto")
-    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    why = "the reference loops ran although the kernels are ready"
+    forbid(monkeypatch, why, (reference, "reference_prefix"))
+    assert_auto_is_the_reference(segments, expected)
 
 
 def test_reference_prefix_stops_on_its_budget(segments, expected) -> None:

@@ -409,12 +409,12 @@ def test_tokenizers_are_the_packages(text: str) -> None:
     """TER's words and ROUGE's tokens of any text are sacrebleu's and rouge-score's."""
     from rouge_score.tokenizers import DefaultTokenizer
 
-    from infrepro.metrics.rouge import rouge_tokenize
+    from infrepro.metrics.rouge import rouge_encoder
     from infrepro.metrics.ter import ter_tokenize
 
     metric = TER()
     assert ter_tokenize(text) == metric._preprocess_segment(text).split()
-    assert rouge_tokenize(text) == DefaultTokenizer(use_stemmer=True).tokenize(text)
+    assert rouge_encoder().tokens(text) == DefaultTokenizer(use_stemmer=True).tokenize(text)
 
 
 def _summary_pairs(n: int, seed: int) -> tuple[list[str], list[list[str]]]:

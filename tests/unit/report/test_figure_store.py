@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from kept_stores import written_by_other_code
+from kept_stores import UNUSABLE, unusable_store
 from test_report_render import FIGURE_SETTINGS as SETTINGS
 from test_report_render import TEMPLATES, figure_tables
 
@@ -68,17 +68,17 @@ def test_changed_data_is_drawn_again(tmp_path: Path) -> None:
     assert len(store.current) == 3
 
 
-@pytest.mark.parametrize("content", ["", "{broken", "[]", "foreign"])
-def test_an_unreadable_or_foreign_store_is_ignored(tmp_path: Path, content: str) -> None:
+@pytest.mark.parametrize("content", UNUSABLE)
+def test_an_unreadable_or_foreign_store_is_ignored(tmp_path: Path, content: str | None) -> None:
     path = tmp_path / "figures.json"
-    if content == "foreign":  # drawn by other code: its digest differs
+
+    def save() -> None:
         store = FigureStore.open(path)
         with figures_from(store):
             power_curve(CURVES, title="t", key="k")
         store.save()
-        written_by_other_code(path)
-    else:
-        path.write_text(content)
+
+    unusable_store(path, content, save)
     store = FigureStore.open(path)
     assert store.previous == {}
     with figures_from(store):

@@ -13,7 +13,6 @@ from scipy import stats
 
 from infrepro.io.looks import look_numbers
 from infrepro.stats.anytime import (
-    anytime_verdict,
     confidence_sequence,
     paired_differences,
     t_boundary,
@@ -38,7 +37,6 @@ from infrepro.stats.sequential_plan import (
     futility_band,
     plan_alpha,
     plan_sequential,
-    runs_at_looks,
     welch_look,
 )
 
@@ -224,7 +222,7 @@ def test_welch_look_is_scipys_welch_test() -> None:
     assert WELCH.p_value(LookData(q * look.se, look.se, look.df, 5, 7)) == pytest.approx(0.01)
 
 
-def test_look_numbers_and_runs_at_looks() -> None:
+def test_look_numbers() -> None:
     assert look_numbers([3, 1, 3, 7]) == [2, 1, 2, 3]
     assert look_numbers(["2025-03-01", "2024-12-31", datetime.date(2025, 3, 1)]) == [
         2,
@@ -237,8 +235,6 @@ def test_look_numbers_and_runs_at_looks() -> None:
         look_numbers([1, "2025-01-01"])
     with pytest.raises(ValueError, match="every run"):
         look_numbers([1, None])
-    # look 2 adds no run of either system: dropped
-    assert runs_at_looks([1, 1, 1, 3], [1, 1, 1, 4]) == [(3, 3), (4, 3), (4, 4)]
 
 
 def _plan(**kw) -> SequentialPlan:
@@ -337,7 +333,6 @@ def test_design_characteristics_expected_runs_equal_monte_carlo() -> None:
         assert expected == pytest.approx(mc, abs=0.02)
         if drift:
             assert design.power == pytest.approx(up.sum(), abs=0.004)
-    assert design.expected_runs_effect_no_futility >= design.expected_runs_effect
 
 
 def test_futility_band_is_where_conditional_power_is_below_the_threshold() -> None:
@@ -395,22 +390,23 @@ def test_confidence_sequence_running_intersection_and_pairs() -> None:
     cs = confidence_sequence(d, 0.05, 1.5)
     assert cs.n.tolist() == [2, 3, 4, 5, 6]
     assert cs.mean[-1] == pytest.approx(d.mean())
-    finite = np.isfinite(cs.half_width)
+    sd = np.array([d[:n].std(ddof=1) for n in cs.n])
+    half = t_boundary(cs.n, 0.05, 1.5) * sd / np.sqrt(cs.n)
+    finite = np.isfinite(half)
     assert np.all(cs.lower[1:] >= cs.lower[:-1]) and np.all(cs.upper[1:] <= cs.upper[:-1])
-    assert np.all(cs.lower[finite] >= (cs.mean - cs.half_width)[finite] - 1e-15)
+    assert np.all(cs.lower[finite] >= (cs.mean - half)[finite] - 1e-15)
+    assert np.all(cs.upper[finite] <= (cs.mean + half)[finite] + 1e-15)
     assert paired_differences([1.0, 2.0, 3.0], [1.5, 2.5]).tolist() == [0.5, 0.5]
 
 
-def test_anytime_verdict_claims_the_side_the_sequence_leaves_to() -> None:
+def test_confidence_sequence_leaves_zero_on_the_better_side() -> None:
     rng = np.random.default_rng(4)
     a = rng.normal(0.0, 0.02, 12)
     b = a[::-1] + 0.2  # B clearly better once the pairs can exclude anything
-    v = anytime_verdict(a, b, 0.05, 1.5)
-    cs = confidence_sequence(b - a, 0.05, 1.5)
-    first = int(np.argmax(cs.lower > 0))
-    assert v.direction == 1 and v.claimed_at == cs.n[first] and v.pairs == 12
-    assert v.lower == cs.lower[-1] > 0
-    worse = anytime_verdict(b, a, 0.05, 1.5)
-    assert worse.direction == -1 and worse.claimed_at == v.claimed_at
-    none = anytime_verdict(a[:3], a[3:6], 0.05, 1.5)  # 3 pairs: the sequence is still infinite
-    assert none.direction == 0 and none.claimed_at is None
+    better = confidence_sequence(paired_differences(a, b), 0.05, 1.5)
+    assert better.lower[-1] > 0 and np.isinf(better.lower[0])
+    worse = confidence_sequence(paired_differences(b, a), 0.05, 1.5)
+    assert worse.upper[-1] < 0
+    assert np.argmax(worse.upper < 0) == np.argmax(better.lower > 0)
+    none = confidence_sequence(paired_differences(a[:3], a[3:6]), 0.05, 1.5)
+    assert np.all(np.isinf(none.lower)) and np.all(np.isinf(none.upper))  # 3 pairs: no claim

@@ -15,15 +15,9 @@ from infrepro.analyses.common.tables import conform
 from infrepro.analyses.metaparam import facet_importance
 from infrepro.core.registry import ANALYSES
 from infrepro.core.vocabulary import (
-    BOOL,
-    BOOLEAN,
-    FLOAT,
-    INT,
     KINDS,
-    NUMERIC,
     REPORT_TABLES,
     STR,
-    TABLE_COLUMNS,
     TABLE_SPECS,
     TABLES,
     Column,
@@ -45,15 +39,6 @@ def test_every_table_is_declared_once_with_known_kinds() -> None:
         assert all(column.kind in KINDS for column in spec.columns)
     with pytest.raises(ValueError, match="kind"):
         Column("x", "decimal")
-
-
-def test_derived_views_follow_the_declarations() -> None:
-    for name, spec in TABLE_SPECS.items():
-        kinds = {c.name: c.kind for c in spec.columns}
-        assert set(NUMERIC[name]) == {c for c, k in kinds.items() if k in (INT, FLOAT)}
-        assert set(BOOLEAN.get(name, ())) == {c for c, k in kinds.items() if k == BOOL}
-        if name in TABLE_COLUMNS:
-            assert TABLE_COLUMNS[name] == (None if spec.extra else spec.names)
 
 
 def test_a_table_survives_a_csv_round_trip_with_its_types(tmp_path) -> None:

@@ -1,0 +1,41 @@
+"""Small synthetic experiments for the decision's and the comparison's unit tests: systems with
+their own means and runs, one metric ``y``, no facets or properties."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from infrepro.analyses.common.data import MetricData
+
+
+def systems_data(
+    runs: Mapping[str, int],
+    shift: Mapping[str, float],
+    *,
+    seed: int,
+    segments: int,
+    sign: int = 1,
+    options: Mapping[str, object] | None = None,
+) -> MetricData:
+    """``runs[s]`` runs of each system s (the first the baseline) on ``segments`` segments:
+    y = 0.4 + shift[s] + a segment effect (SD 0.2) + a run offset (SD 0.02) + noise (SD 0.05),
+    higher is better; with ``sign`` −1 the scores are negated and lower is better."""
+    rng = np.random.default_rng(seed)
+    effects = rng.normal(0, 0.2, segments)
+    rows, run_rows = [], []
+    for system, n in runs.items():
+        for r in range(n):
+            run = f"{system}_{r}"
+            run_rows.append({"run_id": run, "system": system})
+            values = 0.4 + shift[system] + effects + rng.normal(0, 0.02)
+            values = values + rng.normal(0, 0.05, segments)
+            rows += [
+                {"run_id": run, "system": system, "segment_id": f"s{s}", "y": sign * value}
+                for s, value in enumerate(values)
+            ]
+    better = "higher" if sign > 0 else "lower"
+    evaluation, run_table = pd.DataFrame(rows), pd.DataFrame(run_rows)
+    return MetricData("y", better, next(iter(runs)), evaluation, run_table, [], [], options or {})
