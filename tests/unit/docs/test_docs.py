@@ -178,6 +178,26 @@ def test_readme_scores_mode_shows_scale_for_a_0_100_metric() -> None:
     check_config(config)
 
 
+def test_the_bundled_config_shows_alpha_and_the_minimum_effect_with_their_meaning() -> None:
+    """A user who copies config/config.yaml sees report.alpha and
+    analyses.planning.min_effect set, each under comments that say what it means."""
+    import yaml
+
+    text = (REPO_ROOT / "config" / "config.yaml").read_text(encoding="utf-8")
+    config = yaml.safe_load(text)
+    assert config["report"]["alpha"] == schema.defaults("report")["alpha"]
+    assert config["analyses"]["planning"]["min_effect"] > 0
+    lines = text.splitlines()
+    for key, meaning in (("alpha:", "significance level"), ("min_effect:", "smallest improvement")):
+        (index,) = [i for i, line in enumerate(lines) if line.strip().startswith(key)]
+        above = []
+        for line in reversed(lines[:index]):
+            if not line.strip().startswith("#"):
+                break
+            above.append(line)
+        assert meaning in " ".join(above), (key, above)
+
+
 def test_method_has_no_planning_leftovers() -> None:
     text = (REPO_ROOT / "docs" / "method.md").read_text(encoding="utf-8")
     headings = [line for line in text.splitlines() if line.startswith("#")]
