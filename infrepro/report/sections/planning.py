@@ -154,7 +154,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Planning
     options = with_defaults("analyses", settings.config.get("analyses"))
     spending = str(options["sequential"]["spending"])
     cards: list[tuple[str, str, NextBox, bool]] = []  # metric, pair, box, among the TOP
-    planned_any = False
+    planned_any, declared = False, _declares_min_effect(plan)
     for metric in settings.metrics:
         planned = set(select(plan, metric=metric)["subset"]) if not plan.empty else set()
         eligible = {c for c in settings.competitors if f"{settings.baseline} vs {c}" in planned}
@@ -166,6 +166,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Planning
             box = NextBox(f"{metric_label(metric)}: {subset}")
             record = decisions.pair(metric, settings.baseline, competitor)
             planned_any = planned_any or record is not None or not rows.empty
+            declared = declared or (record is not None and not math.isnan(record.min_effect))
             line = _record_line(record) if record is not None else ""
             if line:
                 box.lines.append(line)
@@ -186,8 +187,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Planning
         cards += [(metric, pair, b, i < TOP) for i, (pair, b) in enumerate(boxes)]
     for box, top in _merged(cards):
         (section.boxes if top else section.more).append(box)
-    if planned_any and options["planning"]["min_effect"] is None:
-        section.unset = True
+    section.unset = planned_any and not declared
     if section.boxes:
         section.assumptions = ASSUMPTIONS
     if len(settings.systems) > MOST_LINES:
@@ -200,6 +200,11 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Planning
         section.budget = _budget_figures(budget, settings, styles)
     section.answers = _answers(plan)
     return section
+
+
+def _declares_min_effect(plan: pd.DataFrame) -> bool:
+    """Whether planning.csv has rows at a declared smallest effect of interest."""
+    return not plan.empty and bool((plan["effect_source"] == "min_effect").any())
 
 
 def _merged(cards: list[tuple[str, str, NextBox, bool]]) -> list[tuple[NextBox, bool]]:
