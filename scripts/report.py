@@ -4,6 +4,7 @@ import logging
 import os
 from pathlib import Path
 
+from infrepro.core.vocabulary import OPTIONAL_REPORT_TABLES
 from infrepro.plots.cache import FigureStore, figures_from
 from infrepro.plumbing.atomic import write_text
 from infrepro.report import (
@@ -17,7 +18,10 @@ from infrepro.workflow.outputs import FIGURE_STORE
 
 def main(smk) -> None:
     folder = Path(smk.output.html).parent
-    paths = {name: smk.input[name] for name in REPORT_TABLES}
+    given = dict(smk.input.items())  # the optional tables when the rule has them
+    paths = {
+        name: given[name] for name in (*REPORT_TABLES, *OPTIONAL_REPORT_TABLES) if name in given
+    }
     links = {name: Path(os.path.relpath(path, folder)).as_posix() for name, path in paths.items()}
     settings = ReportSettings(
         name=smk.params.name,

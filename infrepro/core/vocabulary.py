@@ -30,9 +30,13 @@ VARIANCE_COLUMN = "variance"  # of variance_components and importance
 BUDGET_COLUMN = "budget"  # of budget: the number of runs drawn
 CLASSICAL_TABLE = "classical"  # the classical tests' table
 OUTPUTS_TABLE = "outputs"  # results/tables/outputs.csv: the files produced and removed
+RUNS_TABLE = "runs"  # results/tables/runs.csv: the runs a runs pattern found
 PRODUCED, REMOVED = "produced", "removed"  # its `status` values
 BIN_SUFFIX = "_bin"  # the binned version of a numeric property: ``length`` -> ``length_bin``
 RESERVED = (RUN, SYSTEM, HYPOTHESES, DEV_SCORE, SEGMENT)
+# A run id names output files: letters, digits and ``. _ + = @ -``, a letter or digit first
+# (fullmatch it: "$" would allow a final newline)
+RUN_ID_FORM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=@-]*")
 # The model residual's row in the variance tables' ``component`` column, beside the facets': a
 # facet of that name would be indistinguishable from it, so facets may not have it.
 RESIDUAL = "Residual"
@@ -276,15 +280,20 @@ PROVENANCE_TABLE_SPECS: tuple[TableSpec, ...] = (
     # produced that was removed (infrepro.workflow.outputs): status produced or removed
     table(OUTPUTS_TABLE, "path status"),
 )
+# the runs a runs pattern found, as a runs sheet's columns (dev_score with runs_dev_scores),
+# then the facets; written only for runs from a pattern (infrepro.io.pattern)
+RUNS_TABLE_SPEC = table(RUNS_TABLE, "run_id system hypotheses dev_score:float", extra=True)
 TABLE_SPECS: dict[str, TableSpec] = {
-    spec.name: spec for spec in (*ANALYSIS_TABLE_SPECS, *PROVENANCE_TABLE_SPECS)
+    spec.name: spec for spec in (*ANALYSIS_TABLE_SPECS, *PROVENANCE_TABLE_SPECS, RUNS_TABLE_SPEC)
 }
 TABLES = tuple(spec.name for spec in ANALYSIS_TABLE_SPECS)
 # Columns an analysis may leave out of its rows, and the value they then hold (the system
 # comparison has no facet; the metaparam analysis names the tested facet).
 COLUMN_DEFAULTS: dict[str, object] = {"facet": ""}
-# what the report reads: the analyses' tables, the property bins and the provenance tables
-REPORT_TABLES = tuple(TABLE_SPECS)
+# what the report reads: the analyses' tables, the property bins and the provenance tables;
+# and, when they exist, the optional ones
+REPORT_TABLES = tuple(name for name in TABLE_SPECS if name != RUNS_TABLE)
+OPTIONAL_REPORT_TABLES = (RUNS_TABLE,)
 
 
 def columns(table: str) -> list[str]:

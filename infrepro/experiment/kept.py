@@ -16,7 +16,9 @@ serves only a parse that skips them too (Snakemake's job processes). A full chec
 only the hypotheses files that are not as a kept check found them (with the same segment ids),
 and the test set only when it is not as a kept check found it or the config asks other checks
 of its property columns (the kept check holds its columns and segment ids): after new seeds,
-their files and the runs sheet, not every run's, nor the test set.
+their files and the runs sheet, not every run's, nor the test set. Runs from a pattern
+(infrepro.io.pattern) are found on every parse, once: the entry serves only a parse that finds
+the same files (a new file is a new run).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from infrepro.experiment.record import Experiment
+from infrepro.io.pattern import find_runs, runs_pattern
 from infrepro.plumbing.files import file_states
 from infrepro.plumbing.kept import KeptStore
 from infrepro.plumbing.sources import source_digest
@@ -52,12 +55,16 @@ def kept_experiment(
 ) -> Experiment:
     """The Experiment of ``config`` from the store at ``path`` when nothing it was checked
     from changed, else from the full check (``load_experiment``), then kept there."""
+    pattern = runs_pattern(config)
+    matches = None if pattern is None else find_runs(pattern)
+    matched = None if matches is None else [m.path for m in matches]
     store = ExperimentStore.open(path)
     key = config_key(config)
     entry = store.previous.get(key)
     if (
         isinstance(entry, dict)
         and (entry.get("hypotheses_checked") or not check_hypotheses)
+        and entry.get("matched") == matched
         and entry.get("files") is not None
         and entry["files"] == file_states([name for name, *_ in entry["files"]])
     ):
@@ -68,9 +75,12 @@ def kept_experiment(
     from infrepro.experiment.load import CheckedInputs, load_experiment
 
     checked = CheckedInputs(**{f"{kind}_before": _passed(store, kind) for kind in PASSED})
-    experiment = load_experiment(config, check_hypotheses=check_hypotheses, checked=checked)
+    experiment = load_experiment(
+        config, check_hypotheses=check_hypotheses, checked=checked, matches=matches
+    )
     store.current[key] = {
         "hypotheses_checked": check_hypotheses,
+        "matched": matched,
         "files": file_states(experiment.inputs),
         "experiment": experiment.to_json(),
         **{kind: getattr(checked, kind) for kind in PASSED},

@@ -38,8 +38,9 @@ from infrepro.io.options import (
     check_property_options,
     check_report_options,
 )
+from infrepro.io.pattern import DEV_OPTION, RunMatch, derive_runs, find_runs, runs_pattern
 from infrepro.io.properties import property_values
-from infrepro.io.runs import facet_columns, read_runs_sheet
+from infrepro.io.runs import facet_columns, read_runs_sheet, runs_from_sheet
 from infrepro.io.scores import ScoresColumns, incomplete_runs, read_scores_table
 from infrepro.io.testset import read_testset, reference_columns
 from infrepro.io.text import require_file
@@ -130,30 +131,51 @@ def load_experiment(
     *,
     check_hypotheses: bool = True,
     checked: CheckedInputs | None = None,
+    matches: list[RunMatch] | None = None,
 ) -> Experiment:
     """Validate the inputs a config names and describe the experiment.
 
     ``check_hypotheses`` reads every hypotheses file to check encoding and line count, except
     those ``checked`` says passed before and are unchanged (a run's new seeds: only their files
-    are read); it records in ``checked`` the files that pass.
+    are read); it records in ``checked`` the files that pass. ``matches``: the files a runs
+    pattern matches, when the caller has found them (else they are found here).
     """
     if "scores" in config:
         return _load_scores_mode(config)
-    return _load_raw_mode(config, check_hypotheses=check_hypotheses, checked=checked)
+    return _load_raw_mode(
+        config, check_hypotheses=check_hypotheses, checked=checked, matches=matches
+    )
 
 
 def _load_raw_mode(
-    config: Mapping[str, Any], *, check_hypotheses: bool, checked: CheckedInputs | None
+    config: Mapping[str, Any],
+    *,
+    check_hypotheses: bool,
+    checked: CheckedInputs | None,
+    matches: list[RunMatch] | None,
 ) -> Experiment:
     _scale(config, [])  # infrepro's own metrics are fractions
     testset_path = Path(config["testset"])
     runs_path = Path(config["runs"])
     properties = list(config["properties"])
     checked = checked if checked is not None else CheckedInputs()
+    pattern = runs_pattern(config)
+    _check_runs_form(config, pattern is not None)
     testset = _checked_testset(testset_path, config, properties, checked)
     looks = config.get("look_column")
     check_look_options(config["analyses"], look_column=looks, source="look_column", raw_mode=True)
-    runs = read_runs_sheet(runs_path, look_column=looks)
+    derived_sheet: list[list[str | float]] = []
+    if pattern is None:
+        runs = read_runs_sheet(runs_path, look_column=looks)
+        source, runs_inputs = str(runs_path), [str(runs_path)]
+        dev_source = f"{runs_path} column '{DEV_SCORE}'"
+    else:
+        found = matches if matches is not None else find_runs(pattern)
+        derived = derive_runs(pattern, found, config.get(DEV_OPTION))
+        derived_sheet = derived.sheet()
+        runs = runs_from_sheet(derived_sheet)
+        source, runs_inputs = pattern.label, list(derived.dev_files)
+        dev_source = f"{DEV_OPTION} {config.get(DEV_OPTION)!r}"
     metrics = list(config["metrics"])
     for metric in metrics:
         if metric not in KNOWN_METRICS:
@@ -161,8 +183,8 @@ def _load_raw_mode(
                 None, f"unknown metric '{metric}'; choose from {', '.join(KNOWN_METRICS)}"
             )
     facets = facet_columns(runs, looks=looks is not None)
-    _check_names(facets, metrics, properties, runs_path)
-    systems = _check_baseline(config["baseline"], runs[SYSTEM], runs_path)
+    _check_names(facets, metrics, properties, source)
+    systems = _check_baseline(config["baseline"], runs[SYSTEM], source)
     if check_hypotheses:
         segment_ids = testset.segment_ids
         segments = segments_digest(segment_ids)
@@ -172,19 +194,44 @@ def _load_raw_mode(
                 continue
             read_hypotheses(path, segment_ids)
             checked.passed(path, state, segments)
-    inputs = [str(testset_path), str(runs_path), *map(str, runs["hypotheses"])]
+    inputs = [str(testset_path), *runs_inputs, *map(str, runs["hypotheses"])]
     rarity = config["property_options"]["rarity_corpus"]
     if rarity:
         require_file(rarity, "rarity frequency corpus")
         inputs.append(str(rarity))
     user_properties = [p for p in properties if p not in BUILTIN_PROPERTIES]
     has_dev = DEV_SCORE in runs and bool(runs[DEV_SCORE].notna().any())
-    source = f"{runs_path} column '{DEV_SCORE}'"
-    _check_options(config, properties, user_properties, facets, systems, runs, has_dev, source)
-    return _experiment(config, "raw", (metrics, properties, facets), systems, runs, inputs)
+    _check_options(config, properties, user_properties, facets, systems, runs, has_dev, dev_source)
+    experiment = _experiment(config, "raw", (metrics, properties, facets), systems, runs, inputs)
+    return replace(experiment, derived_sheet=derived_sheet)
+
+
+def _check_runs_form(config: Mapping[str, Any], pattern: bool) -> None:
+    """The options that belong to one form of ``runs`` only: ``look_column`` to a runs sheet,
+    ``runs_dev_scores`` to a pattern."""
+    if pattern and config.get("look_column") is not None:
+        raise InputError(
+            None,
+            f"look_column names a column of a runs sheet, but runs {config['runs']!r} is a "
+            "pattern: its looks are the reruns the look ledger records (docs/reference.md, "
+            "Inputs); remove look_column, or list the runs in a runs sheet with that column",
+        )
+    if not pattern and config.get(DEV_OPTION) is not None:
+        raise InputError(
+            None,
+            f"{DEV_OPTION} gives the dev-score files of a runs pattern, but runs "
+            f"{config['runs']!r} is a runs sheet: give its dev scores in its column "
+            f"'{DEV_SCORE}', and remove {DEV_OPTION}",
+        )
 
 
 def _load_scores_mode(config: Mapping[str, Any]) -> Experiment:
+    if config.get(DEV_OPTION) is not None:
+        raise InputError(
+            None,
+            f"{DEV_OPTION} gives the dev-score files of a runs pattern (raw mode); in scores mode "
+            "the dev score is a column of the scores file: give it as columns.dev_score",
+        )
     if config.get("look_column") is not None:
         raise InputError(
             None,

@@ -30,6 +30,8 @@ class Experiment:
     scales: dict[str, Scale] = field(default_factory=dict)  # scores mode's declared scales
     # scores mode: SHA-256 of each run's scores (what the look ledger records as its content)
     run_digests: dict[str, str] = field(default_factory=dict)
+    # runs from a pattern: the derived runs sheet, its header first (infrepro.io.pattern)
+    derived_sheet: list[list[str | float]] = field(default_factory=list)
 
     @property
     def units(self) -> dict[str, str]:

@@ -3,7 +3,8 @@
 
 Every rerun that adds runs is a look at the data, whether or not the user declares it. The
 ledger is a small tab-separated file beside the runs sheet (raw mode) or the scores file
-(scores mode), ``<stem>.ledger.tsv``, meant to be committed with the experiment: one row per
+(scores mode), ``<stem>.ledger.tsv`` (a runs pattern's: ``runs.ledger.tsv`` in the pattern's
+fixed folder), meant to be committed with the experiment: one row per
 run, with the look it arrived in, its name (the hypotheses file relative to the experiment
 folder, or the run id in scores mode), the SHA-256 of its content, and the sequential plan in
 force then. The workflow appends the runs that a completed run found and the ledger lacked, as
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from infrepro.core.vocabulary import SYSTEM
 from infrepro.io.errors import InputError, plural
+from infrepro.io.pattern import is_pattern, pattern_ledger
 from infrepro.plumbing.atomic import write_text
 
 SUFFIX = ".ledger.tsv"
@@ -95,7 +97,11 @@ class Looks:
 
 def ledger_path(runs_source: str | Path) -> Path:
     """The ledger beside the runs sheet or scores file: ``runs.tsv`` -> ``runs.ledger.tsv``,
-    ``scores.csv.gz`` -> ``scores.ledger.tsv``."""
+    ``scores.csv.gz`` -> ``scores.ledger.tsv``; for a runs pattern, ``runs.ledger.tsv`` in the
+    folder searched for its files (``outputs/{system}/{seed}.txt`` ->
+    ``outputs/runs.ledger.tsv``): one ledger per tree of outputs, never a run itself."""
+    if is_pattern(str(runs_source)):
+        return Path(pattern_ledger(str(runs_source)))
     path = Path(runs_source)
     return path.with_name(path.name.split(".")[0] + SUFFIX)
 

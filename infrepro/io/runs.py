@@ -20,7 +20,6 @@ A TSV or JSONL table; `read_runs_sheet` checks it (the only definition of its fo
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import pandas as pd
@@ -32,6 +31,7 @@ from infrepro.core.vocabulary import (
     RECORDED_LOOK,
     RESERVED,
     RUN,
+    RUN_ID_FORM,
     SYSTEM,
 )
 from infrepro.io.errors import InputError, plural
@@ -47,8 +47,6 @@ from infrepro.io.tables import (
     require_columns,
 )
 from infrepro.io.text import not_a_file
-
-_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=@-]*")  # fullmatch: "$" would allow a final \n
 
 
 def read_runs_sheet(
@@ -73,7 +71,7 @@ def read_runs_sheet(
         frame[column] = frame[column].map(str)
     check_unique(frame, sheet, RUN)
     for run_id, line in zip(frame[RUN], frame[LINE_COLUMN], strict=True):
-        if not _RUN_ID.fullmatch(run_id):
+        if not RUN_ID_FORM.fullmatch(run_id):
             raise InputError(
                 sheet,
                 f"{RUN} {run_id!r} may hold only letters, digits and . _ + = @ - "
@@ -104,6 +102,17 @@ def read_runs_sheet(
     # ordered by run id: the order of the sheet's rows is not information (tables stay the same)
     frame = frame.sort_values(RUN, kind="stable")
     return frame.drop(columns=[LINE_COLUMN]).reset_index(drop=True)
+
+
+def runs_from_sheet(sheet: list[list[str | float]]) -> pd.DataFrame:
+    """The runs table of a derived runs sheet (its header first, the rows in run-id order:
+    infrepro.io.pattern.DerivedRuns.sheet), as ``read_runs_sheet`` returns a sheet's:
+    ``dev_score`` numeric, every other column text."""
+    header, *rows = sheet
+    frame = pd.DataFrame([list(row) for row in rows], columns=list(header), dtype=object)
+    if DEV_SCORE in frame.columns:
+        frame[DEV_SCORE] = frame[DEV_SCORE].astype("float64")
+    return frame
 
 
 def _located(sheet: Path, hypotheses: str, line: int) -> str:

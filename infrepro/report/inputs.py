@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from infrepro.core.catalog import POINTS
-from infrepro.core.vocabulary import REPORT_TABLES
+from infrepro.core.vocabulary import OPTIONAL_REPORT_TABLES, REPORT_TABLES
 from infrepro.io.results import read_result_table
 
 
@@ -54,15 +54,15 @@ class ReportSettings:
 
 
 def load_tables(paths: Mapping[str, str | Path]) -> dict[str, pd.DataFrame]:
-    """Every report table by name; a table without a path is empty."""
+    """Every report table by name, the optional ones too; a table without a path is empty."""
     return {
         name: read_result_table(name, paths[name]) if name in paths else pd.DataFrame()
-        for name in REPORT_TABLES
+        for name in (*REPORT_TABLES, *OPTIONAL_REPORT_TABLES)
     }
 
 
 def table_paths(directory: str | Path) -> dict[str, Path]:
     """``results/tables/<name>.csv`` for every report table present in ``directory``."""
     root = Path(directory)
-    paths = {name: root / f"{name}.csv" for name in REPORT_TABLES}
+    paths = {name: root / f"{name}.csv" for name in (*REPORT_TABLES, *OPTIONAL_REPORT_TABLES)}
     return {name: path for name, path in paths.items() if path.is_file()}

@@ -57,8 +57,9 @@ def current_runs(experiment: Experiment, sha256: Callable[[str], str]) -> list[C
 def recorded_looks(
     experiment: Experiment, config: Mapping[str, Any], sha256: Callable[[str], str]
 ) -> tuple[Looks, list[CurrentRun]] | None:
-    """The runs' looks from the ledger beside the runs sheet or scores file, checked (an
-    ``InputError`` names the ledger's line); None when the runs declare a look column."""
+    """The runs' looks from the ledger beside the runs sheet or scores file (a runs pattern's:
+    in the pattern's folder; ``ledger_path``), checked (an ``InputError`` names the ledger's
+    line); None when the runs declare a look column."""
     if declares_looks(config):
         return None
     source = config["runs"] if experiment.mode == "raw" else config["scores"]

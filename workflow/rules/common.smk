@@ -9,7 +9,8 @@ from infrepro.io.errors import InputError
 from infrepro.io.paths import portable_path
 from infrepro.experiment.kept import kept_experiment
 from infrepro.core.registry import SUMMARY
-from infrepro.core.vocabulary import REPORT_TABLES, file_stem
+from infrepro.core.vocabulary import REPORT_TABLES, RUNS_TABLE, file_stem
+from infrepro.io.pattern import is_pattern
 from infrepro.workflow import verbatim
 from infrepro.workflow.checksums import remember_checksums
 from infrepro.workflow.params import serialize_params_lazily
@@ -33,6 +34,9 @@ except InputError as err:
     raise WorkflowError(f"infrepro: invalid input: {err}") from None
 
 RAW_MODE = EXPERIMENT.mode == "raw"
+# runs from a path pattern (infrepro.io.pattern): prepare_runs also writes the runs it found
+RUNS_FROM_PATTERN = RAW_MODE and is_pattern(config["runs"])
+RUNS_CSV = f"{RESULTS}/tables/{RUNS_TABLE}.csv"
 # each input file hashed once per version when jobs finish, not once per output of each job
 remember_checksums()
 # the params check imports pandas only when a param can be a pandas object (it has been imported)
@@ -40,8 +44,9 @@ serialize_params_lazily()
 INPUT_DIGESTS = KeptDigests.open(DIGEST_STORE)
 try:
     # Every rerun that adds runs is a look (docs/method.md §4e.12): the ledger beside the runs
-    # sheet or scores file says at which look each run arrived; runs it lacks are the next look,
-    # recorded when this run completes. None when the runs declare a look column.
+    # sheet or scores file (a runs pattern's: in its folder) says at which look each run
+    # arrived; runs it lacks are the next look, recorded when this run completes. None when the
+    # runs declare a look column.
     LEDGER = recorded_looks(EXPERIMENT, config, INPUT_DIGESTS.sha256)
 except InputError as err:
     raise WorkflowError(f"infrepro: invalid input: {err}") from None
@@ -144,6 +149,7 @@ def produced_outputs():
     else:
         files = []
     files += [
+        *([RUNS_CSV] if RUNS_FROM_PATTERN else []),
         f"{RESULTS}/inputs/runs.parquet",
         f"{RESULTS}/evaluation.parquet",
         *rules.collect_tables.input.parts,

@@ -1,4 +1,4 @@
-# Validated, normalised copies of the test set and the runs sheet (raw mode).
+# Validated, normalised copies of the test set and the runs sheet or pattern's runs (raw mode).
 
 
 rule prepare_testset:
@@ -19,14 +19,18 @@ rule prepare_testset:
         run_script(locals())
 
 
+# Runs from a pattern: the runs the parse found (the derived runs sheet) are the job's parameter,
+# written as the runs table and as results/tables/runs.csv.
 rule prepare_runs:
     input:
-        runs=config.get("runs", []),
+        runs=[] if RUNS_FROM_PATTERN else config.get("runs", []),
     output:
         runs=f"{RESULTS}/inputs/runs.parquet",
+        **({"table": RUNS_CSV} if RUNS_FROM_PATTERN else {}),
     params:
         script=rule_script("prepare_runs.py"),
-        content=content_of(config["runs"]),
+        content=content_of(*([] if RUNS_FROM_PATTERN else [config["runs"]])),
+        **({"sheet": verbatim(EXPERIMENT.derived_sheet)} if RUNS_FROM_PATTERN else {}),
         look_column=config.get("look_column"),
         looks=verbatim(RUN_LOOKS),
     log:

@@ -56,6 +56,7 @@ rule report_provenance:
 rule report:
     input:
         **{name: f"{RESULTS}/tables/{name}.csv" for name in REPORT_TABLES},
+        **({RUNS_TABLE: RUNS_CSV} if RUNS_FROM_PATTERN else {}),
     output:
         html=report(
             f"{RESULTS}/report.html",

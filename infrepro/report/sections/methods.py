@@ -11,9 +11,13 @@ import pandas as pd
 import yaml
 
 from infrepro.core.vocabulary import (
+    DEV_SCORE,
     EFFECT_SD_TEXT,
+    HYPOTHESES,
     OUTPUTS_TABLE,
     REMOVED,
+    RUN,
+    RUNS_TABLE,
     SEGMENT_TERM,
     SYSTEM,
     comparison_formulas,
@@ -25,7 +29,7 @@ from infrepro.core.vocabulary import (
     run_terms,
     runaware_property_formula,
 )
-from infrepro.report.formatting import integer
+from infrepro.report.formatting import integer, significant
 from infrepro.report.htmltable import Column, Table, frame_table, text
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.labels import analysis_label, property_label
@@ -260,6 +264,8 @@ class Methods:
     models: Table | None = None
     software: Table | None = None
     inputs: Table | None = None
+    runs: Table | None = None  # runs.csv: the runs a runs pattern found
+    runs_pattern: str = ""  # that pattern
     removed: list[str] = field(default_factory=list)  # outputs.csv: files an earlier config made
     config: str = ""
     rerun: list[str] = field(default_factory=list)
@@ -324,12 +330,30 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Methods:
             ],
             csv=settings.link("inputs"),
         )
+    runs = tables.get(RUNS_TABLE, pd.DataFrame())
+    if not runs.empty:
+        section.runs_pattern = str(settings.config.get("runs", ""))
+        section.runs = _runs_table(runs, settings)
     outputs = tables[OUTPUTS_TABLE]
     if not outputs.empty:
         section.removed = [str(p) for p in outputs.loc[outputs["status"] == REMOVED, "path"]]
     section.config = yaml.safe_dump(_plain(settings.config), sort_keys=False, allow_unicode=True)
     section.rerun = ['pip install -e ".[test]"', settings.rerun]
     return section
+
+
+def _runs_table(runs: pd.DataFrame, settings: ReportSettings) -> Table:
+    """The runs a runs pattern found (runs.csv): id, system, file, dev score, facets."""
+    fixed = (RUN, SYSTEM, HYPOTHESES, DEV_SCORE)
+    columns = [
+        Column(RUN, "run", text, numeric=False),
+        Column(SYSTEM, SYSTEM, numeric=False),
+        Column(HYPOTHESES, "hypotheses file", text, numeric=False),
+    ]
+    if DEV_SCORE in runs:
+        columns.append(Column(DEV_SCORE, "dev score", lambda v: significant(v, 4)))
+    columns += [Column(f, f, text, numeric=False) for f in runs.columns if f not in fixed]
+    return frame_table(runs, columns, csv=settings.link(RUNS_TABLE))
 
 
 def _plain(value: object) -> object:

@@ -36,6 +36,8 @@ class NextBox:
 
 @dataclass
 class Planning:
+    # no smallest effect of interest declared: the section says once how to declare it
+    unset: bool = False
     boxes: list[NextBox] = field(default_factory=list)
     more: list[NextBox] = field(default_factory=list)  # beyond the TOP competitors, collapsed
     assumptions: str = ""
@@ -50,14 +52,11 @@ def _runs(row: pd.Series) -> str:
 
 
 def _record_line(record: PairDecision) -> str:
-    """The decision's power at the smallest effect of interest, from its record (§4c.11)."""
+    """The decision's power at the smallest effect of interest, from its record (§4c.11); ''
+    when none is declared (the section says so once, ``Planning.unset``)."""
     runs = f"{record.runs_reference} + {record.runs_system}"
     if math.isnan(record.min_effect):
-        return (
-            "No smallest effect of interest is declared (analyses.planning.min_effect, in "
-            "points): power at the observed improvement only restates its p-value (the table "
-            "below has it, labelled post hoc)."
-        )
+        return ""
     if math.isnan(record.power):
         return f"The decision's power at the smallest effect of interest is unknown ({runs} runs)."
     enough = "enough" if record.power >= 0.8 else "not enough"
@@ -154,6 +153,8 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Planning
     styles = {s: system_style(i) for i, s in enumerate(settings.systems)}
     options = with_defaults("analyses", settings.config.get("analyses"))
     spending = str(options["sequential"]["spending"])
+    cards: list[tuple[str, str, NextBox, bool]] = []  # metric, pair, box, among the TOP
+    planned_any, declared = False, _declares_min_effect(plan)
     for metric in settings.metrics:
         planned = set(select(plan, metric=metric)["subset"]) if not plan.empty else set()
         eligible = {c for c in settings.competitors if f"{settings.baseline} vs {c}" in planned}
@@ -164,8 +165,11 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Planning
             rows = select(plan, metric=metric, subset=subset)
             box = NextBox(f"{metric_label(metric)}: {subset}")
             record = decisions.pair(metric, settings.baseline, competitor)
-            if record is not None:
-                box.lines.append(_record_line(record))
+            planned_any = planned_any or record is not None or not rows.empty
+            declared = declared or (record is not None and not math.isnan(record.min_effect))
+            line = _record_line(record) if record is not None else ""
+            if line:
+                box.lines.append(line)
             if not rows.empty:
                 box.lines += _needed_lines(rows)
                 line = _sequential_line(rows, spending)
@@ -176,12 +180,14 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Planning
             if line:
                 box.lines.append(line)
             if box.lines:
-                boxes.append(box)
+                boxes.append((subset, box))
             figure = _power_figure(rows, metric, subset) if competitor in drawn else None
             if figure is not None:
                 section.power.append(figure)
-        section.boxes += boxes[:TOP]
-        section.more += boxes[TOP:]
+        cards += [(metric, pair, b, i < TOP) for i, (pair, b) in enumerate(boxes)]
+    for box, top in _merged(cards):
+        (section.boxes if top else section.more).append(box)
+    section.unset = planned_any and not declared
     if section.boxes:
         section.assumptions = ASSUMPTIONS
     if len(settings.systems) > MOST_LINES:
@@ -194,6 +200,26 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Planning
         section.budget = _budget_figures(budget, settings, styles)
     section.answers = _answers(plan)
     return section
+
+
+def _declares_min_effect(plan: pd.DataFrame) -> bool:
+    """Whether planning.csv has rows at a declared smallest effect of interest."""
+    return not plan.empty and bool((plan["effect_source"] == "min_effect").any())
+
+
+def _merged(cards: list[tuple[str, str, NextBox, bool]]) -> list[tuple[NextBox, bool]]:
+    """One card per pair and content: cards of several metrics that say the same (without a
+    smallest effect of interest, a budget on dev scores, which every metric shares) become one
+    titled with every metric; it is among the first cards if one of them was."""
+    merged: dict[tuple[str, tuple[str, ...]], tuple[list[str], NextBox, bool]] = {}
+    for metric, pair, box, top in cards:
+        key = (pair, tuple(box.lines))
+        metrics, first, shown = merged.get(key, ([], box, False))
+        merged[key] = ([*metrics, metric_label(metric)], first, shown or top)
+    return [
+        (NextBox(f"{', '.join(metrics)}: {key[0]}", box.lines), top)
+        for key, (metrics, box, top) in merged.items()
+    ]
 
 
 def _power_figure(rows: pd.DataFrame, metric: str, subset: str) -> Figure | None:

@@ -144,10 +144,11 @@ def documented_tables(reference: str) -> dict[str, list[str]]:
 
 def test_every_table_column_is_documented(reference: str) -> None:
     """Each analysis table with exactly its columns, in order; the other documented tables
-    (experiment-dependent columns, provenance) are tables the report reads."""
+    (experiment-dependent columns, provenance, the runs a pattern found) are tables the report
+    reads, and every one is documented."""
     found = documented_tables(reference)
     assert set(vocabulary.TABLES) <= set(found)
-    assert set(found) <= set(vocabulary.REPORT_TABLES)
+    assert set(found) == set(vocabulary.REPORT_TABLES) | set(vocabulary.OPTIONAL_REPORT_TABLES)
     for table in vocabulary.TABLES:
         if not vocabulary.TABLE_SPECS[table].extra:
             assert [code_name(cell) for cell in found[table]] == vocabulary.columns(table), table
@@ -175,6 +176,26 @@ def test_readme_scores_mode_shows_scale_for_a_0_100_metric() -> None:
     config = yaml.safe_load(block) | {"scale": scale}
     config["columns"]["metrics"] = [*config["columns"]["metrics"], *scale]
     check_config(config)
+
+
+def test_the_bundled_config_shows_alpha_and_the_minimum_effect_with_their_meaning() -> None:
+    """A user who copies config/config.yaml sees report.alpha and
+    analyses.planning.min_effect set, each under comments that say what it means."""
+    import yaml
+
+    text = (REPO_ROOT / "config" / "config.yaml").read_text(encoding="utf-8")
+    config = yaml.safe_load(text)
+    assert config["report"]["alpha"] == schema.defaults("report")["alpha"]
+    assert config["analyses"]["planning"]["min_effect"] > 0
+    lines = text.splitlines()
+    for key, meaning in (("alpha:", "significance level"), ("min_effect:", "smallest improvement")):
+        (index,) = [i for i, line in enumerate(lines) if line.strip().startswith(key)]
+        above = []
+        for line in reversed(lines[:index]):
+            if not line.strip().startswith("#"):
+                break
+            above.append(line)
+        assert meaning in " ".join(above), (key, above)
 
 
 def test_method_has_no_planning_leftovers() -> None:

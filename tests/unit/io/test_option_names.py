@@ -30,6 +30,7 @@ FREE_TEXT = {
     "experiment",
     "testset",
     "runs",
+    "runs_dev_scores",
     "scores",
     "property_options.rarity_corpus",
     "property_options.bin_labels.*",

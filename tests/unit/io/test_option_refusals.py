@@ -198,6 +198,11 @@ def test_analyses_alpha_is_refused_pointing_to_report_alpha(raw: dict) -> None:
         ("analyses", "look_column", "look_column"),
         (None, "sequential", "analyses.sequential"),
         (None, "min_effect", "analyses.planning.min_effect"),
+        ("analyses", "min_effect", "analyses.planning.min_effect"),
+        ("report", "min_effect", "analyses.planning.min_effect"),
+        (None, "alpha", "report.alpha"),
+        (None, "runs_dev_score", "runs_dev_scores"),
+        (None, "dev_scores", "runs_dev_scores"),
     ],
 )
 def test_near_miss_option_names_the_option_meant(

@@ -45,9 +45,9 @@ def count_checks(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     calls: list[bool] = []
     original = load.load_experiment
 
-    def counted(config, *, check_hypotheses=True, checked=None):
+    def counted(config, *, check_hypotheses=True, **others):
         calls.append(check_hypotheses)
-        return original(config, check_hypotheses=check_hypotheses, checked=checked)
+        return original(config, check_hypotheses=check_hypotheses, **others)
 
     monkeypatch.setattr(load, "load_experiment", counted)
     return calls
