@@ -10,14 +10,13 @@ from infrepro.io.paths import portable_path
 from infrepro.experiment.kept import kept_experiment
 from infrepro.registry import SUMMARY
 from infrepro.vocabulary import REPORT_TABLES, file_stem
-from infrepro.workflow import verbatim
-from infrepro.workflow.checksums import remember_checksums
-from infrepro.workflow.params import serialize_params_lazily
+from infrepro.workflow import snakemake_door, verbatim
 from infrepro.workflow.digests import KeptDigests
 from infrepro.workflow.outputs import DIGEST_STORE, EXPERIMENT_STORE
 
 RESULTS = "results"
 SCRIPTS = Path(workflow.basedir) / "scripts"
+MAIN_PROCESS = snakemake_door.is_main_process(workflow)
 
 try:
     # Jobs that Snakemake runs as its own processes (each SLURM job, for one) re-read this file;
@@ -25,16 +24,17 @@ try:
     # parse whose config and input files are as the last check found them has its result back
     # (infrepro.experiment.kept: a rerun with nothing to do reads no input).
     EXPERIMENT = kept_experiment(
-        config, check_hypotheses=workflow.is_main_process, path=EXPERIMENT_STORE
+        config, check_hypotheses=MAIN_PROCESS, path=EXPERIMENT_STORE
     )
 except InputError as err:
     raise WorkflowError(f"infrepro: invalid input: {err}") from None
 
 RAW_MODE = EXPERIMENT.mode == "raw"
-# each input file hashed once per version when jobs finish, not once per output of each job
-remember_checksums()
-# the params check imports pandas only when a param can be a pandas object (it has been imported)
-serialize_params_lazily()
+# Snakemake's internals (infrepro/workflow/snakemake_door.py), when its version is a tested one
+# and INFREPRO_PLAIN_SNAKEMAKE is unset: each input file hashed once per version when jobs
+# finish, the params check without pandas, the worker pool, an exit without the scheduler's
+# leftover timers. Without them the workflow is plain Snakemake, with the same results.
+INTERNALS = snakemake_door.open_door()
 INPUT_DIGESTS = KeptDigests.open(DIGEST_STORE)
 PROPERTY_OPTIONS = config["property_options"]
 
@@ -91,18 +91,26 @@ def run_script(job, worker=False, preload=()):
     of Snakemake's process, or with `worker` in one of its long-lived worker processes. A job
     that Snakemake runs in a process of its own (a cluster job; a job of a `run:` directive
     without force-use-threads) runs in that process. `preload`: the scripts (in scripts/) of
-    the stage after this job, loaded meanwhile by the workers it leaves idle (local runs)."""
-    from snakemake.iocontainers import Snakemake
+    the stage after this job, loaded meanwhile by the workers it leaves idle (local runs).
+    Plain Snakemake (no INTERNALS): every job in a Python process of its own, as a `script:`
+    job."""
+    from infrepro.workflow.jobs import (
+        RuleJob,
+        preload_in_workers,
+        run_as_script_job,
+        run_in_process,
+        run_in_worker,
+    )
 
-    from infrepro.workflow.jobs import preload_in_workers, run_in_process, run_in_worker
-
-    fields = ("input", "output", "params", "wildcards", "threads", "resources", "log")
-    smk = Snakemake(*(job[name] for name in fields), config, job["rule"], None, str(SCRIPTS))
+    smk = RuleJob.of(job)
     (name,) = job["params"].script
     script = SCRIPTS / name
-    local = workflow.is_main_process and workflow.local_exec
+    if not INTERNALS:
+        run_as_script_job(script, smk)
+        return
+    local = MAIN_PROCESS and snakemake_door.runs_locally(workflow)
     ahead = [SCRIPTS / p for p in preload] if local else []
-    if worker and workflow.is_main_process:
+    if worker and MAIN_PROCESS:
         run_in_worker(script, smk, workflow.cores, ahead)
     else:
         preload_in_workers(ahead, workflow.cores)
@@ -139,14 +147,19 @@ def produced_outputs():
     return sorted(set(files))
 
 
-# Exit as soon as the last job is done (Snakemake's scheduling timers; the worker processes).
-onsuccess:
+def finish():
+    """The end of a run: the worker processes stopped, and the process exits when the last job
+    is done (Snakemake's leftover scheduling timers cancelled, with INTERNALS)."""
     from infrepro.workflow.jobs import finish_run
 
     finish_run()
+    if INTERNALS:
+        snakemake_door.cancel_scheduler_timers()
+
+
+onsuccess:
+    finish()
 
 
 onerror:
-    from infrepro.workflow.jobs import finish_run
-
-    finish_run()
+    finish()
