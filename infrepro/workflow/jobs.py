@@ -43,14 +43,14 @@ class RuleJob:
     """What a rule script's ``main(smk)`` reads of its job, as the attributes of Snakemake's
     object for script jobs are named. Built from a `run:` directive's namespace (its documented
     names), not with that object's constructor, which is no public API; picklable, for the
-    worker processes and `run_as_script_job`."""
+    worker processes and `run_as_script_job` (a job's ``resources`` may hold a closure of
+    Snakemake's, and no script reads them)."""
 
     input: Any
     output: Any
     params: Any
     wildcards: Any
     threads: int
-    resources: Any
     log: Any
     rule: str
 
@@ -63,7 +63,6 @@ class RuleJob:
             params=namespace["params"],
             wildcards=namespace["wildcards"],
             threads=namespace["threads"],
-            resources=namespace["resources"],
             log=namespace["log"],
             rule=namespace["rule"],
         )

@@ -139,7 +139,8 @@ def produced_outputs():
     files += [
         f"{RESULTS}/inputs/runs.parquet",
         f"{RESULTS}/evaluation.parquet",
-        *rules.collect_tables.input.parts,
+        # as text: Snakemake's file objects hold their rule, which a job's pickle cannot take
+        *map(str, rules.collect_tables.input.parts),
         *(f"{RESULTS}/tables/{name}.csv" for name in REPORT_TABLES),
         f"{RESULTS}/report.html",
         *paper_outputs(),
