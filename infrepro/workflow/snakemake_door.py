@@ -68,9 +68,10 @@ def plain_requested() -> bool:
 @functools.cache
 def internals_allowed() -> bool:
     """Whether this process may use Snakemake's internals: the variable does not ask for plain
-    Snakemake and the installed version was tested. An untested version is said once per
-    process (on stderr: the version and the tested range), not an error."""
+    Snakemake and the installed version was tested. Plain Snakemake is said once per process,
+    on stderr (for an untested version: that version and the tested range), never an error."""
     if plain_requested():
+        print(f"infrepro: {PLAIN_VARIABLE} is set: running as plain Snakemake", file=sys.stderr)
         return False
     version = installed_snakemake()
     if tested(version):
