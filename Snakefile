@@ -6,6 +6,7 @@ from snakemake.exceptions import WorkflowError
 
 from infrepro.io.errors import InputError
 from infrepro.io.config import check_config, check_config_file
+from infrepro.workflow import snakemake_door
 
 min_version("9.0")
 
@@ -13,7 +14,7 @@ min_version("9.0")
 # A config given with --configfile is the whole config: the bundled example's is read only when
 # none is given, so none of its settings leak into a user's experiment. Defaults come only from
 # the schema (check_config sets them, nested ones included).
-if not workflow.overwrite_configfiles:
+if not snakemake_door.given_configfiles(workflow):
     try:  # Snakemake's own message for a YAML error names neither the file nor the line
         check_config_file("config/config.yaml")
     except InputError as err:
@@ -25,7 +26,7 @@ if not workflow.overwrite_configfiles:
 try:
     # size, duplicate keys, finite numbers, the package's schema (one file for the workflow and
     # the API): each error names the option; the schema's defaults are filled in, nested ones too
-    check_config(config, workflow.configfiles)
+    check_config(config, snakemake_door.configfiles(workflow))
 except InputError as err:
     raise WorkflowError(f"infrepro: invalid input: {err}") from None
 

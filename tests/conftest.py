@@ -98,6 +98,7 @@ SHARED_WORKER = {
 PER_TEST = {
     "tests/e2e/test_bad_input.py",
     "tests/e2e/test_own_experiment.py",
+    "tests/e2e/test_plain_snakemake.py",
     "tests/e2e/test_scores_mode.py",
 }
 

@@ -4,6 +4,7 @@ bundled Kreutzer et al. (2020) TER data as config/kreutzer2020.yaml reads it."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -177,12 +178,13 @@ def run_snakemake(
     use_configfile: bool = True,
     umask: int | None = None,
     snakefile: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run the repository's workflow in ``workdir`` with 2 cores and capture its output.
 
     By default Snakemake is started in ``workdir`` with ``--directory workdir``; ``cwd`` starts
     it elsewhere, ``directory`` False drops ``--directory``, ``umask`` sets the process's umask,
-    ``snakefile`` runs a copy of the workflow.
+    ``snakefile`` runs a copy of the workflow, ``env`` sets environment variables for it.
     """
     command = [
         *snakemake_command(
@@ -203,7 +205,20 @@ def run_snakemake(
         cwd=cwd or workdir,
         timeout=900,
         preexec_fn=None if umask is None else (lambda: os.umask(umask)),
+        env=None if env is None else {**os.environ, **env},
     )
+
+
+TEST_ARTIFACTS = {"report-screenshot.png"}  # written beside the results by the browser test
+
+
+def digest_tree(root: Path) -> dict[str, str]:
+    """sha256 of every file under results/, by relative path (test artifacts left out)."""
+    return {
+        str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted((root / "results").rglob("*"))
+        if path.is_file() and path.name not in TEST_ARTIFACTS
+    }
 
 
 def write_scores(path: Path, frame: pd.DataFrame) -> Path:

@@ -1,13 +1,16 @@
 """Support for the thin Snakemake rule scripts: log to the rule's log file, fail loudly.
 
-A rule script defines `main(smk)` and, when Snakemake runs it as a script job (its own Python
-process), ends with ``if __name__ == "__main__": run_rule_script(main, snakemake)``. A rule whose
-job is cheap next to a Python start-up (scoring one run, the tiny bookkeeping rules) can instead
-run the same script inside Snakemake's own process from a one-line `run:` directive, with
-`run_in_process`: the packages it imports are then loaded once per workflow run, not once per job.
-A rule whose jobs need a CPU of their own (the analyses: numpy and pandas hold the GIL) runs them,
-with `run_in_worker`, in long-lived worker processes (one per core) that keep their imports
-from job to job.
+A rule script defines `main(smk)` and ends with
+``if __name__ == "__main__": run_rule_script(main, snakemake)``. Every rule runs it from a
+one-line `run:` directive, with the job as a :class:`RuleJob` (built from the directive's
+namespace), in one of three ways. A rule whose job is cheap next to a Python start-up (the tiny
+bookkeeping rules) runs the script inside Snakemake's own process, with `run_in_process`: the
+packages it imports are then loaded once per workflow run, not once per job. A rule whose jobs
+need a CPU of their own (the analyses: numpy and pandas hold the GIL) runs them, with
+`run_in_worker`, in long-lived worker processes (one per core) that keep their imports from job
+to job. Both are speed-ups that Snakemake's internals behind ``snakemake_door`` make safe; with
+the door shut (plain Snakemake) every job runs its script in a process of its own,
+`run_as_script_job`, as Snakemake's ``script:`` directive would.
 """
 
 from __future__ import annotations
@@ -19,17 +22,50 @@ import gc
 import logging
 import multiprocessing
 import os
+import pickle
 import runpy
+import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+@dataclass(frozen=True)
+class RuleJob:
+    """What a rule script's ``main(smk)`` reads of its job, as the attributes of Snakemake's
+    object for script jobs are named. Built from a `run:` directive's namespace (its documented
+    names), not with that object's constructor, which is no public API; picklable, for the
+    worker processes and `run_as_script_job` (a job's ``resources`` may hold a closure of
+    Snakemake's, and no script reads them)."""
+
+    input: Any
+    output: Any
+    params: Any
+    wildcards: Any
+    threads: int
+    log: Any
+    rule: str
+
+    @classmethod
+    def of(cls, namespace: Mapping[str, Any]) -> RuleJob:
+        """The job of a `run:` block, from its ``locals()``."""
+        return cls(
+            input=namespace["input"],
+            output=namespace["output"],
+            params=namespace["params"],
+            wildcards=namespace["wildcards"],
+            threads=namespace["threads"],
+            log=namespace["log"],
+            rule=namespace["rule"],
+        )
 
 
 def run_rule_script(main: Callable[[Any], None], smk: Any) -> None:
@@ -246,18 +282,11 @@ def _preload(script: str) -> None:
 
 
 def finish_run() -> None:
-    """At the end of a Snakemake run (its ``onsuccess`` and ``onerror``): let the process exit
-    now. Snakemake's scheduler leaves a one-second timer per scheduling round of its job rate
-    limit (non-daemon threads the interpreter waits for: a second after every run); nothing
-    is scheduled any more, so they are cancelled. The worker processes are stopped too, and
-    the interpreter's last garbage collection is skipped (:func:`_skip_last_collection`)."""
+    """At the end of a Snakemake run (its ``onsuccess`` and ``onerror``): stop the worker
+    processes, and have the interpreter's exit skip its last garbage collection
+    (:func:`_skip_last_collection`). Snakemake's leftover scheduling timers are the door's
+    (``snakemake_door.cancel_scheduler_timers``)."""
     _skip_last_collection()
-    for thread in threading.enumerate():
-        function = getattr(thread, "function", None)
-        if isinstance(thread, threading.Timer) and "_schedule_reevalutation" in getattr(
-            function, "__qualname__", ""
-        ):
-            thread.cancel()
     global _POOL
     with _POOL_LOCK:
         pool, _POOL = _POOL, None
@@ -275,3 +304,24 @@ def _skip_last_collection() -> None:
     the end of a run; a process that goes on (Snakemake's API in a session) collects as ever
     until it exits."""
     atexit.register(gc.freeze)
+
+
+# The entry point of a job in its own process: the pickled job on stdin, the script as argument.
+_SCRIPT_JOB = "from infrepro.workflow.jobs import _script_job; _script_job()"
+
+
+def run_as_script_job(script: str | Path, smk: RuleJob) -> None:
+    """Run a rule script in a Python process of its own, as Snakemake's ``script:`` directive
+    runs one (plain Snakemake, ``snakemake_door``): a fresh interpreter whose BLAS and other
+    thread pools take the job's threads (the variables Snakemake sets for a script job), and
+    the script's own ``__main__`` guard (`run_rule_script`: the rule's log file). A failure
+    raises here, which fails the job; its traceback is in the log and on stderr."""
+    env = {**os.environ, **dict.fromkeys(THREAD_VARIABLES, str(smk.threads))}
+    command = [sys.executable, "-P", "-c", _SCRIPT_JOB, str(script)]
+    subprocess.run(command, input=pickle.dumps(smk), env=env, check=True)
+
+
+def _script_job() -> None:
+    """In a job's own process: run the script as ``__main__`` with the job as ``snakemake``."""
+    smk = pickle.load(sys.stdin.buffer)
+    runpy.run_path(sys.argv[1], init_globals={"snakemake": smk}, run_name="__main__")

@@ -8,24 +8,13 @@ same, at a fraction of the jobs.
 
 from __future__ import annotations
 
-import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from workflow_helpers import make_mini_experiment, run_snakemake
+from workflow_helpers import digest_tree, make_mini_experiment, run_snakemake
 
 pytestmark = pytest.mark.e2e
-TEST_ARTIFACTS = {"report-screenshot.png"}
-
-
-def digest_tree(root: Path) -> dict[str, str]:
-    """sha256 of every file under results/, by relative path (test artifacts left out)."""
-    return {
-        str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted((root / "results").rglob("*"))
-        if path.is_file() and path.name not in TEST_ARTIFACTS
-    }
 
 
 def test_clean_runs_are_byte_identical_across_core_counts(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ trust; the rerun's tables equal those of an uninterrupted run.
 Scoring jobs run on threads of Snakemake's own process and analysis jobs in its worker processes
 (infrepro.workflow.jobs): killing a scoring job means killing Snakemake itself (the rerun then first
 removes the stale lock with `--unlock`, as after any crash), killing an analysis job means killing
-the worker process that runs it."""
+the worker process that runs it (as plain Snakemake, INFREPRO_PLAIN_SNAKEMAKE=1: the job's own
+process)."""
 
 from __future__ import annotations
 
@@ -60,9 +61,11 @@ def kill_first_job(root: Path, kind: str, timeout: float = 600) -> int:
             if any((root / "logs" / "score").glob("*.log")):
                 os.kill(process.pid, signal.SIGKILL)
                 killed = True
-        else:  # an analysis job is running in a worker process
+        else:  # an analysis job is running in a worker process (or its own, plain)
             for pid, cmdline in child_processes(process.pid):
-                if "multiprocessing" in cmdline and "spawn_main" in cmdline:
+                if ("multiprocessing" in cmdline and "spawn_main" in cmdline) or (
+                    "_script_job" in cmdline and "analysis.py" in cmdline
+                ):
                     time.sleep(0.3)  # let the job get into its work
                     try:
                         os.kill(pid, signal.SIGKILL)

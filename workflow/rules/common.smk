@@ -11,9 +11,7 @@ from infrepro.experiment.kept import kept_experiment
 from infrepro.core.registry import SUMMARY
 from infrepro.core.vocabulary import REPORT_TABLES, RUNS_TABLE, file_stem
 from infrepro.io.pattern import is_pattern
-from infrepro.workflow import verbatim
-from infrepro.workflow.checksums import remember_checksums
-from infrepro.workflow.params import serialize_params_lazily
+from infrepro.workflow import snakemake_door, verbatim
 from infrepro.workflow.digests import KeptDigests
 from infrepro.io.ledger import run_looks
 from infrepro.workflow.ledger import looks_seen, recorded_looks, record_looks
@@ -21,6 +19,7 @@ from infrepro.workflow.outputs import DIGEST_STORE, EXPERIMENT_STORE
 
 RESULTS = "results"
 SCRIPTS = Path(workflow.basedir) / "scripts"
+MAIN_PROCESS = snakemake_door.is_main_process(workflow)
 
 try:
     # Jobs that Snakemake runs as its own processes (each SLURM job, for one) re-read this file;
@@ -28,7 +27,7 @@ try:
     # parse whose config and input files are as the last check found them has its result back
     # (infrepro.experiment.kept: a rerun with nothing to do reads no input).
     EXPERIMENT = kept_experiment(
-        config, check_hypotheses=workflow.is_main_process, path=EXPERIMENT_STORE
+        config, check_hypotheses=MAIN_PROCESS, path=EXPERIMENT_STORE
     )
 except InputError as err:
     raise WorkflowError(f"infrepro: invalid input: {err}") from None
@@ -37,10 +36,11 @@ RAW_MODE = EXPERIMENT.mode == "raw"
 # runs from a path pattern (infrepro.io.pattern): prepare_runs also writes the runs it found
 RUNS_FROM_PATTERN = RAW_MODE and is_pattern(config["runs"])
 RUNS_CSV = f"{RESULTS}/tables/{RUNS_TABLE}.csv"
-# each input file hashed once per version when jobs finish, not once per output of each job
-remember_checksums()
-# the params check imports pandas only when a param can be a pandas object (it has been imported)
-serialize_params_lazily()
+# Snakemake's internals (infrepro/workflow/snakemake_door.py), when its version is a tested one
+# and INFREPRO_PLAIN_SNAKEMAKE is unset: each input file hashed once per version when jobs
+# finish, the params check without pandas, the worker pool, an exit without the scheduler's
+# leftover timers. Without them the workflow is plain Snakemake, with the same results.
+INTERNALS = snakemake_door.open_door()
 INPUT_DIGESTS = KeptDigests.open(DIGEST_STORE)
 try:
     # Every rerun that adds runs is a look (docs/method.md §4e.12): the ledger beside the runs
@@ -111,18 +111,26 @@ def run_script(job, worker=False, preload=()):
     of Snakemake's process, or with `worker` in one of its long-lived worker processes. A job
     that Snakemake runs in a process of its own (a cluster job; a job of a `run:` directive
     without force-use-threads) runs in that process. `preload`: the scripts (in scripts/) of
-    the stage after this job, loaded meanwhile by the workers it leaves idle (local runs)."""
-    from snakemake.iocontainers import Snakemake
+    the stage after this job, loaded meanwhile by the workers it leaves idle (local runs).
+    Plain Snakemake (no INTERNALS): every job in a Python process of its own, as a `script:`
+    job."""
+    from infrepro.workflow.jobs import (
+        RuleJob,
+        preload_in_workers,
+        run_as_script_job,
+        run_in_process,
+        run_in_worker,
+    )
 
-    from infrepro.workflow.jobs import preload_in_workers, run_in_process, run_in_worker
-
-    fields = ("input", "output", "params", "wildcards", "threads", "resources", "log")
-    smk = Snakemake(*(job[name] for name in fields), config, job["rule"], None, str(SCRIPTS))
+    smk = RuleJob.of(job)
     (name,) = job["params"].script
     script = SCRIPTS / name
-    local = workflow.is_main_process and workflow.local_exec
+    if not INTERNALS:
+        run_as_script_job(script, smk)
+        return
+    local = MAIN_PROCESS and snakemake_door.runs_locally(workflow)
     ahead = [SCRIPTS / p for p in preload] if local else []
-    if worker and workflow.is_main_process:
+    if worker and MAIN_PROCESS:
         run_in_worker(script, smk, workflow.cores, ahead)
     else:
         preload_in_workers(ahead, workflow.cores)
@@ -152,7 +160,8 @@ def produced_outputs():
         *([RUNS_CSV] if RUNS_FROM_PATTERN else []),
         f"{RESULTS}/inputs/runs.parquet",
         f"{RESULTS}/evaluation.parquet",
-        *rules.collect_tables.input.parts,
+        # as text: Snakemake's file objects hold their rule, which a job's pickle cannot take
+        *map(str, rules.collect_tables.input.parts),
         *(f"{RESULTS}/tables/{name}.csv" for name in REPORT_TABLES),
         f"{RESULTS}/report.html",
         *paper_outputs(),
@@ -160,19 +169,25 @@ def produced_outputs():
     return sorted(set(files))
 
 
-# A completed run records its new runs as a look; then exit as soon as the last job is done
-# (Snakemake's scheduling timers; the worker processes).
+def finish():
+    """The end of a run: the worker processes stopped, and the process exits when the last job
+    is done (Snakemake's leftover scheduling timers cancelled, with INTERNALS)."""
+    from infrepro.workflow.jobs import finish_run
+
+    finish_run()
+    if INTERNALS:
+        snakemake_door.cancel_scheduler_timers()
+
+
+# A completed run records its new runs as a look (docs/method.md §4e.12), then ends.
 onsuccess:
     from infrepro.io.ledger import ledger_path
-    from infrepro.workflow.jobs import finish_run
 
     recorded = record_looks(LEDGER, ledger_path(config["runs" if RAW_MODE else "scores"]))
     if recorded:
         print(recorded)
-    finish_run()
+    finish()
 
 
 onerror:
-    from infrepro.workflow.jobs import finish_run
-
-    finish_run()
+    finish()

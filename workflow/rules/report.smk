@@ -13,12 +13,14 @@ TEMPLATES = {name: file_digest(TEMPLATE_DIR / name) for name in TEMPLATE_FILES}
 # inside it): the config files in use (once each), and the command that reruns this experiment
 # (with the config files given on the command line, if any).
 CONFIG_FILES = list(
-    dict.fromkeys(portable_path(p) for p in workflow.configfiles if Path(p).is_file())
+    dict.fromkeys(
+        portable_path(p) for p in snakemake_door.configfiles(workflow) if Path(p).is_file()
+    )
 )
 RERUN_COMMAND = " ".join(
     [
         "snakemake --cores 2",
-        *(f"--configfile {portable_path(p)}" for p in workflow.overwrite_configfiles or []),
+        *(f"--configfile {portable_path(p)}" for p in snakemake_door.given_configfiles(workflow)),
     ]
 )
 

@@ -1,5 +1,6 @@
 """Snakemake hashes each input file once per version while it runs, not once per output of
-every job that reads it (infrepro.workflow.checksums; snakemake/snakemake#4240)."""
+every job that reads it (infrepro.workflow.snakemake_door.remember_checksums;
+snakemake/snakemake#4240)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 from snakemake.io import IOFile, _IOFile
 
-from infrepro.workflow import checksums
+from infrepro.workflow import snakemake_door as checksums
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,36 +13,6 @@ from types import SimpleNamespace
 import pytest
 
 from infrepro.workflow import jobs
-
-
-class _Scheduler:
-    """Stands in for Snakemake's JobScheduler: its timers run a lambda defined in a method of
-    this (misspelled, as Snakemake spells it) name."""
-
-    def __init__(self) -> None:
-        self.released = threading.Event()
-
-    def _schedule_reevalutation(self, delay: float) -> threading.Timer:
-        timer = threading.Timer(delay, lambda: self.released.set())
-        timer.start()
-        return timer
-
-
-def test_finish_run_cancels_only_the_schedulers_timers() -> None:
-    scheduler = _Scheduler()
-    theirs = scheduler._schedule_reevalutation(30.0)
-    other_fired = threading.Event()
-    other = threading.Timer(30.0, other_fired.set)
-    other.start()
-    try:
-        jobs.finish_run()
-        theirs.join(timeout=5)
-        assert not theirs.is_alive() and not scheduler.released.is_set()
-        assert other.is_alive()
-    finally:
-        other.cancel()
-        theirs.cancel()
-
 
 SCRIPT = """
 import json, os
@@ -183,3 +152,68 @@ def test_a_finished_run_exits_without_the_last_collection(finished: bool) -> Non
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == (["end"] if finished else ["end", "collected"])
+
+
+SCRIPT_JOB = """
+import json, logging, os, sys
+from infrepro.workflow.jobs import run_rule_script
+
+def main(smk):
+    logging.getLogger("test").info("in %s", smk.rule)
+    if smk.params.fail:
+        raise ValueError("planted failure")
+    names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+    with open(smk.output[0], "w") as handle:
+        seen = {n: os.environ.get(n) for n in names}
+        seen.update(pid=os.getpid(), path=sys.path, wildcards=smk.wildcards)
+        json.dump(seen, handle)
+
+if __name__ == "__main__":
+    run_rule_script(main, snakemake)
+"""
+
+
+def _script_job(tmp_path: Path, fail: bool) -> jobs.RuleJob:
+    """A job of the script above, as a `run:` block's namespace gives it."""
+    namespace = {
+        "input": [],
+        "output": [str(tmp_path / "out.json")],
+        "params": SimpleNamespace(fail=fail),
+        "wildcards": {"metric": "ter"},
+        "threads": 3,
+        "resources": {},
+        "log": [str(tmp_path / "job.log")],
+        "rule": "plain",
+        "jobid": 7,  # a run block's other names are not the script's
+    }
+    return jobs.RuleJob.of(namespace)
+
+
+def test_a_script_job_runs_in_a_process_of_its_own_as_snakemake_s_script_directive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plain Snakemake (the door shut): the script runs as ``__main__`` in a fresh interpreter
+    with the job as ``snakemake``, its thread pools on the job's threads (as Snakemake sets them
+    for a script job), logging to the rule's log file; the working directory is not put on the
+    module path (a user's file there shadows no package)."""
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT_JOB, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    jobs.run_as_script_job(script, _script_job(tmp_path, fail=False))
+    seen = json.loads((tmp_path / "out.json").read_text())
+    assert seen["pid"] != os.getpid()
+    assert seen["OPENBLAS_NUM_THREADS"] == seen["OMP_NUM_THREADS"] == "3"
+    assert seen["wildcards"] == {"metric": "ter"}
+    assert "" not in seen["path"] and str(tmp_path) not in seen["path"]
+    assert "in plain" in (tmp_path / "job.log").read_text()
+    assert jobs._POOL is None
+
+
+def test_a_failed_script_job_fails_with_its_traceback_in_the_log(tmp_path: Path) -> None:
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT_JOB, encoding="utf-8")
+    with pytest.raises(subprocess.CalledProcessError):
+        jobs.run_as_script_job(script, _script_job(tmp_path, fail=True))
+    log = (tmp_path / "job.log").read_text()
+    assert "rule plain failed" in log and "ValueError: planted failure" in log
+    assert not (tmp_path / "out.json").exists()

@@ -1,5 +1,6 @@
 """Snakemake's params check imports pandas only when a param can be a pandas object
-(infrepro.workflow.params): the same text for every param, without the import on a no-op."""
+(infrepro.workflow.snakemake_door.serialize_params_lazily): the same text for every param,
+without the import on a no-op."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from snakemake.persistence import PersistenceBase
 from snakemake.persistence.file import FilePersistence
 
-from infrepro.workflow import params
+from infrepro.workflow import snakemake_door as params
 
 VALUES = [
     "report",
@@ -55,7 +56,7 @@ def test_no_pandas_import_before_pandas_is_needed() -> None:
         f"""
         import sys
         from snakemake.persistence.file import FilePersistence
-        from infrepro.workflow.params import serialize_params_lazily
+        from infrepro.workflow.snakemake_door import serialize_params_lazily
         assert "pandas" not in sys.modules, "imported before the test"
         assert serialize_params_lazily()
         persistence = object.__new__(FilePersistence)

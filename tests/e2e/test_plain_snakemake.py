@@ -1,0 +1,73 @@
+"""End-to-end: the workflow as plain Snakemake gives the same bytes as with Snakemake's internals
+(infrepro/workflow/snakemake_door.py shut: no patch of Snakemake, no worker pool, no timer
+cancelled; every job runs its script in a process of its own).
+
+The rest of the end-to-end suite runs with the door open (the installed, tested Snakemake);
+this module is CI's plain-mode run: the bundled example with ``INFREPRO_PLAIN_SNAKEMAKE=1``,
+compared file by file with the example run, and a small experiment with a faked untested
+Snakemake version, compared with the same experiment run with the door open. (The whole suite
+in plain mode passes too, but takes about twice as long: docs/architecture.md.)
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from workflow_helpers import copy_example, digest_tree, make_mini_experiment, run_snakemake
+
+from infrepro.workflow.snakemake_door import PLAIN_VARIABLE, TESTED_SNAKEMAKE, VERSION_VARIABLE
+
+pytestmark = pytest.mark.e2e
+WARNING = "infrepro: Snakemake "  # the door's one line about an untested version
+
+
+def differing(first: Path, second: Path) -> list[str]:
+    """The files under results/ that are not byte-identical in the two folders (or not in both)."""
+    one, other = digest_tree(first), digest_tree(second)
+    assert "results/report.html" in one and "results/tables/glrt.csv" in one
+    return sorted(name for name in one.keys() | other.keys() if one.get(name) != other.get(name))
+
+
+def test_the_switch_runs_the_example_as_plain_snakemake_with_the_same_bytes(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Every table, the report and the paper tables of the bundled example, byte for byte; a
+    rerun with the door open then has nothing to do (the mode is no input of any job)."""
+    root = copy_example(tmp_path / "plain")
+    config = root / "config" / "config.yaml"
+    plain = run_snakemake(root, configfile=config, env={PLAIN_VARIABLE: "1"})
+    assert plain.returncode == 0, plain.stderr[-4000:]
+    said = [line for line in plain.stderr.splitlines() if line.startswith("infrepro:")]
+    assert said == [f"infrepro: {PLAIN_VARIABLE} is set: running as plain Snakemake"]
+    example_run = request.getfixturevalue("example_run")  # after the long run: no wait for it
+    assert differing(root, example_run) == []
+    rerun = run_snakemake(root, "-n", configfile=config, env={PLAIN_VARIABLE: "0"})
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert "Nothing to be done" in rerun.stdout + rerun.stderr
+
+
+def test_an_untested_snakemake_runs_plain_with_the_same_bytes_and_says_so_once(
+    tmp_path: Path,
+) -> None:
+    """A Snakemake version past the tested range (faked) runs the workflow as plain Snakemake:
+    one warning naming the version and the range, and every file the door-open run writes."""
+    untested = TESTED_SNAKEMAKE[1] + ".0"
+    open_, shut = (
+        make_mini_experiment(tmp_path / name, n_segments=12, metrics=("ter",)).root
+        for name in ("open", "shut")
+    )
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = [
+            pool.submit(run_snakemake, open_, env={PLAIN_VARIABLE: ""}),
+            pool.submit(run_snakemake, shut, env={VERSION_VARIABLE: untested}),
+        ]
+        door_open, door_shut = (run.result() for run in runs)
+    for result in (door_open, door_shut):
+        assert result.returncode == 0, result.stderr[-3000:]
+    assert WARNING not in door_open.stderr
+    warnings = [line for line in door_shut.stderr.splitlines() if line.startswith(WARNING)]
+    assert len(warnings) == 1, warnings
+    assert f"Snakemake {untested} " in warnings[0] and f"<{TESTED_SNAKEMAKE[1]}" in warnings[0]
+    assert differing(open_, shut) == []
