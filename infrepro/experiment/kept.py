@@ -30,11 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from infrepro.kept import KeptStore
-from infrepro.sources import source_digest
+from infrepro.sources import library_versions, source_digest
 
 from .record import Experiment
 
 PASSED = ("hypotheses", "testsets")  # the kinds of inputs whose passed checks are kept
+READER_LIBRARIES = ("pandas", "numpy", "pyarrow")  # what the checks read the input files with
 
 
 class ExperimentStore(KeptStore[dict[str, Any]]):
@@ -43,8 +44,10 @@ class ExperimentStore(KeptStore[dict[str, Any]]):
 
     @classmethod
     def version(cls) -> str:
-        """The package's source and the Python version: the checks, not the libraries' numbers."""
-        return source_digest().hex() + platform.python_version()
+        """The package's source, Python and the libraries the checks read the inputs with (not
+        the BLAS: a check computes nothing with it; read from their metadata, not imported)."""
+        libraries = library_versions(*READER_LIBRARIES)
+        return "|".join([source_digest().hex(), platform.python_version(), libraries])
 
 
 def kept_experiment(

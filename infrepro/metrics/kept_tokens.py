@@ -15,11 +15,11 @@ from __future__ import annotations
 import contextlib
 import platform
 from collections.abc import Iterator, Sequence
-from importlib import metadata
 
 from infrepro.kept import KeptStore
 
 ROUGE = "rouge"
+TOKENIZER_LIBRARIES = ("nltk", "rouge-score")  # what a stem depends on, besides Python
 MOST_PIECES = 300_000  # kept at most (a few MB of JSON)
 NEW_SHARE = 10  # the memo is written again when a job met a tenth more pieces than it holds
 _LEARNED: set[str] = set()  # the encoders of this process that took a kept memo
@@ -30,12 +30,13 @@ class TokenStore(KeptStore[dict[str, str]]):
 
     @classmethod
     def version(cls) -> str:
-        """The package's source and the tokenizer's libraries (not matplotlib's or scipy's:
-        a scoring process does not import them)."""
-        from infrepro.sources import source_digest
+        """The package's source, Python and the tokenizer's libraries. A stem is text made by
+        nltk's stemmer, rouge-score's tokenizer and Python's ``re``: no number of numpy, numba
+        or a BLAS is in it (and a scoring process does not load scipy's BLAS to ask)."""
+        from infrepro.sources import library_versions, source_digest
 
-        libraries = [f"{name} {metadata.version(name)}" for name in ("nltk", "rouge-score")]
-        return "|".join([source_digest().hex(), platform.python_version(), *libraries])
+        libraries = library_versions(*TOKENIZER_LIBRARIES)
+        return "|".join([source_digest().hex(), platform.python_version(), libraries])
 
 
 @contextlib.contextmanager
