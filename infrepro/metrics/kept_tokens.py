@@ -5,8 +5,9 @@ process that scores a run stems the words of every reference and hypothesis it h
 before: 0.3 s of each worker's first job at paper scale, the run after new seeds included
 (issue 31). The stem of a word is a pure function of the word and of the tokenizer's code, so
 the pieces a job met and their tokens are kept in ``.snakemake/infrepro/tokens.json`` (a
-:class:`~infrepro.kept.KeptStore`: data only, written atomically) and a later worker takes them
-from there (`TokenEncoder.learn`). Token ids are still assigned afresh in each process, and the
+:class:`~infrepro.kept.KeptStore`: data only, written atomically, merged with the pieces other
+processes wrote meanwhile under a file lock) and a later worker takes them from there
+(`TokenEncoder.learn`). Token ids are still assigned afresh in each process, and the
 kernels only compare them, so the scores are the same with or without the memo.
 """
 
@@ -26,7 +27,21 @@ _LEARNED: set[str] = set()  # the encoders of this process that took a kept memo
 
 
 class TokenStore(KeptStore[dict[str, str]]):
-    """Pieces and their tokens, per tokenizer (only ROUGE's stems are worth keeping)."""
+    """Pieces and their tokens, per tokenizer (only ROUGE's stems are worth keeping). Every
+    scoring process writes it, side by side, on a shared file system too: a save merges
+    (``SHARED``), so that no writer's pieces are lost."""
+
+    SHARED = True
+
+    def merge(self, saved: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        """Per tokenizer, the pieces the file holds and this job's (at most MOST_PIECES); a
+        tokenizer's entry of another layout is replaced."""
+        merged = dict(saved)
+        for name, pieces in self.current.items():
+            kept = saved.get(name)
+            both = {**kept, **pieces} if isinstance(kept, dict) else pieces
+            merged[name] = dict(list(both.items())[:MOST_PIECES])
+        return merged
 
     @classmethod
     def version(cls) -> str:

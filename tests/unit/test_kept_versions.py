@@ -76,9 +76,7 @@ def test_another_blas_another_key(store: str, field: str, monkeypatch: pytest.Mo
     assert any(info["user_api"] == "blas" for info in loaded)  # numpy's BLAS, at least
 
     def other() -> list[dict[str, object]]:
-        return [
-            {**info, field: "other"} if info["user_api"] == "blas" else info for info in loaded
-        ]
+        return [{**info, field: "other"} if info["user_api"] == "blas" else info for info in loaded]
 
     monkeypatch.setattr(threadpoolctl, "threadpool_info", other)
     forget()
