@@ -14,6 +14,7 @@ kernels only compare them, so the scores are the same with or without the memo.
 from __future__ import annotations
 
 import contextlib
+import logging
 import platform
 from collections.abc import Iterator, Sequence
 
@@ -72,13 +73,13 @@ def kept_tokens(path: str, metrics: Sequence[str]) -> Iterator[None]:
         with encoder.lock:
             encoder.learn(kept)
         _LEARNED.add(ROUGE)
+        logging.getLogger(__name__).info("ROUGE tokens: %d pieces from earlier runs", len(kept))
     yield
     with encoder.lock:
         pieces = encoder.pieces()
     new = len(pieces.keys() - kept.keys()) if kept is not None else len(pieces)
     if not new or (kept is not None and new * NEW_SHARE < len(kept)):
         return  # nothing (scored by rouge-score while the kernels compile) or little new to keep
-    merged = {**(kept or {}), **pieces}
-    store.current[ROUGE] = dict(list(merged.items())[:MOST_PIECES])
+    store.current[ROUGE] = pieces  # with those the file holds now (TokenStore.merge)
     with contextlib.suppress(OSError):  # a read-only folder: the next run stems again
         store.save()
