@@ -35,9 +35,10 @@ from infrepro.experiment.record import Experiment
 from infrepro.io.pattern import find_runs, runs_pattern
 from infrepro.plumbing.files import file_states
 from infrepro.plumbing.kept import KeptStore
-from infrepro.plumbing.sources import source_digest
+from infrepro.plumbing.sources import library_versions, source_digest
 
 PASSED = ("hypotheses", "testsets")  # the kinds of inputs whose passed checks are kept
+READER_LIBRARIES = ("pandas", "numpy", "pyarrow")  # what the checks read the input files with
 
 
 class ExperimentStore(KeptStore[dict[str, Any]]):
@@ -46,8 +47,10 @@ class ExperimentStore(KeptStore[dict[str, Any]]):
 
     @classmethod
     def version(cls) -> str:
-        """The package's source and the Python version: the checks, not the libraries' numbers."""
-        return source_digest().hex() + platform.python_version()
+        """The package's source, Python and the libraries the checks read the inputs with (not
+        the BLAS: a check computes nothing with it; read from their metadata, not imported)."""
+        libraries = library_versions(*READER_LIBRARIES)
+        return "|".join([source_digest().hex(), platform.python_version(), libraries])
 
 
 def kept_experiment(

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from infrepro.plumbing.sources import source_digest
+from infrepro.plumbing.sources import library_versions, source_digest
 
 
 class FrameMemo:
@@ -41,17 +41,32 @@ class FrameMemo:
 # ---------------------------------------------------------------------------- across runs
 
 
+# The libraries whose change could change a kept number or figure: the analyses' and the
+# figures' (numba and its compiler llvmlite compile the scorers' kernels), besides the BLAS.
+NUMBER_LIBRARIES = ("numpy", "scipy", "pandas", "matplotlib", "numba", "llvmlite", "krippendorff")
+
+
 @cache
 def code_digest() -> str:
-    """A digest of the package's source and the libraries its numbers and figures depend on:
-    a value kept across runs is reused only by the code that made it."""
-    import matplotlib
-    import scipy
-
+    """A digest of the package's source, Python, the versions of the libraries its numbers and
+    figures depend on (``NUMBER_LIBRARIES``) and the BLAS libraries they run on: a value kept
+    across runs is reused only by the code that made it."""
     digest = hashlib.blake2b(source_digest(), digest_size=16)
-    versions = (platform.python_version(), np.__version__, scipy.__version__, pd.__version__)
-    digest.update(repr((*versions, matplotlib.__version__)).encode())
+    libraries = library_versions(*NUMBER_LIBRARIES)
+    digest.update(repr((platform.python_version(), libraries, blas_libraries())).encode())
     return digest.hexdigest()
+
+
+def blas_libraries() -> list[tuple[object, ...]]:
+    """The BLAS libraries numpy and scipy run on (each wheel loads its own), as threadpoolctl
+    finds them loaded: implementation, version, file and the CPU kernels it chose. Another BLAS,
+    or the same on a CPU with other kernels, can change a result's last digits."""
+    import scipy.linalg  # noqa: F401 - loads scipy's BLAS, so that both are found in any process
+    from threadpoolctl import threadpool_info
+
+    fields = ("internal_api", "version", "filepath", "architecture", "threading_layer")
+    found = [info for info in threadpool_info() if info.get("user_api") == "blas"]
+    return sorted(tuple(str(info.get(name)) for name in fields) for info in found)
 
 
 _FRAME_DIGESTS = FrameMemo()

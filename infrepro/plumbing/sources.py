@@ -1,9 +1,11 @@
-"""A digest of the package's own source and assets (import-light: the workflow's parse reads it)."""
+"""A digest of the package's own source and assets, and the versions of the libraries a kept
+value depends on (import-light: the workflow's parse reads them)."""
 
 from __future__ import annotations
 
 import hashlib
 from functools import cache
+from importlib import metadata
 from pathlib import Path
 
 SOURCE_SUFFIXES = frozenset({".py", ".html", ".css", ".js", ".yaml", ".json"})
@@ -20,3 +22,17 @@ def source_digest() -> bytes:
             digest.update(path.relative_to(root).as_posix().encode())
             digest.update(path.read_bytes())
     return digest.digest()
+
+
+@cache
+def library_versions(*names: str) -> str:
+    """Each distribution's name and installed version (``absent`` when it is not installed), read
+    from its metadata without importing it: a result kept across runs is reused only with the
+    libraries that made it."""
+    versions = []
+    for name in names:
+        try:
+            versions.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{name} absent")
+    return "|".join(versions)
