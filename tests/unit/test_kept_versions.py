@@ -11,11 +11,11 @@ from importlib import metadata
 import pytest
 import threadpoolctl
 
-from infrepro.plumbing import memo, sources
 from infrepro.analyses.common.units import UnitStore
 from infrepro.experiment.kept import ExperimentStore
 from infrepro.metrics.kept_tokens import TokenStore
 from infrepro.plots.cache import FigureStore
+from infrepro.plumbing import memo, sources
 
 # What each store's values are computed with, besides the package's source and Python.
 NUMBERS = ("numpy", "scipy", "pandas", "matplotlib", "numba", "llvmlite")
