@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infrepro.core.vocabulary import SYSTEM
-from infrepro.io.errors import InputError, plural
+from infrepro.io.errors import InputError
 from infrepro.io.pattern import is_pattern, pattern_ledger
 from infrepro.plumbing.atomic import write_text
 
@@ -82,17 +82,6 @@ class Looks:
     def current(self) -> int:
         """The look this run is: the last recorded, or the next one when runs are pending."""
         return max(self.of_run.values(), default=0)
-
-    def summary(self) -> dict[str, object]:
-        """The report's view (plain values): where the ledger is, whether it was found, the
-        looks recorded, the look this run is, how many runs it adds."""
-        return {
-            "path": self.path,
-            "exists": self.exists,
-            "recorded": self.recorded,
-            "current": self.current,
-            "pending": len(self.pending),
-        }
 
 
 def ledger_path(runs_source: str | Path) -> Path:
@@ -244,8 +233,3 @@ def append_look(
         )
     write_text(path, ledger_text(rows))
     return len(looks.pending)
-
-
-def pending_phrase(looks: Looks) -> str:
-    """``look 3 adds 2 runs`` for messages."""
-    return f"look {looks.current} adds {plural(len(looks.pending), 'run')}"

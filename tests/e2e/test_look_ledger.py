@@ -16,9 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 from decision_views import check_views
-from workflow_helpers import job_counts, run_snakemake, write_scores
+from workflow_helpers import job_counts, run_snakemake, scores_config, write_scores
 
 from infrepro.core.decisions import ANYTIME, RECORDED_LOOKS
 
@@ -49,23 +48,7 @@ def batch_scores(batches: int, swap: bool = False) -> pd.DataFrame:
 
 def write_experiment(root: Path, batches: int, swap: bool = False) -> Path:
     write_scores(root / "scores.csv", batch_scores(batches, swap))
-    config = {
-        "experiment": "batches, nothing declared",
-        "scores": "scores.csv",
-        "columns": {
-            "segment": "segment",
-            "system": "system",
-            "run": ["system", "seed"],
-            "metrics": ["score"],
-            "facets": ["seed"],
-        },
-        "better": {"score": "higher"},
-        "baseline": "base",
-        "analyses": {"run": ["summary"]},
-    }
-    path = root / "config.yaml"
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return path
+    return scores_config(root, "batches, nothing declared", "base", {"run": ["summary"]})
 
 
 def run(root: Path) -> str:

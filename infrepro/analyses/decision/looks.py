@@ -258,6 +258,7 @@ class Sequential:
     source: str = DECLARED_LOOKS
     rows: list[dict[str, object]] = field(default_factory=list)
     _fits: list[LookFit] | None = None
+    _arrival: dict[str, list[float]] | None = None
 
     def fits(self, latest: object) -> list[LookFit]:
         """Model M at every look (the last: ``latest``, the decision's fit of all runs)."""
@@ -428,7 +429,9 @@ class Sequential:
     def _anytime(
         self, record: PairDecision, looks: list[PairLook], alpha_j: float, total: int
     ) -> PairDecision:
-        series = _arrival_means(self.data, self.looks)
+        if self._arrival is None:  # once per metric: every pair's sequence reads it
+            self._arrival = _arrival_means(self.data, self.looks)
+        series = self._arrival
         d = self.data.sign() * paired_differences(
             series.get(record.reference, []), series.get(record.system, [])
         )
