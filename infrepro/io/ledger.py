@@ -171,7 +171,8 @@ def looks_of(
                 name,
                 f"run '{row.run}' ({current.name}) changed after look {row.look}: its content "
                 "is not what that look analysed. Restore it, or keep it unchanged and add the "
-                "new output as a new run",
+                "new output as a new run; to start the looks over, delete the ledger (the report "
+                "then says that its verdicts assume one look)",
                 line=row.line,
             )
         of_run[row.run] = row.look

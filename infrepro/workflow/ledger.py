@@ -18,6 +18,7 @@ from infrepro.core.decisions import DECLARED_LOOKS, RECORDED_LOOKS
 from infrepro.experiment.record import Experiment
 from infrepro.io.ledger import CurrentRun, Looks, append_look, ledger_path, looks_of
 from infrepro.io.paths import portable_path
+from infrepro.plumbing.files import file_state
 
 
 def declares_looks(config: Mapping[str, Any]) -> bool:
@@ -77,13 +78,20 @@ def looks_seen(looks: Looks | None) -> dict[str, object]:
     return {"source": RECORDED_LOOKS, "path": looks.path, "look": looks.current}
 
 
-def record_looks(found: tuple[Looks, list[CurrentRun]] | None, path: str | Path) -> str:
-    """Append the pending runs to the ledger at ``path`` when a run completes; what was done,
-    for the log ('' when nothing)."""
+def record_looks(
+    found: tuple[Looks, list[CurrentRun]] | None,
+    path: str | Path,
+    verdicts: str | Path,
+    verdicts_before: list[int] | None,
+) -> str:
+    """Append the pending runs to the ledger at ``path`` when a run completes and wrote the
+    tables verdicts are read from (``verdicts``, whose :func:`file_state` was
+    ``verdicts_before`` when the run started): a run that only scored, or stopped short of the
+    decisions, showed no verdict and is no look. What was done, for the log ('' when nothing)."""
     if found is None:
         return ""
     looks, runs = found
-    if not looks.pending:
+    if not looks.pending or file_state(verdicts) in (None, verdicts_before):
         return ""
     stamp = datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat()
     try:

@@ -95,6 +95,9 @@ def example(destination: Path, mode: str) -> Path:
         runs = pd.read_csv(runs_path, sep="\t", dtype=str, keep_default_na=False)
         subset = runs.groupby("system", sort=False).head(QUICK_RUNS // 2)
         subset.to_csv(runs_path, sep="\t", index=False)
+        # The committed ledger records the full example's runs; the subset is another
+        # experiment, whose looks start over (a run withdrawn after a look is refused).
+        (destination / "config" / "runs.ledger.tsv").unlink()
         config = yaml.safe_load(config_path.read_text())
         config["metrics"] = ["ter"]
         config.setdefault("analyses", {})["run"] = ["comparison"]  # keeps dev_score_better

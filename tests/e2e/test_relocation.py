@@ -115,7 +115,13 @@ def test_removing_a_metric_leaves_no_file_of_it_under_results(tmp_path: Path) ->
     outputs = pd.read_csv(exp.root / "results/tables/outputs.csv")
     removed = set(outputs.loc[outputs["status"] == "removed", "path"])
     assert {"results/paper/chrf.md", "results/paper/chrf.tex"} <= removed
-    assert all(p.startswith(f"results/analyses/{stem}/") or "/paper/" in p for p in removed)
+    # the metric's analyses, its paper files and each run's score file of it (scores/<run>/)
+    assert all(
+        p.startswith(f"results/analyses/{stem}/")
+        or "/paper/" in p
+        or (p.startswith("results/scores/") and p.endswith(f"/{stem}.parquet"))
+        for p in removed
+    ), removed
     produced = set(outputs.loc[outputs["status"] == "produced", "path"])
     on_disk = {
         p.relative_to(exp.root).as_posix()

@@ -91,7 +91,7 @@ def test_a_new_seed_is_one_score_run_job_and_a_new_look(finished: Path, tmp_path
     assert dry.returncode == 0, dry.stderr[-3000:]
     counts = job_counts(dry.stdout)
     assert counts["score_run"] == 1 and "prepare_testset" not in counts, counts
-    assert "results/scores/comp_4.parquet" in dry.stdout
+    assert "results/scores/comp_4/ter.parquet" in dry.stdout
     result = run_snakemake(root)
     assert result.returncode == 0, result.stderr[-3000:]
     looks = ledger(root)

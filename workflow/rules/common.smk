@@ -16,6 +16,7 @@ from infrepro.workflow.digests import KeptDigests
 from infrepro.io.ledger import run_looks
 from infrepro.workflow.ledger import looks_seen, recorded_looks, record_looks
 from infrepro.workflow.outputs import DIGEST_STORE, EXPERIMENT_STORE
+from infrepro.plumbing.files import file_state
 
 RESULTS = "results"
 SCRIPTS = Path(workflow.basedir) / "scripts"
@@ -56,6 +57,9 @@ RUN_LOOKS = run_looks(LOOKS, config["analyses"]["sequential"]["max_runs"] is not
 # the report's view: the same before and after a completed run writes the ledger, so that a
 # rerun with nothing new reruns nothing
 LOOKS_SEEN = looks_seen(LOOKS)
+# the table verdicts are read from, as this run found it: a run that rewrites it is a look
+VERDICTS = f"{RESULTS}/tables/decisions.csv"
+VERDICTS_BEFORE = file_state(VERDICTS)
 PROPERTY_OPTIONS = config["property_options"]
 
 
@@ -160,13 +164,13 @@ def produced_outputs():
         *([RUNS_CSV] if RUNS_FROM_PATTERN else []),
         f"{RESULTS}/inputs/runs.parquet",
         f"{RESULTS}/evaluation.parquet",
-        # as text: Snakemake's file objects hold their rule, which a job's pickle cannot take
-        *map(str, rules.collect_tables.input.parts),
+        *rules.collect_tables.input.parts,
         *(f"{RESULTS}/tables/{name}.csv" for name in REPORT_TABLES),
         f"{RESULTS}/report.html",
         *paper_outputs(),
     ]
-    return sorted(set(files))
+    # as text: Snakemake's file objects hold their rule, which a job's pickle cannot take
+    return sorted(set(map(str, files)))
 
 
 def finish():
@@ -183,7 +187,8 @@ def finish():
 onsuccess:
     from infrepro.io.ledger import ledger_path
 
-    recorded = record_looks(LEDGER, ledger_path(config["runs" if RAW_MODE else "scores"]))
+    ledger = ledger_path(config["runs" if RAW_MODE else "scores"])
+    recorded = record_looks(LEDGER, ledger, VERDICTS, VERDICTS_BEFORE)
     if recorded:
         print(recorded)
     finish()

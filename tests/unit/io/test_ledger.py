@@ -16,7 +16,8 @@ from infrepro.io.ledger import (
     read_ledger,
     run_looks,
 )
-from infrepro.workflow.ledger import declares_looks, plan_of
+from infrepro.plumbing.files import file_state
+from infrepro.workflow.ledger import declares_looks, plan_of, record_looks
 
 PLAN = "anytime-valid, mixture scale 1.5, alpha 0.05"
 
@@ -134,3 +135,19 @@ def test_the_plan_records_what_a_sequential_analysis_depends_on() -> None:
     assert declared.startswith("plan ") and '"max_runs": 10' in declared
     config["analyses"]["sequential"]["final"] = False  # declaring a final look is no new plan
     assert plan_of(config) == declared
+
+
+def test_a_run_that_wrote_no_verdict_records_no_look(tmp_path) -> None:
+    """Only a run that rewrote the decision table showed a verdict: a run to a scoring target,
+    or one that left the table as it found it, appends nothing."""
+    path, verdicts = tmp_path / "runs.ledger.tsv", tmp_path / "decisions.csv"
+    current = runs("a-1", "b-1")
+    found = (looks_of(path, current, PLAN), current)
+    assert record_looks(found, path, verdicts, None) == "" and not path.exists()
+    verdicts.write_text("verdicts")
+    assert record_looks(found, path, verdicts, file_state(verdicts)) == ""
+    assert not path.exists()
+    before = file_state(verdicts)
+    verdicts.write_text("new verdicts")
+    assert "look 1 recorded" in record_looks(found, path, verdicts, before)
+    assert len(read_ledger(path)) == 2

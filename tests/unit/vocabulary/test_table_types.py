@@ -16,6 +16,7 @@ from infrepro.analyses.metaparam import facet_importance
 from infrepro.core.registry import ANALYSES
 from infrepro.core.vocabulary import (
     KINDS,
+    OPTIONAL_REPORT_TABLES,
     REPORT_TABLES,
     STR,
     TABLE_SPECS,
@@ -31,7 +32,8 @@ ODD = ["1", "007", "NA", "None", "nan", "True", ""]  # system names a guessing r
 
 
 def test_every_table_is_declared_once_with_known_kinds() -> None:
-    assert set(REPORT_TABLES) == set(TABLE_SPECS)
+    assert set(REPORT_TABLES) | set(OPTIONAL_REPORT_TABLES) == set(TABLE_SPECS)
+    assert not set(REPORT_TABLES) & set(OPTIONAL_REPORT_TABLES)
     written = {table for spec in ANALYSES.values() for table in spec.tables}
     assert written == set(TABLES)
     for spec in TABLE_SPECS.values():
