@@ -49,13 +49,14 @@ def comparison_of(runs_reference: int, runs_system: int) -> str:
     return (SYSTEMS, VS_OUTPUT, OUTPUTS)[single]
 
 
-def estimand_text(comparison: str, reference: str, system: str) -> str:
-    """The estimand in words, naming the systems."""
+def estimand_text(comparison: str, reference: str, system: str, runs_reference: int) -> str:
+    """The estimand in words, naming the systems; for a "vs single output" pair the side with
+    one run is the reference when ``runs_reference`` < 2, the system otherwise."""
     if comparison == SYSTEMS:
         return f"{system} vs {reference}: means over retraining"
     if comparison == OUTPUTS:
         return f"{system}'s vs {reference}'s single outputs, on these segments"
-    single, other = (reference, system) if comparison == VS_OUTPUT else (system, reference)
+    single, other = (reference, system) if runs_reference < 2 else (system, reference)
     return f"{other}'s mean over retraining vs {single}'s single output"
 
 

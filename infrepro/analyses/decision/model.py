@@ -15,16 +15,20 @@ from infrepro.analyses.common.data import MetricData
 from infrepro.analyses.common.fitlog import FitLog
 from infrepro.analyses.common.smalltests import ddf_method, fitted_but, no_df, t_quantile
 from infrepro.analyses.decision.pairtests import (
+    RUN_MEANS,
+    T_TEST,
     PairTest,
     Ratio,
     RunVariance,
     calibrated_test,
     ratio_of,
+    run_means_test,
     t_test,
     variances,
 )
 from infrepro.core.decisions import (
     SYSTEMS,
+    VS_OUTPUT,
     comparison_of,
 )
 from infrepro.core.registry import SUMMARY
@@ -69,6 +73,12 @@ class Contrast:
     def log10_p(self) -> float:
         """The marginal two-sided p of its test (log10)."""
         return self.test.log10_p
+
+    @property
+    def df(self) -> float:
+        """The df the pair is read with: its t test's (M's; for a "vs single output" pair the
+        run means', §4c.4), else M's contrast's."""
+        return self.test.df if self.test.kind in (T_TEST, RUN_MEANS) else self.delta.df
 
 
 @dataclass
@@ -174,12 +184,15 @@ def calibrate(
     """Give every ``systems`` contrast of M its calibrated test (moderated where at least
     three systems have two or more runs); the run-mean SD ratio of each such pair and the
     prior df of the moderation (NaN when there is none)."""
-    if not any(c.comparison == SYSTEMS for c in model.pairs):
+    if not any(c.comparison in (SYSTEMS, VS_OUTPUT) for c in model.pairs):
         return {}, math.nan
     var = variances(model.fit, data, model.runs, options)
     ratios: dict[tuple[str, str], Ratio] = {}
     pairs = []
     for c in model.pairs:
+        if c.comparison == VS_OUTPUT:
+            multi = c.reference if model.runs[c.reference] >= 2 else c.system
+            c = replace(c, test=run_means_test(c.delta.estimate, multi, model.runs, var))
         if c.comparison == SYSTEMS:
             ratio = ratio_of(c.reference, c.system, model.runs, var, options)
             ratios[(c.reference, c.system)] = ratio

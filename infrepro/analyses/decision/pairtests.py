@@ -4,8 +4,9 @@ A pair of two multi-run systems (``systems``) is tested by Welch's statistic on 
 contrast, referred to the p-value calibrated over a band of run-mean SD ratios (§4b.11), with
 each system's run-mean variance moderated across systems where at least three have two or more
 runs (§4b.12), and by Berger and Boos' p (valid at any ratio) where the option asks for it or
-the data put the ratio outside the band. A pair with a single-run side has one run variance or
-none and keeps the t test with its Kenward-Roger df. Every test knows its marginal p, its
+the data put the ratio outside the band. A multi-run system against a single output is the
+one-sample t of its run means (§4c.4); two single outputs keep M's t test with its
+Kenward-Roger df. Every test knows its marginal p, its
 critical value at any marginal level (the interval that agrees with it) and its power.
 """
 
@@ -34,7 +35,7 @@ from infrepro.stats.calibrated import (
     ratio_interval,
 )
 
-T_TEST, BAND, BERGER_BOOS = "t", "calibrated", "Berger-Boos"
+T_TEST, BAND, BERGER_BOOS, RUN_MEANS = "t", "calibrated", "Berger-Boos", "run means"
 MIN_MODERATED = 3  # systems with two or more runs before their run variances borrow strength
 RATIO_LEVEL = 0.95  # the interval of the run-SD ratio the records show
 
@@ -165,7 +166,7 @@ class PairTest:
     def critical(self, level: float) -> float:
         """The |t| at which the marginal p equals ``level``: the interval estimate ± it · se
         excludes 0 exactly when the test rejects at that level."""
-        if self.kind == T_TEST:
+        if self.kind in (T_TEST, RUN_MEANS):
             return float(stats.t.isf(level / 2.0, self.df))
         if self.kind == BAND:
             return critical_t(level, *self.n, self.band, *self.f)
@@ -184,7 +185,7 @@ class PairTest:
         at least Hsu's only where β is exceeded)."""
         if not math.isfinite(effect):
             return math.nan
-        if self.kind == T_TEST:
+        if self.kind in (T_TEST, RUN_MEANS):
             return float(stats.nct.sf(self.critical(level), self.df, effect / self.se))
         band = self.band if self.kind == BAND else math.inf
         return power(effect, *self.v, *self.n, level, band, *self.f).directional
@@ -195,6 +196,26 @@ def t_test(improvement: float, se: float, df: float, method: str) -> PairTest:
     t = improvement / se
     log10_p = (float(stats.t.logsf(abs(t), df)) + math.log(2.0)) / math.log(10.0)
     return PairTest(f"t with {method} df {df_number(df)}", T_TEST, t, se, log10_p, df=df)
+
+
+def run_means_test(
+    improvement: float, multi: str, runs: Mapping[str, int], var: Variances
+) -> PairTest:
+    """A multi-run system against a single output (§4c.4): Welch's statistic with the single
+    side fixed, i.e. the one-sample t of the multi-run system's run means against that output,
+    SE² = ṽ / n (its run-mean variance from M, moderated where the systems' are) with ṽ's df
+    (runs − 1, or the moderated posterior df). Exact at any size of the run variance for
+    normal run means: the df is the runs', never the residual's, even when M's fitted run
+    variance is 0 (where M's own df would be the residual's)."""
+    n, v, f = int(runs[multi]), var.used[multi], var.df[multi]
+    se = math.sqrt(max(v / n, 1e-300))
+    t = improvement / se
+    log10_p = (float(stats.t.logsf(abs(t), f)) + math.log(2.0)) / math.log(10.0)
+    moderated = (
+        "" if math.isnan(var.prior_df) else f", moderated (prior df {df_number(var.prior_df)})"
+    )
+    name = f"t on the run means, df {df_number(f)}{moderated}"
+    return PairTest(name, RUN_MEANS, t, se, log10_p, df=f, n=(n, 1), f=(f, math.nan), v=(v, 0.0))
 
 
 def calibrated_test(

@@ -141,7 +141,7 @@ def adjust_family(
     sd = np.sqrt(np.diag(cov))
     corr = cov / np.outer(sd, sd)
     t = np.array([c.delta.estimate / c.delta.se for c in contrasts])
-    df = np.array([c.delta.df for c in contrasts])
+    df = np.array([c.df for c in contrasts])
     result = max_t(t, df, corr, alpha)  # every contrast M's t: emmeans' adjust = "mvt" exactly
     return [
         Adjusted(
@@ -281,10 +281,10 @@ def _record(
         runs_reference=runs_ref,
         runs_system=runs_sys,
         comparison=c.comparison,
-        estimand=estimand_text(c.comparison, c.reference, c.system),
+        estimand=estimand_text(c.comparison, c.reference, c.system, runs_ref),
         improvement=improvement,
         se=c.test.se,
-        df=c.delta.df,
+        df=c.df,
         df_method=model.method,
         test=c.test.name,
         statistic=improvement / c.test.se,

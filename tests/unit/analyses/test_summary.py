@@ -154,6 +154,42 @@ def test_improvement_sign_follows_the_metric_direction() -> None:
     assert against(up)["D"].comparison == VS_OUTPUT
 
 
+def test_the_estimand_names_the_competitor_when_the_competitor_has_the_single_run() -> None:
+    """Issue 41: D has one run and the baseline A four; the estimand text said "D's mean over
+    retraining vs A's single output", the other way round."""
+    records = against(decide(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings()))
+    assert records["D"].comparison == VS_OUTPUT
+    assert records["D"].estimand == "A's mean over retraining vs D's single output"
+    single_baseline = {"A": 1, "B": 3}
+    result = decide(_synthetic(1, single_baseline, {"A": 0.0, "B": 0.01}), FitLog("y"), Settings())
+    assert against(result)["B"].estimand == "B's mean over retraining vs A's single output"
+
+
+def test_a_vs_single_output_df_is_at_most_the_runs_less_one_when_the_run_variance_is_zero() -> None:
+    """Issue 41: B's five runs have equal means (fitted run variance 0), so M's df for B vs
+    A's single output is the residual's; the interval must still describe retraining: the t of
+    B's run means, with B's runs − 1 = 4 df (§4c.4)."""
+    data = _synthetic(1, {"A": 1, "B": 5}, {"A": 0.0, "B": 0.01})
+    frame = data.evaluation
+    b = frame["system"] == "B"
+    run_mean = frame[b].groupby("run_id")["y"].transform("mean")
+    frame.loc[b, "y"] = frame.loc[b, "y"] - run_mean + frame.loc[b, "y"].mean()
+    fitted = summary_model.fit_decision_model(data, FitLog("y"))
+    assert fitted is not None and fitted.pairs[0].comparison == VS_OUTPUT
+    record = against(decide(data, FitLog("y"), Settings()))["B"]
+    assert fitted.pairs[0].delta.df > 40  # M's own df: the residual's
+    assert record.df == 4.0 and record.test == "t on the run means, df 4"
+    # B's run-mean variance from M: its run variance (0) + the residual over 30 segments
+    residual = float(fitted.fit.reported_components["Residual"])
+    assert record.se == pytest.approx(math.sqrt(residual / 30 / 5), rel=1e-9)
+    half = record.critical * record.se
+    assert record.critical == pytest.approx(stats.t.ppf(0.975, 4.0), rel=1e-6)
+    assert record.upper - record.lower == pytest.approx(2 * half)
+    assert record.log10_p == pytest.approx(
+        math.log10(2 * stats.t.sf(abs(record.statistic), 4.0)), rel=1e-9
+    )
+
+
 def test_families_and_determinism() -> None:
     data = _synthetic(1, RUNS, SHIFT)
     baseline = decide(data, FitLog("y"), Settings(seed=3))
@@ -262,7 +298,7 @@ def test_markdown_table(kreutzer_decision: MetricDecision) -> None:
     md = markdown_table(table, records, label="TER", better="lower", alpha=0.05)
     lines = md.splitlines()
     assert lines[0].startswith("| Rank (95 %) | System |") and "| Verdict |" in lines[0]
-    assert "| p (max-t, 2 vs baseline) |" in lines[0]
+    assert "| p (Bonferroni, 2 vs baseline) |" in lines[0]
     assert lines[2].startswith("| 1 (1–2) | Marking | 3 | **")
     assert "(baseline)" in lines[4] and "(one output)" in lines[4]
     marking = against(kreutzer_decision)["Marking"]
@@ -395,7 +431,7 @@ def test_many_systems_moderate_their_run_variances() -> None:
     result = decide(_synthetic(1, RUNS, SHIFT), FitLog("y"), Settings())
     records = against(result)
     assert 0 <= records["C"].prior_df <= 4 and "moderated (prior df" in records["C"].test
-    assert records["D"].comparison == VS_OUTPUT and records["D"].test.startswith("t with")
+    assert records["D"].comparison == VS_OUTPUT and records["D"].test.startswith("t on the run")
     off = decide(
         _synthetic(1, RUNS, SHIFT),
         FitLog("y"),
@@ -437,13 +473,16 @@ def test_an_interval_excludes_zero_exactly_when_the_verdict_is_directional(famil
 
 
 def test_max_t_where_every_contrast_is_ms_t_bonferroni_where_a_test_is_calibrated() -> None:
-    """§4c.10: a single-run baseline's comparisons are all M's t tests, so the baseline family
-    is max-t (emmeans' mvt); over all pairs B vs C is calibrated, so that family is Bonferroni:
-    p̃ = m · p, each interval at α / m."""
-    runs = {"A": 1, "B": 3, "C": 4}
-    result = decide(_synthetic(1, runs, {"A": 0.0, "B": 0.02, "C": 0.04}), FitLog("y"), Settings())
+    """§4c.10: single outputs' comparisons are all M's t tests, so their family is max-t
+    (emmeans' mvt); a single-run baseline's comparisons with multi-run systems are t tests of
+    run means, and B vs C is calibrated, so those families are Bonferroni: p̃ = m · p, each
+    interval at α / m."""
+    shift = {"A": 0.0, "B": 0.02, "C": 0.04}
+    outputs = decide(_synthetic(1, dict.fromkeys(shift, 1), shift), FitLog("y"), Settings())
+    assert {r.adjust for r in outputs.records} == {"max-t"}
+    result = decide(_synthetic(1, {"A": 1, "B": 3, "C": 4}, shift), FitLog("y"), Settings())
     named = [r for r in result.records if r.family == FAMILY_BASELINE]
-    assert {r.adjust for r in named} == {"max-t"}
+    assert {r.adjust for r in named} == {"bonferroni"}
     pairs = [r for r in result.records if r.family == FAMILY_ALL]
     assert {r.adjust for r in pairs} == {"bonferroni"} and len(pairs) == 3
     for r in pairs:

@@ -45,7 +45,7 @@ def record(**changes) -> PairDecision:
     base = dict(
         runs_reference=5,
         runs_system=5,
-        estimand=estimand_text("systems", "bl", "comp"),
+        estimand=estimand_text("systems", "bl", "comp", 4),
         improvement=0.03,
         se=0.008,
         df=8.0,
