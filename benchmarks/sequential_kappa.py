@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 from bench import command_line, publish, started
-from sequential import ALPHA, SCHEDULES, Cell, run_means
+from sequential import ALPHA, SCHEDULES, SEED, Cell, run_means
 
 from infrepro.stats.anytime import t_boundary
 from infrepro.stats.calibrated import DEFAULT_BAND, critical_t
@@ -148,7 +148,7 @@ def family_table(n: int, seed: int, kappa: float) -> list[str]:
 
 def main() -> None:
     parser = command_line(__doc__, "sequential_kappa.md", 50_000)
-    parser.add_argument("--seed", type=int, default=20261127)
+    parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args()
     start, load, when = started()
     lines, worst = table(args.n, args.seed)
