@@ -4,6 +4,9 @@ command line, and how a report is written."""
 from __future__ import annotations
 
 import argparse
+import datetime
+import os
+import time
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -18,6 +21,14 @@ def command_line(doc: str, report: str, experiments: int | None = None) -> argpa
     if experiments is not None:
         parser.add_argument("--n", type=int, default=experiments, help="experiments per cell")
     return parser
+
+
+def started() -> tuple[float, float, str]:
+    """When a benchmark starts: ``time.time()``, the machine's 1-minute load average and the UTC
+    minute (``2026-11-27 14:05 UTC``), what its report says of the run and times it from."""
+    start = time.time()
+    load = os.getloadavg()[0]
+    return start, load, datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def publish(out: Path, lines: list[str]) -> None:

@@ -130,18 +130,29 @@ def fmt(k: int, n: int) -> str:
     return f"{p:.4f} ± {se:.4f}"
 
 
-def level_suite(n: int, log_path: Path | None) -> list[str]:
-    lines = [
-        "## Level: false claims with no difference (α = 0.05)",
+def suite_head(title: str, intro: str, column: str, *extra: str) -> list[str]:
+    """A suite's heading, what it measured and its table's head: runs, ``column``, one column
+    per test of ``TESTS``, the ``extra`` columns and whether the acceptance line holds."""
+    tail = [*extra, "holds?"]
+    return [
+        title,
         "",
+        intro,
+        "",
+        f"| runs | {column} | " + " | ".join(TESTS) + " | " + " | ".join(tail) + " |",
+        "|---|---|" + "---|" * len(TESTS) + "---|" * len(tail),
+    ]
+
+
+def level_suite(n: int, log_path: Path | None) -> list[str]:
+    lines = suite_head(
+        "## Level: false claims with no difference (α = 0.05)",
         f"{n} experiments per cell; rate ± Monte Carlo SE; a false claim is a significant "
         "test in either direction. Run-SD ratio = B's run SD / A's (B: the side with fewer "
         "runs); run-mean SD ratio in brackets. Acceptance: calibrated ≤ 0.05 + 1.5 SE at "
         "ratios 1/2, 1, 2; Berger-Boos ≤ 0.05 + 1.5 SE at 1/4 and 4.",
-        "",
-        "| runs | run-SD ratio | " + " | ".join(TESTS) + " | holds? |",
-        "|---|---|" + "---|" * len(TESTS) + "---|",
-    ]
+        "run-SD ratio",
+    )
     held = True
     for i, (n_a, n_b) in enumerate(LEVEL_DESIGNS):
         for j, ratio in enumerate(sorted(LEVEL_RATIOS + BB_RATIOS)):
@@ -172,16 +183,14 @@ def level_suite(n: int, log_path: Path | None) -> list[str]:
 def power_suite(n: int, log_path: Path | None) -> list[str]:
     v = RUN_SD**2 + RESIDUAL
     delta = 2.0 * math.sqrt(v)
-    lines = [
+    lines = suite_head(
         "## Power: B better by 2 run-mean SDs, equal run SDs (α = 0.05, directional)",
-        "",
         f"{n} experiments per design; rate ± Monte Carlo SE. 'quadrature': the calibrated "
         "test's power from `calibrated.power` (no simulation). Acceptance: calibrated ≥ 0.18 "
         "at 10 v 2 and 4 v 2, ≥ 0.40 at 6 v 3; at 4 v 4 within 0.03 of Welch.",
-        "",
-        "| runs | critical t | " + " | ".join(TESTS) + " | quadrature | holds? |",
-        "|---|---|" + "---|" * len(TESTS) + "---|---|",
-    ]
+        "critical t",
+        "quadrature",
+    )
     held = True
     for i, (n_a, n_b) in enumerate(POWER_DESIGNS):
         res = two_system(rng_for(2, i), n_a, n_b, 1.0, delta, n)

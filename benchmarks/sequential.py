@@ -24,7 +24,6 @@ Usage: nice python benchmarks/sequential.py [--n 100000] [--out benchmarks/resul
 
 from __future__ import annotations
 
-import datetime
 import math
 import os
 import platform
@@ -33,7 +32,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from bench import command_line
+from bench import command_line, started
 from scipy import stats
 
 from infrepro.stats.anytime import t_boundary
@@ -52,6 +51,7 @@ RESIDUAL_VAR = 0.1**2 / 1000  # residual SD 0.1 over 1,000 segments
 FIRST, LAST = 3, 10
 CS_SCALE = 1.5  # the confidence sequence's mixture scale c (§4e.7)
 CHECKED = 500  # experiments per rule run through analyse_looks as well
+SEED = 20261127  # the base seed (sequential_kappa.py draws the same experiments from it)
 
 
 @dataclass(frozen=True)
@@ -228,11 +228,9 @@ def kappa_table(n: int, seed: int) -> list[str]:
 def main() -> None:
     parser = command_line(__doc__, "sequential.md", 100_000)
     parser.add_argument("--n-kappa", type=int, default=50_000, help="experiments per κ cell")
-    parser.add_argument("--seed", type=int, default=20261127)
+    parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args()
-    start = time.time()
-    load = os.getloadavg()
-    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    start, load, when = started()
     level, bad = level_table(args.n, args.seed)
     print("\n".join(level), flush=True)
     power = power_table(args.n, args.seed)
@@ -251,7 +249,7 @@ def main() -> None:
         "",
         f"Run {when}: `nice python benchmarks/sequential.py --n {args.n} --n-kappa "
         f"{args.n_kappa}` ({elapsed:.0f} s; {os.cpu_count()} CPUs shared with other "
-        f"engineers, load average {load[0]:.1f} at the start; Python "
+        f"engineers, load average {load:.1f} at the start; Python "
         f"{platform.python_version()}, numpy {np.__version__}). Seeded (base seed "
         f"{args.seed}); the same command gives the same tables.",
         "",

@@ -32,7 +32,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from bench import RESULTS, command_line, publish
+from bench import RESULTS, command_line, publish, started
 from threadpoolctl import threadpool_limits
 
 from infrepro.validation.calibration import clopper_pearson
@@ -168,8 +168,7 @@ def main() -> None:
     store = RESULTS / "sequential_decision.jsonl"
     done = load(store)
     todo = [j for j in jobs(args.n, args.check, args.n_others) if j not in done]
-    start = time.time()
-    load_start = os.getloadavg()[0]
+    start, load_start, _ = started()
     with store.open("a") as sink, multiprocessing.Pool(args.processes) as pool:
         for count, row in enumerate(pool.imap_unordered(one, todo, chunksize=4), 1):
             sink.write(json.dumps(row) + "\n")

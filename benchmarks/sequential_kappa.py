@@ -19,15 +19,14 @@ benchmarks/results/sequential_kappa.md]
 
 from __future__ import annotations
 
-import datetime
 import math
 import os
 import platform
 import time
 
 import numpy as np
-from bench import command_line, publish
-from sequential import ALPHA, SCHEDULES, Cell, run_means
+from bench import command_line, publish, started
+from sequential import ALPHA, SCHEDULES, SEED, Cell, run_means
 
 from infrepro.stats.anytime import t_boundary
 from infrepro.stats.calibrated import DEFAULT_BAND, critical_t
@@ -149,11 +148,9 @@ def family_table(n: int, seed: int, kappa: float) -> list[str]:
 
 def main() -> None:
     parser = command_line(__doc__, "sequential_kappa.md", 50_000)
-    parser.add_argument("--seed", type=int, default=20261127)
+    parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args()
-    start = time.time()
-    load = os.getloadavg()[0]
-    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    start, load, when = started()
     lines, worst = table(args.n, args.seed)
     se = math.sqrt(ALPHA * (1 - ALPHA) / args.n)
     bound = ALPHA + 1.5 * se

@@ -10,9 +10,14 @@ test at once, any other skip by tests/conftest.py's rule that a skip fails the r
 
 from __future__ import annotations
 
+import fcntl
 import os
+import re
 import shutil
+import subprocess
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NoReturn
 
 import pytest
@@ -58,6 +63,15 @@ def slurm_mode() -> str | None:
     return mode if mode in SLURM_MODES else None
 
 
+def stated(tex: str) -> tuple[str, list[str]]:
+    """The engine and the preamble lines a paper table's first comment lines state."""
+    engine = re.match(r"% Engine: (\w+)", tex)
+    assert engine is not None, tex[:200]
+    lines = tex.split("% Preamble:\n", 1)[1].splitlines()
+    preamble = [line[4:] for line in lines if line.startswith("%   ")]
+    return engine.group(1), preamble
+
+
 @dataclass(frozen=True)
 class LatexTools:
     """The TeX Live and Poppler programs of the LaTeX compile tests, looked up when a test asks
@@ -73,3 +87,18 @@ class LatexTools:
                 f"{program} is not installed, but the LaTeX tests must run in CI",
             )
         return found
+
+    def compile(self, document: str, folder: Path, engine: str, timeout: int = 600) -> str:
+        """Compile ``document`` as ``folder``/table.tex with ``engine``, one compile at a time
+        across pytest-xdist workers (lualatex's first runs build its font name database and
+        font caches, which two runs at once could both write); its log, the compile passed."""
+        (folder / "table.tex").write_text(document, encoding="utf-8")
+        command = [self.path(engine), "-interaction=nonstopmode", "-halt-on-error", "table.tex"]
+        with open(Path(tempfile.gettempdir()) / "infrepro-latex-tests.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            run = subprocess.run(
+                command, cwd=folder, capture_output=True, text=True, timeout=timeout
+            )
+        log = (folder / "table.log").read_text(errors="replace")
+        assert run.returncode == 0, log[-3000:]
+        return log

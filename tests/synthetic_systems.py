@@ -3,7 +3,8 @@ their own means and runs, one metric ``y``, no facets or properties."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -37,5 +38,32 @@ def systems_data(
                 for s, value in enumerate(values)
             ]
     better = "higher" if sign > 0 else "lower"
-    evaluation, run_table = pd.DataFrame(rows), pd.DataFrame(run_rows)
-    return MetricData("y", better, next(iter(runs)), evaluation, run_table, [], [], options or {})
+    return frame_data(
+        rows, run_rows, better=better, baseline=next(iter(runs)), options=options or {}
+    )
+
+
+def frame_data(
+    rows: list[dict[str, object]],
+    run_rows: list[dict[str, object]],
+    *,
+    metric: str = "y",
+    better: str = "higher",
+    baseline: str = "A",
+    facets: Sequence[str] = (),
+    properties: Sequence[str] = (),
+    **more: Any,
+) -> MetricData:
+    """A test's MetricData from its rows: the evaluation table's (one per run and segment) and
+    the runs table's (one per run); ``more`` the fields past ``properties`` (options,
+    bin_order)."""
+    return MetricData(
+        metric,
+        better,
+        baseline,
+        pd.DataFrame(rows),
+        pd.DataFrame(run_rows),
+        list(facets),
+        list(properties),
+        **more,
+    )

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -226,6 +227,18 @@ def write_scores(path: Path, frame: pd.DataFrame) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(path, index=False)
     return path
+
+
+def two_by_two_scores(path: Path, cells: Callable[[int], dict[str, object]]) -> Path:
+    """A scores file of systems A and B with runs 0 and 1 each on segments s0 and s1 (columns
+    seg, sys, rep), row k (0 ... 7, in that order) with the columns of ``cells(k)`` too."""
+    rows = [
+        {"seg": f"s{j}", "sys": s, "rep": r, **cells(4 * i + 2 * r + j)}
+        for i, s in enumerate(("A", "B"))
+        for r in (0, 1)
+        for j in (0, 1)
+    ]
+    return write_scores(path, pd.DataFrame(rows))
 
 
 def job_counts(output: str) -> dict[str, int]:

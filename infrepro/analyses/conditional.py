@@ -226,17 +226,16 @@ def run_aware_fit(
     if distinct_count(rows, RUN) <= distinct_count(rows, factor):
         log.skip(name, subset, prop, f"every level of {factor} has a single run: no run variance")
         return None
-    formula = runaware_property_formula(
-        data.metric, factor, prop, numeric, run_intercepts(rows, factor)
-    )
-    fitted = log.fit(
-        formula,
+    fitted = fit_run_aware(
+        log,
+        data.metric,
         rows,
-        reml=True,
+        factor,
+        prop,
+        numeric,
         analysis=name,
         subset=subset,
-        prop=prop,
-        reference_levels={factor: cell.reference},
+        reference=cell.reference,
     )
     if fitted is None:
         return None
@@ -264,6 +263,33 @@ def run_aware_fit(
                 )
             )
     return fitted
+
+
+def fit_run_aware(
+    log: FitLog,
+    metric: str,
+    rows: pd.DataFrame,
+    factor: str,
+    prop: str,
+    numeric: bool,
+    *,
+    analysis: str,
+    reference: str,
+    subset: str = "",
+) -> LmmResult | None:
+    """The REML run-aware model of ``factor * prop`` fitted to ``rows`` (its run terms from
+    ``run_intercepts``, ``reference`` the level of ``factor`` the effects are against); None,
+    recorded in the log, when it cannot be fitted. The analyses' and the calibration's fit."""
+    formula = runaware_property_formula(metric, factor, prop, numeric, run_intercepts(rows, factor))
+    return log.fit(
+        formula,
+        rows,
+        reml=True,
+        analysis=analysis,
+        subset=subset,
+        prop=prop,
+        reference_levels={factor: reference},
+    )
 
 
 def run_intercepts(rows: pd.DataFrame, factor: str) -> str:

@@ -41,10 +41,10 @@ from infrepro.io.paths import portable_path
 from infrepro.io.tables import (
     LINE_COLUMN,
     check_lookalike_values,
-    check_nonempty,
     check_unique,
     read_table,
     require_columns,
+    require_text,
 )
 from infrepro.io.text import not_a_file
 
@@ -67,8 +67,7 @@ def read_runs_sheet(
     if look_column is not None:
         frame = _looks(frame, sheet, look_column)
     for column in (RUN, SYSTEM, HYPOTHESES):
-        check_nonempty(frame, sheet, column)
-        frame[column] = frame[column].map(str)
+        require_text(frame, sheet, column)
     check_unique(frame, sheet, RUN)
     for run_id, line in zip(frame[RUN], frame[LINE_COLUMN], strict=True):
         if not RUN_ID_FORM.fullmatch(run_id):

@@ -142,6 +142,13 @@ def check_nonempty(frame: pd.DataFrame, path: str | Path, column: str) -> None:
             raise InputError(path, "value is empty", line=int(line), column=column)
 
 
+def require_text(frame: pd.DataFrame, path: str | Path, column: str) -> None:
+    """``check_nonempty``, then ``column``'s values as text in place (an id the reader took for a
+    number, ``7``, is ``"7"``): the id and name columns every row must fill."""
+    check_nonempty(frame, path, column)
+    frame[column] = frame[column].map(str)
+
+
 def check_lookalike_values(
     frame: pd.DataFrame, path: str | Path, column: str, what: str, *, formulas: bool = True
 ) -> None:

@@ -16,6 +16,7 @@ from infrepro.io.tables import (
     check_unique,
     read_table,
     require_columns,
+    require_text,
 )
 
 _EXTRA_REFERENCE = re.compile(r"^reference_(\d+)$")
@@ -34,8 +35,7 @@ def read_testset(path: str | Path) -> pd.DataFrame:
     """
     frame = read_table(path)
     require_columns(frame, path, [SEGMENT, REFERENCE])
-    check_nonempty(frame, path, SEGMENT)
-    frame[SEGMENT] = frame[SEGMENT].map(str)
+    require_text(frame, path, SEGMENT)
     check_unique(frame, path, SEGMENT)
     check_lookalike_values(frame, path, SEGMENT, SEGMENT, formulas=False)  # in no table
     text_columns = reference_columns(frame.columns) + ([SOURCE] if SOURCE in frame else [])

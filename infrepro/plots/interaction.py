@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 from infrepro.plots.cache import cached_figure
-from infrepro.plots.svg import figure, legend_below, legend_columns, legend_rows, to_svg
+from infrepro.plots.svg import legend_below, legend_columns, lines_figure, to_svg
 
 LEGEND_COLUMNS = 4
-WIDTH = 3.5  # inches
+WIDTH = 3.5  # inches, as lines_figure draws it
 
 
 @dataclass(frozen=True)
@@ -149,8 +149,7 @@ def categorical_interaction(
 
 def _figure(groups: Sequence[str], legend_title: str):
     columns = legend_columns(groups, WIDTH, LEGEND_COLUMNS)
-    rows = legend_rows(len(groups), columns) + (1 if legend_title else 0)
-    return figure(WIDTH, 2.45 + 0.17 * rows, left=0.6, bottom=0.5 + 0.17 * rows)
+    return lines_figure(len(groups), columns, left=0.6, titled=bool(legend_title))
 
 
 def _finish(fig, ax, text: PlotText, groups: Sequence[str], entries: Mapping[str, object]) -> None:

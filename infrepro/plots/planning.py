@@ -11,10 +11,9 @@ from matplotlib.ticker import MaxNLocator
 from infrepro.core.vocabulary import BUDGET_COLUMN, SYSTEM
 from infrepro.plots.cache import cached_figure
 from infrepro.plots.svg import (
-    figure,
     legend_below,
     legend_columns,
-    legend_rows,
+    lines_figure,
     lines_legend_svg,
     marked_line,
     to_svg,
@@ -29,9 +28,8 @@ def power_curve(curves: pd.DataFrame, *, title: str, key: str) -> str:
     per effect (``effect_source, improvement_points, runs_baseline, power, mc_se``); dashed lines at
     the 80 % and 90 % targets."""
     sources = list(dict.fromkeys(curves["effect_source"]))
-    rows = legend_rows(len(sources), 2)
     entries: dict[str, object] = {}
-    with figure(3.5, 2.45 + 0.17 * rows, left=0.55, right=0.2, bottom=0.5 + 0.17 * rows) as fig:
+    with lines_figure(len(sources), 2, left=0.55, right=0.2) as fig:
         ax = fig.add_subplot()
         for target in TARGETS:
             ax.axhline(target, color="#333333", linewidth=0.8, linestyle=(0, (4, 2)), zorder=1)
@@ -76,9 +74,8 @@ def budget_curves(
     (``system, budget, expected_best, percentile_low, percentile_high``); a vertical line at the
     crossing budget."""
     columns = legend_columns(list(styles), 3.5, 4)
-    rows = legend_rows(len(styles), columns)
     entries: dict[str, object] = {}
-    with figure(3.5, 2.45 + 0.17 * rows, left=0.6, right=0.2, bottom=0.5 + 0.17 * rows) as fig:
+    with lines_figure(len(styles), columns, left=0.6, right=0.2) as fig:
         ax = fig.add_subplot()
         for system, style in styles.items():
             curve = curves[curves[SYSTEM] == system].sort_values(BUDGET_COLUMN)

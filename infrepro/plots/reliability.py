@@ -16,6 +16,7 @@ from infrepro.plots.svg import (
     legend_below,
     legend_columns,
     legend_rows,
+    lines_figure,
     lines_legend_svg,
     marked_line,
     to_svg,
@@ -98,8 +99,7 @@ def dstudy_curve(
     """phi against n runs per facet level (``system, n_per_facet, phi``) with the 0.8 line."""
     low = min(0.4, float(curves["phi"].min()) - 0.05) if not curves.empty else 0.4
     columns = legend_columns(list(styles), 3.5, 4)
-    rows = legend_rows(len(styles), columns)
-    with figure(3.5, 2.45 + 0.17 * rows, left=0.55, right=0.6, bottom=0.5 + 0.17 * rows) as fig:
+    with lines_figure(len(styles), columns, left=0.55, right=0.6) as fig:
         ax = fig.add_subplot()
         for bottom, top, label, colour in KOO_LI_BANDS:
             if top <= low:

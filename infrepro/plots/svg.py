@@ -108,6 +108,16 @@ def legend_columns(labels: Iterable[str], width: float, most: int) -> int:
     return columns
 
 
+def lines_figure(
+    entries: int, columns: int, *, left: float, right: float = 0.15, titled: bool = False
+) -> contextlib.AbstractContextManager[Figure]:
+    """A figure 3.5 in wide for lines (curves, interactions) with their legend below the axes:
+    ``entries`` labels in ``columns`` columns, a row more for a legend title (``titled``); each
+    legend row adds 0.17 in to the height and to the bottom margin."""
+    rows = legend_rows(entries, columns) + (1 if titled else 0)
+    return figure(3.5, 2.45 + 0.17 * rows, left=left, right=right, bottom=0.5 + 0.17 * rows)
+
+
 def legend_below(fig: Figure, handles: list, labels: list[str], ncols: int, **kwargs) -> None:
     """A frameless legend centred under the axes, in the figure's bottom margin; each label
     once (its first handle); long labels and a long ``title`` (a facet's name) shortened

@@ -25,7 +25,7 @@ from infrepro.analyses.common.fitlog import FitLog
 from infrepro.analyses.common.glrt import run_glrt
 from infrepro.analyses.common.smalltests import contest
 from infrepro.analyses.comparison import shared_facets
-from infrepro.analyses.conditional import run_intercepts
+from infrepro.analyses.conditional import fit_run_aware
 from infrepro.core.registry import (
     ALL_RUNS,
     ALL_RUNS_RUN_AWARE,
@@ -44,7 +44,6 @@ from infrepro.core.vocabulary import (
     facet_aware_formula,
     headline_formula,
     property_formulas,
-    runaware_property_formula,
 )
 from infrepro.core.vocabulary import SYSTEM as SYSTEM_COLUMN
 from infrepro.core.vocabulary import comparison_formulas as formulas
@@ -537,16 +536,15 @@ def interaction_experiment(
         # cell "i" of calibration.md measured the earlier uncentred (1 + length || run_id)
         variable = prop
         table = rows.assign(**{centred(prop): rows[prop] - rows[prop].mean()})
-        formula = runaware_property_formula(
-            data.metric, SYSTEM_COLUMN, variable, True, run_intercepts(table, SYSTEM_COLUMN)
-        )
-        fitted = log.fit(
-            formula,
+        fitted = fit_run_aware(
+            log,
+            data.metric,
             table,
-            reml=True,
+            SYSTEM_COLUMN,
+            variable,
+            True,
             analysis=run_aware_model(CONDITIONAL),
-            prop=variable,
-            reference_levels=levels,
+            reference=BASE,
         )
         if fitted is None:
             out[key] = None

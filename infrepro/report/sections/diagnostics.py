@@ -3,6 +3,7 @@ QQ plots, and the classical tests shown for context (seed 002, thesis 2.1)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -12,7 +13,7 @@ from infrepro.core.vocabulary import CLASSICAL_TABLE, qq_theoretical, qq_values
 from infrepro.plots import qq_panels
 from infrepro.report.figure import Figure, make_figure
 from infrepro.report.formatting import fixed, integer, significant, yes_no
-from infrepro.report.htmltable import Column, Table, frame_table, text
+from infrepro.report.htmltable import Column, Formatter, Table, frame_table, text
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.labels import analysis_label, metric_label, property_label
 from infrepro.report.pcolumns import difference_column, p_columns
@@ -25,6 +26,31 @@ QQ_ANALYSES = {
     VARIANCE: "VCA",
 }
 QQ_MOST_PANELS = 20  # more models than this: one panel per analysis, its models' lines overlaid
+
+
+def _warn_column(key: str, label: str, fmt: Formatter, warn: Callable[[object], bool]) -> Column:
+    """A column sorted as text whose cell is marked ``warn`` where ``warn`` holds of its value."""
+    return Column(key, label, fmt, numeric=False, css=lambda r: "warn" if warn(r[key]) else "")
+
+
+DIAGNOSTICS_COLUMNS = [
+    Column("metric", "metric", metric_label, numeric=False),
+    Column("analysis", "analysis", analysis_label, numeric=False),
+    Column("subset", "subset", text, numeric=False),
+    Column("property", "property", lambda v: property_label(text(v)), numeric=False),
+    Column("model", "model", text, numeric=False, cls="code"),
+    Column("reml", "REML", yes_no, numeric=False),
+    _warn_column("status", "status", text, lambda v: v != "fitted"),
+    _warn_column("converged", "converged", yes_no, lambda v: v is False),
+    _warn_column("singular", "singular", yes_no, lambda v: v is True),
+    Column("n_obs", "rows", integer),
+    Column("n_segments", "segments", integer),
+    Column("n_runs", "runs", integer),
+    Column("facets_lt5", "facets < 5 levels", text, numeric=False),
+    Column("loglik", "logLik", lambda v: fixed(v, 2)),
+    Column("reason", "reason", text, numeric=False, cls="wrap"),
+    Column("messages", "messages", text, numeric=False, cls="wrap"),
+]
 
 
 @dataclass
@@ -123,44 +149,7 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Diagnost
     section.summary = summary_lines(diagnostics)
     if not diagnostics.empty:
         section.table = frame_table(
-            diagnostics,
-            [
-                Column("metric", "metric", metric_label, numeric=False),
-                Column("analysis", "analysis", analysis_label, numeric=False),
-                Column("subset", "subset", text, numeric=False),
-                Column("property", "property", lambda v: property_label(text(v)), numeric=False),
-                Column("model", "model", text, numeric=False, cls="code"),
-                Column("reml", "REML", yes_no, numeric=False),
-                Column(
-                    "status",
-                    "status",
-                    text,
-                    numeric=False,
-                    css=lambda r: "warn" if r["status"] != "fitted" else "",
-                ),
-                Column(
-                    "converged",
-                    "converged",
-                    yes_no,
-                    numeric=False,
-                    css=lambda r: "warn" if r["converged"] is False else "",
-                ),
-                Column(
-                    "singular",
-                    "singular",
-                    yes_no,
-                    numeric=False,
-                    css=lambda r: "warn" if r["singular"] is True else "",
-                ),
-                Column("n_obs", "rows", integer),
-                Column("n_segments", "segments", integer),
-                Column("n_runs", "runs", integer),
-                Column("facets_lt5", "facets < 5 levels", text, numeric=False),
-                Column("loglik", "logLik", lambda v: fixed(v, 2)),
-                Column("reason", "reason", text, numeric=False, cls="wrap"),
-                Column("messages", "messages", text, numeric=False, cls="wrap"),
-            ],
-            csv=settings.link("diagnostics"),
+            diagnostics, DIAGNOSTICS_COLUMNS, csv=settings.link("diagnostics")
         )
     section.qq = qq_figures(tables, settings)
     classical = tables[CLASSICAL_TABLE]

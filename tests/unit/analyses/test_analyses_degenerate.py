@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from synthetic_systems import frame_data
 
 from infrepro.analyses import ANALYSES, MetricData, run_analysis
 from infrepro.core.vocabulary import TABLE_SPECS, columns
@@ -49,12 +50,12 @@ def experiment(
                         "ter": value,
                     }
                 )
-    return MetricData(
+    return frame_data(
+        rows,
+        run_rows,
         metric="ter",
         better="lower",
         baseline="base",
-        evaluation=pd.DataFrame(rows),
-        runs=pd.DataFrame(run_rows),
         facets=["seed"],
         properties=["length"],
         options={"bootstrap": {"samples": 200}, "randomization": {"samples": 200}},

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from decision_records import record
+from synthetic_systems import frame_data
 
 from infrepro.analyses.common.data import MetricData
 from infrepro.analyses.common.fitlog import FitLog
@@ -170,15 +171,7 @@ def _constant(runs: dict[str, int], constant: str) -> MetricData:
                 {"run_id": run, "system": system, "segment_id": f"s{s}", "y": v}
                 for s, v in enumerate(values)
             ]
-    return MetricData(
-        metric="y",
-        better="higher",
-        baseline="A",
-        evaluation=pd.DataFrame(rows),
-        runs=pd.DataFrame(run_rows),
-        facets=[],
-        properties=[],
-    )
+    return frame_data(rows, run_rows)
 
 
 def test_a_system_with_constant_scores_has_a_run_sd_ratio_of_zero_not_0_97() -> None:
@@ -228,16 +221,7 @@ def test_conditional_analysis_that_leaves_out_rows_is_a_note_not_skipped() -> No
                 }
                 for s in range(20)
             ]
-    data = MetricData(
-        metric="y",
-        better="higher",
-        baseline="A",
-        evaluation=pd.DataFrame(rows),
-        runs=pd.DataFrame(run_rows),
-        facets=[],
-        properties=["length"],
-        options=with_defaults("analyses", {}),
-    )
+    data = frame_data(rows, run_rows, properties=["length"], options=with_defaults("analyses", {}))
     log = FitLog("y")
     conditional_analyses(data, log)
     diagnostics = log.diagnostics()

@@ -272,16 +272,7 @@ def test_latex_table_compiles_and_fits_the_page(
         "\\documentclass{article}\n\\usepackage{booktabs}\n\\setlength{\\textwidth}{5.5in}\n"
         "\\begin{document}\n" + tex + "\\end{document}\n"
     )
-    (tmp_path / "table.tex").write_text(document)
-    run = subprocess.run(
-        [latex.path("pdflatex"), "-interaction=nonstopmode", "-halt-on-error", "table.tex"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    log = (tmp_path / "table.log").read_text(errors="replace")
-    assert run.returncode == 0, log[-3000:]
+    log = latex.compile(document, tmp_path, "pdflatex", timeout=120)
     assert "Overfull \\hbox" not in log, log[-3000:]
     if shutil.which("pdftoppm"):
         subprocess.run(

@@ -8,8 +8,8 @@ import datetime
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
+from workflow_helpers import two_by_two_scores
 
 from infrepro.core.vocabulary import LOOK
 from infrepro.io import InputError, ScoresColumns, facet_columns, read_runs_sheet
@@ -115,15 +115,7 @@ def test_bad_look_columns_are_refused_up_front(
 
 
 def _scores(tmp_path: Path, batches: list[str]) -> Path:
-    rows = [
-        {"seg": f"s{j}", "sys": s, "rep": r, "ter": 0.3, "batch": batches[2 * (2 * i + r) + j]}
-        for i, s in enumerate(("A", "B"))
-        for r in (0, 1)
-        for j in (0, 1)
-    ]
-    path = tmp_path / "scores.csv"
-    pd.DataFrame(rows).to_csv(path, index=False)
-    return path
+    return two_by_two_scores(tmp_path / "scores.csv", lambda k: {"ter": 0.3, "batch": batches[k]})
 
 
 COLUMNS = ScoresColumns("seg", "sys", ("sys", "rep"), ("ter",), look="batch")

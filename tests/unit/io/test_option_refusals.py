@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from workflow_helpers import make_mini_experiment
+from workflow_helpers import make_mini_experiment, two_by_two_scores
 
 from infrepro.core.catalog import Scale
 from infrepro.experiment import load_experiment
@@ -151,25 +151,14 @@ def test_look_column_seed_is_refused(raw: dict) -> None:
 
 
 # -- item 10 --------------------------------------------------------------------------------------
-def _scores_file(tmp_path: Path, values: list[float]) -> Path:
-    rows = [
-        {"seg": f"s{j}", "sys": s, "rep": r, "m": values[(4 * i + 2 * r + j) % len(values)]}
-        for i, s in enumerate(("A", "B"))
-        for r in (0, 1)
-        for j in (0, 1)
-    ]
-    path = tmp_path / "scores.csv"
-    pd.DataFrame(rows).to_csv(path, index=False)
-    return path
-
-
 def test_points_declared_for_scores_within_two_is_accepted_with_a_warning(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A real 0-100 metric whose scores all lie in [-2, 2] could not be declared points, and the
     advice (remove the scale) would have shown 1.8 as 180: a declared scale wins, with a
     warning naming the option when the data look unusual for it."""
-    path = _scores_file(tmp_path, [1.8, 0.4, -1.2, 0.9, 1.1, 0.0, 1.5, 0.7])
+    values = [1.8, 0.4, -1.2, 0.9, 1.1, 0.0, 1.5, 0.7]
+    path = two_by_two_scores(tmp_path / "scores.csv", lambda k: {"m": values[k]})
     columns = ScoresColumns("seg", "sys", ("sys", "rep"), ("m",))
     with caplog.at_level(logging.WARNING):
         table = read_scores_table(path, columns, scale={"m": "points"})

@@ -7,10 +7,8 @@ glyph set (no missing character) and the names in the PDF's text; labels are uni
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import re
 import subprocess
-import tempfile
 import unicodedata
 from html.parser import HTMLParser
 from pathlib import Path
@@ -21,7 +19,7 @@ import pytest
 from cmarkgfm.cmark import Options
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from optional_tools import LatexTools
+from optional_tools import LatexTools, stated
 from workflow_helpers import kreutzer_ter
 
 from infrepro.analyses.common.fitlog import FitLog
@@ -211,15 +209,6 @@ def test_plain_names_stay_readable() -> None:
 
 
 # -- LaTeX ---------------------------------------------------------------------------------------
-def stated(tex: str) -> tuple[str, list[str]]:
-    """The engine and the preamble lines the file's first comment lines state."""
-    engine = re.match(r"% Engine: (\w+)", tex)
-    assert engine is not None, tex[:200]
-    lines = tex.split("% Preamble:\n", 1)[1].splitlines()
-    preamble = [line[4:] for line in lines if line.startswith("%   ")]
-    return engine.group(1), preamble
-
-
 def compile_stated(tex: str, tmp_path: Path, latex: LatexTools) -> tuple[str, str]:
     """Compile ``tex`` as its comments say, missing glyphs an error; (log, the PDF's text)."""
     engine, preamble = stated(tex)
@@ -237,21 +226,8 @@ def compile_stated(tex: str, tmp_path: Path, latex: LatexTools) -> tuple[str, st
             "",
         ]
     )
-    (tmp_path / "table.tex").write_text(document, encoding="utf-8")
-    command = [latex.path(engine), "-interaction=nonstopmode", "-halt-on-error"]
-    # one compile at a time across pytest-xdist workers: lualatex's first runs build its font
-    # name database and font caches, which two runs at once could both write
-    with open(Path(tempfile.gettempdir()) / "infrepro-latex-tests.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        run = subprocess.run(
-            [*command, "table"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=600,  # the first run's font database: a minute or two on a fresh machine
-        )
-    log = (tmp_path / "table.log").read_text(errors="replace")
-    assert run.returncode == 0, log[-3000:]
+    # the first run's font database: a minute or two on a fresh machine (timeout 600 s)
+    log = latex.compile(document, tmp_path, engine)
     assert "Missing character" not in log, log[-3000:]
     text = subprocess.run(
         [latex.path("pdftotext"), "-enc", "UTF-8", "table.pdf", "-"],

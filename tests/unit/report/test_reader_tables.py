@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from optional_tools import LatexTools
+from optional_tools import LatexTools, stated
 from workflow_helpers import kreutzer_ter
 
 from infrepro.analyses.common.fitlog import FitLog
@@ -76,9 +75,7 @@ def test_double_dagger_note_does_not_say_a_six_run_system_has_one_run(kreutzer: 
 def _overfull(tex: str, tmp_path: Path, latex: LatexTools, width: str = "5.5in") -> list[float]:
     """The overfull boxes (pt) of the table compiled with its stated engine and preamble at a
     text width of ``width`` (NeurIPS, ICLR: 5.5 in)."""
-    engine = re.match(r"% Engine: (\w+)", tex).group(1)  # type: ignore[union-attr]
-    lines = tex.split("% Preamble:\n", 1)[1].splitlines()
-    preamble = [line[4:] for line in lines if line.startswith("%   ")]
+    engine, preamble = stated(tex)
     document = "\n".join(
         [
             r"\documentclass{article}",
@@ -90,16 +87,7 @@ def _overfull(tex: str, tmp_path: Path, latex: LatexTools, width: str = "5.5in")
             "",
         ]
     )
-    (tmp_path / "table.tex").write_text(document, encoding="utf-8")
-    run = subprocess.run(
-        [latex.path(engine), "-interaction=nonstopmode", "-halt-on-error", "table.tex"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    log = (tmp_path / "table.log").read_text(errors="replace")
-    assert run.returncode == 0, log[-3000:]
+    log = latex.compile(document, tmp_path, engine)
     return [float(v) for v in re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide", log)]
 
 

@@ -72,20 +72,25 @@ def test_a_tested_snakemake_opens_the_door(fresh: pytest.MonkeyPatch) -> None:
     assert PersistenceBase.__dict__["_serialize_param"].fget is door._serializer
 
 
+def shut_twice(capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """Asked twice, the door stays shut and patches nothing; the lines it wrote to stderr."""
+    original_checksum = _IOFile.checksum
+    original_serializer = PersistenceBase.__dict__["_serialize_param"]
+    assert not door.open_door()
+    assert not door.open_door()
+    assert _IOFile.checksum is original_checksum
+    assert PersistenceBase.__dict__["_serialize_param"] is original_serializer
+    return capsys.readouterr().err.splitlines()
+
+
 @pytest.mark.parametrize("value", ["1", "yes", "true"])
 def test_the_switch_shuts_the_door_and_says_so_once(
     fresh: pytest.MonkeyPatch, value: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Whatever the version: no patch, one line naming the variable, none about versions."""
-    original_checksum = _IOFile.checksum
-    original_serializer = PersistenceBase.__dict__["_serialize_param"]
     fresh.setenv(door.PLAIN_VARIABLE, value)
     fresh.setenv(door.VERSION_VARIABLE, "10.0.0")
-    assert not door.open_door()
-    assert not door.open_door()
-    assert _IOFile.checksum is original_checksum
-    assert PersistenceBase.__dict__["_serialize_param"] is original_serializer
-    lines = capsys.readouterr().err.splitlines()
+    lines = shut_twice(capsys)
     assert lines == [f"infrepro: {door.PLAIN_VARIABLE} is set: running as plain Snakemake"]
 
 
@@ -102,15 +107,9 @@ def test_the_switch_unset_or_zero_leaves_the_door_to_the_version(
 def test_an_untested_snakemake_shuts_the_door_and_says_so_once(
     fresh: pytest.MonkeyPatch, version: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    original_checksum = _IOFile.checksum
-    original_serializer = PersistenceBase.__dict__["_serialize_param"]
     fresh.setenv(door.VERSION_VARIABLE, version)
-    assert not door.open_door()
-    assert not door.open_door()
+    lines = shut_twice(capsys)
     assert not door.internals_allowed()
-    assert _IOFile.checksum is original_checksum
-    assert PersistenceBase.__dict__["_serialize_param"] is original_serializer
-    lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1, lines
     first, untested = door.TESTED_SNAKEMAKE
     assert f"Snakemake {version} " in lines[0] and f">={first},<{untested}" in lines[0]
