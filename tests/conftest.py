@@ -94,6 +94,7 @@ SHARED_WORKER = {
     "tests/e2e/test_install.py": "example run",
     "tests/e2e/test_report_browser.py": "example run",
     "tests/e2e/test_relocation.py": "example run",
+    "tests/e2e/test_readme_numbers.py": "example run",
 }
 PER_TEST = {
     "tests/e2e/test_bad_input.py",

@@ -2,7 +2,10 @@
 repository, with this test's Python environment first on PATH.
 
 A block preceded by ``<!-- not run in tests: reason -->`` is not run (installing packages, the
-test suite itself, a cluster, long benchmarks); every other ```bash block is.
+test suite itself, a cluster, long benchmarks); every other ```bash block is. Before the Quick
+start's blocks the copy gets what that section asks a user to have: a test set (``testset.tsv``)
+and a folder of outputs, ``outputs/<system>/<seed>.txt`` (the bundled example's hypotheses of the
+baseline's six seeds and of one competitor setting's three).
 """
 
 from __future__ import annotations
@@ -30,6 +33,14 @@ PLAN = re.compile(rf"The plan \(`-n`\) lists ({WORD}) jobs: (.*?)\.(?:\s|$)")
 ANALYSIS_JOBS = re.compile(rf"the ({WORD}) analysis jobs \(({WORD}) analyses × ({WORD}) metrics\)")
 NAMED_RULE = re.compile(rf"(?:\b({WORD}) )?`(\w+)`")  # a rule in backquotes, after its count
 DRY_RUN_END = "This was a dry-run"
+QUICK_START = "Quick start"
+HEREDOC = re.compile(r"cat > (\S+) <<'EOF'\n(.*?)\nEOF\n", re.S)
+EXAMPLE = Path("resources/example")
+# the runs the Quick start's folder holds: {system: (the bundled file of each seed, 1, 2, ...)}
+OWN_OUTPUTS = {
+    "baseline": tuple(f"baseline_s{seed}.txt" for seed in range(1, 7)),
+    "competitor": tuple(f"competitor_l0.5_gauss_s{seed}.txt" for seed in (1, 2, 3)),
+}
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,19 @@ def shell_blocks(text: str) -> list[Block]:
 def blocks_open(lines: list[str], index: int) -> bool:
     """Whether line ``index`` is inside a fenced block (a ``#`` there is a comment)."""
     return sum(1 for line in lines[:index] if line.startswith("```")) % 2 == 1
+
+
+def own_outputs(root: Path) -> list[str]:
+    """A user's test set and folder of outputs, as the Quick start describes them, in ``root``;
+    the run ids the runs pattern makes of them."""
+    shutil.copy2(root / EXAMPLE / "testset.tsv", root / "testset.tsv")
+    ids = []
+    for system, files in OWN_OUTPUTS.items():
+        (root / "outputs" / system).mkdir(parents=True)
+        for seed, name in enumerate(files, 1):
+            shutil.copy2(root / EXAMPLE / "hyps" / name, root / "outputs" / system / f"{seed}.txt")
+            ids.append(f"{system}_{seed}")
+    return ids
 
 
 def readme_blocks() -> list[Block]:
@@ -136,19 +160,45 @@ def test_every_block_not_run_says_why_and_the_guide_is_run() -> None:
         "a `not run in tests` marker must stand right before a ```bash block"
     )
     run = {b.heading for b in blocks if b.not_run is None}
-    assert {"Run", "Describe your own experiment", "When new seeds arrive"} <= run
+    assert {QUICK_START, "Run", "Describe your own experiment", "When new seeds arrive"} <= run
+    assert blocks[0].heading == QUICK_START, "the Quick start comes first"
+
+
+def test_the_quick_start_is_three_commands_with_a_short_config() -> None:
+    """From a fresh clone: install, write a config of at most six lines, run (each a command);
+    the config is one the schema takes, with its runs as a path pattern."""
+    import yaml
+
+    from infrepro.io.config import check_config
+
+    blocks = [b for b in readme_blocks() if b.heading == QUICK_START]
+    (install,) = [b for b in blocks if b.not_run is not None]
+    assert install.code.startswith("pip install")
+    (written,) = [HEREDOC.search(b.code) for b in blocks if b.not_run is None]
+    assert written is not None, "the Quick start writes its config with cat > <file> <<'EOF'"
+    config = written.group(2)
+    assert len(config.splitlines()) <= 6
+    code = [b for b in blocks if b.not_run is None][0].code.replace(written.group(0), "")
+    commands = [line for line in code.splitlines() if line.strip()]
+    assert commands == [f"snakemake --cores 2 --configfile {written.group(1)}"]
+    assert "{system}" in yaml.safe_load(config)["runs"]
+    check_config(yaml.safe_load(config))
 
 
 def test_readme_shell_blocks_run_verbatim(tmp_path: Path) -> None:
-    """Each block runs in the copy with status 0; the new-seed block plans and scores only the
-    new run, and its results include it."""
+    """Each block runs in the copy with status 0; the Quick start's makes a report on the folder
+    of outputs, whose runs are the files; the new-seed block plans and scores only the new run,
+    and its results include it."""
     root = fresh_copy(tmp_path / "clone")
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     outputs: dict[str, str] = {}
+    own: list[str] | None = None
     for block in readme_blocks():
         if block.not_run is not None:
             continue
+        if block.heading == QUICK_START and own is None:
+            own = own_outputs(root)
         result = subprocess.run(
             ["bash", "-e", "-o", "pipefail", "-c", block.code],
             cwd=root,
@@ -162,6 +212,12 @@ def test_readme_shell_blocks_run_verbatim(tmp_path: Path) -> None:
             f"README block under {block.heading!r}:\n{block.code}\n{output[-3000:]}"
         )
         outputs[block.heading] = outputs.get(block.heading, "") + output
+        if block.heading == QUICK_START:
+            runs = pd.read_csv(root / "results" / "tables" / "runs.csv", dtype=str)
+            assert list(runs["run_id"]) == own, runs
+            assert set(runs["seed"]) == {"1", "2", "3", "4", "5", "6"}
+            html = (root / "results" / "report.html").read_text(encoding="utf-8")
+            assert "<code>runs: outputs/{system}/{seed}.txt</code> matched" in html
         if block.heading == "Run":
             assert (root / "results" / "report.html").is_file()
         if block.heading == "When new seeds arrive":
@@ -171,7 +227,7 @@ def test_readme_shell_blocks_run_verbatim(tmp_path: Path) -> None:
             assert_plan_as_stated(plan, stated_plan(text))
             means = pd.read_csv(root / "results" / "tables" / "run_means.csv")
             assert "competitor_l0.5_gauss_s4" in set(means["run_id"])
-    assert "When new seeds arrive" in outputs
+    assert {QUICK_START, "When new seeds arrive"} <= set(outputs)
 
 
 def test_the_plan_check_sees_a_wrong_count_or_rule() -> None:
