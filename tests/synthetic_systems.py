@@ -20,10 +20,12 @@ def systems_data(
     segments: int,
     sign: int = 1,
     options: Mapping[str, object] | None = None,
+    run_sd: Mapping[str, float] | None = None,
 ) -> MetricData:
     """``runs[s]`` runs of each system s (the first the baseline) on ``segments`` segments:
     y = 0.4 + shift[s] + a segment effect (SD 0.2) + a run offset (SD 0.02) + noise (SD 0.05),
-    higher is better; with ``sign`` −1 the scores are negated and lower is better."""
+    higher is better; with ``sign`` −1 the scores are negated and lower is better. ``run_sd``:
+    a system's run-offset SD instead of 0.02."""
     rng = np.random.default_rng(seed)
     effects = rng.normal(0, 0.2, segments)
     rows, run_rows = [], []
@@ -31,7 +33,8 @@ def systems_data(
         for r in range(n):
             run = f"{system}_{r}"
             run_rows.append({"run_id": run, "system": system})
-            values = 0.4 + shift[system] + effects + rng.normal(0, 0.02)
+            sd = 0.02 if run_sd is None else run_sd.get(system, 0.02)
+            values = 0.4 + shift[system] + effects + rng.normal(0, sd)
             values = values + rng.normal(0, 0.05, segments)
             rows += [
                 {"run_id": run, "system": system, "segment_id": f"s{s}", "y": sign * value}

@@ -23,8 +23,9 @@ supremum over a band of ρ is at one of the band's two ends, and over all ρ it 
 Moderated variances: limma's ``squeezeVar`` (``squeeze_var``) shrinks each system's s_k²
 towards a common s0² with d0 prior df; ``moderated_variances`` caps d0 (limma's moment estimate
 is ∞ in about half of the experiments with 1-2 df per system even when the variances differ);
-the decision's pair test refers the statistic on the posterior variances to the band's p with
-the posterior df.
+``supported_variances`` never shrinks a variance the prior does not support (above the 80 %
+quantile of s0² F(f_k, d0)) below its own; the decision's pair test refers the statistic on the
+posterior variances to the band's p with the posterior df.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from scipy import optimize, special, stats
 DEFAULT_BAND = 2.0  # run-mean SDs within a factor of 2 of each other: ρ in [1/4, 4]
 DEFAULT_BETA = 0.001  # Berger-Boos: the run-variance ratio's interval has level 1 − β
 DEFAULT_MAX_PRIOR_DF = 4.0  # moderation borrows at most 4 df from the other systems (§4b.12)
+DEFAULT_SUPPORT = 0.8  # a variance above this quantile of its prior predictive is not shrunk
 
 _LOG2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -555,3 +557,40 @@ def moderated_variances(
     v[f == 0.0] = 0.0
     d0 = min(fitted.d0, float(max_prior_df))
     return _posterior(v, f, fitted.s0_squared, d0)
+
+
+def beyond_prior(
+    var: np.ndarray | list[float],
+    df: np.ndarray | list[float] | float,
+    prior: Moderated,
+    quantile: float = DEFAULT_SUPPORT,
+) -> np.ndarray:
+    """Which variances the prior (d0, s0²) does not support: s_k²/s0² above the ``quantile`` of
+    F(f_k, d0), its distribution under the prior (χ²_f/f when d0 = ∞; no df: never)."""
+    v, f = _prepared(var, df)
+    if prior.d0 <= 0.0 or not prior.s0_squared > 0.0:
+        return np.zeros(v.shape, dtype=bool)
+    safe = np.maximum(f, 1e-300)
+    if math.isinf(prior.d0):
+        upper = stats.chi2.ppf(quantile, safe) / safe
+    else:
+        upper = stats.f.ppf(quantile, safe, prior.d0)
+    return (f > 0.0) & (v > prior.s0_squared * upper)
+
+
+def supported_variances(
+    var: np.ndarray | list[float],
+    df: np.ndarray | list[float] | float,
+    max_prior_df: float = DEFAULT_MAX_PRIOR_DF,
+    quantile: float = DEFAULT_SUPPORT,
+) -> tuple[Moderated, np.ndarray]:
+    """``moderated_variances`` with each variance the prior does not support (``beyond_prior``)
+    kept from shrinking below its own: ṽ_k = max(ṽ_k, s_k²), df unchanged (docs/method.md
+    §4b.12); and which ones those are."""
+    v, f = _prepared(var, df)
+    moderated = moderated_variances(v, f, max_prior_df)
+    if v.size == 1:
+        return moderated, np.zeros(1, dtype=bool)
+    kept = beyond_prior(v, f, moderated, quantile)
+    post = np.where(kept, np.maximum(moderated.var_post, v), moderated.var_post)
+    return Moderated(moderated.d0, moderated.s0_squared, post, moderated.df_post), kept

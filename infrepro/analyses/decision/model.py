@@ -180,12 +180,14 @@ def t_log10_p(estimate: Estimate) -> float:
 # -- the calibrated tests of two multi-run systems (§4b.11, §4b.12) ---------------------------
 def calibrate(
     model: DecisionModel, data: MetricData, options: RunVariance
-) -> tuple[dict[tuple[str, str], Ratio], float]:
+) -> tuple[dict[tuple[str, str], Ratio], float, tuple[str, ...]]:
     """Give every ``systems`` contrast of M its calibrated test (moderated where at least
-    three systems have two or more runs); the run-mean SD ratio of each such pair and the
-    prior df of the moderation (NaN when there is none)."""
+    three systems have two or more runs) and every ``vs output`` contrast its run-means t; the
+    run-mean SD ratio of each ``systems`` pair, the prior df of the moderation (NaN when there
+    is none) and the systems whose variance the prior does not support (not shrunk below their
+    own, §4b.12)."""
     if not any(c.comparison in (SYSTEMS, VS_OUTPUT) for c in model.pairs):
-        return {}, math.nan
+        return {}, math.nan, ()
     var = variances(model.fit, data, model.runs, options)
     ratios: dict[tuple[str, str], Ratio] = {}
     pairs = []
@@ -209,4 +211,4 @@ def calibrate(
             c = replace(c, test=test)
         pairs.append(c)
     model.pairs = pairs
-    return ratios, var.prior_df
+    return ratios, var.prior_df, var.unsupported

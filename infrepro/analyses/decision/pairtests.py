@@ -3,11 +3,12 @@
 A pair of two multi-run systems (``systems``) is tested by Welch's statistic on model M's
 contrast, referred to the p-value calibrated over a band of run-mean SD ratios (§4b.11), with
 each system's run-mean variance moderated across systems where at least three have two or more
-runs (§4b.12), and by Berger and Boos' p (valid at any ratio) where the option asks for it or
-the data put the ratio outside the band. A multi-run system against a single output is the
-one-sample t of its run means (§4c.4); two single outputs keep M's t test with its
-Kenward-Roger df. Every test knows its marginal p, its
-critical value at any marginal level (the interval that agrees with it) and its power.
+runs (§4b.12; a variance the prior does not support is not shrunk below its own), and by Berger
+and Boos' p (valid at any ratio) where the option asks for it or the data put the ratio outside
+the band. A multi-run system against a single output is the one-sample t of its run means
+(§4c.4); two single outputs keep M's t test with its Kenward-Roger df. Every test knows its
+marginal p, its critical value at any marginal level (the interval that agrees with it) and its
+power.
 """
 
 from __future__ import annotations
@@ -27,12 +28,13 @@ from infrepro.stats.calibrated import (
     DEFAULT_BAND,
     DEFAULT_BETA,
     DEFAULT_MAX_PRIOR_DF,
+    DEFAULT_SUPPORT,
     band_log10_p,
     berger_boos_log10_p,
     critical_t,
-    moderated_variances,
     power,
     ratio_interval,
+    supported_variances,
 )
 
 T_TEST, BAND, BERGER_BOOS, RUN_MEANS = "t", "calibrated", "Berger-Boos", "run means"
@@ -67,14 +69,16 @@ class RunVariance:
 class Variances:
     """The run-mean variances of the systems with two or more runs: v̂_k from model M (run
     variance + residual / segments per run), the ones the tests use (moderated or not), their
-    df, the prior df d0 (NaN when not moderated), and the sample variance of each system's run
-    means (``spread``: what the shown run-SD ratio compares, §4c.5)."""
+    df, the prior df d0 (NaN when not moderated), the sample variance of each system's run
+    means (``spread``: what the shown run-SD ratio compares, §4c.5), and the systems whose
+    variance the prior does not support (``unsupported``: not shrunk below their own, §4b.12)."""
 
     observed: dict[str, float]
     used: dict[str, float]
     df: dict[str, float]
     prior_df: float
     spread: dict[str, float]
+    unsupported: tuple[str, ...] = ()
 
 
 def run_term(system: str) -> str:
@@ -87,7 +91,8 @@ def variances(
 ) -> Variances:
     """v̂_k = σ̂²_run,k + σ̂²_res / m_k (m_k: the mean number of segments of k's runs) for every
     system with two or more runs, moderated (limma's fit, prior df capped) when at least
-    MIN_MODERATED have them and ``options.moderate``."""
+    MIN_MODERATED have them and ``options.moderate``; a variance above the prior's
+    DEFAULT_SUPPORT quantile is not shrunk below its own (``supported_variances``)."""
     components = fitted.reported_components
     residual = float(components["Residual"])
     rows = data.evaluation.groupby(SYSTEM, observed=True).size()
@@ -100,14 +105,16 @@ def variances(
     spread = {s: float(means.get_group(s).var(ddof=1)) for s in multi}
     if not options.moderate or len(multi) < MIN_MODERATED:
         return Variances(observed, dict(observed), df, math.nan, spread)
-    moderated = moderated_variances(
+    moderated, kept = supported_variances(
         np.array([observed[s] for s in multi]),
         np.array([df[s] for s in multi]),
         options.max_prior_df,
+        DEFAULT_SUPPORT,
     )
     used = {s: float(v) for s, v in zip(multi, moderated.var_post, strict=True)}
     post = {s: float(f) for s, f in zip(multi, moderated.df_post, strict=True)}
-    return Variances(observed, used, post, float(moderated.d0), spread)
+    unsupported = tuple(s for s, k in zip(multi, kept, strict=True) if k)
+    return Variances(observed, used, post, float(moderated.d0), spread, unsupported)
 
 
 @dataclass(frozen=True)

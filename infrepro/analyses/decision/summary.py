@@ -57,6 +57,7 @@ from infrepro.core.decisions import (
     REVERSED,
     SURVIVES,
     SYSTEMS,
+    VS_OUTPUT,
     WORSE,
     PairDecision,
     choice,
@@ -76,6 +77,7 @@ from infrepro.core.vocabulary import (
     decision_record_model,
     facet_aware_formula,
 )
+from infrepro.stats.calibrated import DEFAULT_SUPPORT
 from infrepro.stats.letters import compact_letters
 from infrepro.stats.pvalues import format_p, holm_log10
 from infrepro.stats.runcounts import holds_level, too_few_runs
@@ -201,6 +203,7 @@ class Context:
     dev_selected: bool  # best runs selected by dev score (not by test score)
     ratios: dict[tuple[str, str], Ratio] = field(default_factory=dict)
     prior_df: float = math.nan  # the moderation's prior df (NaN: not moderated)
+    unsupported: tuple[str, ...] = ()  # systems whose variance the prior does not support
 
 
 def family_contrasts(model: DecisionModel, family: str) -> list[Contrast]:
@@ -261,6 +264,8 @@ def _record(
     significant = adjusted.log10_p < math.log10(alpha)
     ratio = ctx.ratios.get((c.reference, c.system))
     notes = _ratio_notes(ratio, c.test, ctx.settings.runs)
+    if c.comparison in (SYSTEMS, VS_OUTPUT):
+        notes += _moderation_notes(c.reference, c.system, ctx.unsupported)
     if not ctx.converged:
         verdict = NOT_CONVERGED
         notes.append(NO_VERDICT)
@@ -360,6 +365,19 @@ def _ratio_notes(ratio: Ratio | None, test: PairTest, runs: RunVariance) -> list
             "analyses.run_variance.berger_boos: true gives a test valid at any ratio"
         ]
     return []
+
+
+def _moderation_notes(reference: str, system: str, unsupported: tuple[str, ...]) -> list[str]:
+    """That the moderation's prior does not support the run-mean variance of a system of the
+    pair, which keeps it from shrinking below its own (§4b.12)."""
+    names = [s for s in (reference, system) if s in unsupported]
+    if not names:
+        return []
+    quantile = f"{100 * DEFAULT_SUPPORT:g} %"
+    return [
+        f"the run-mean variance of {' and '.join(names)} lies above the {quantile} quantile "
+        "the moderation's prior allows: not shrunk below its own"
+    ]
 
 
 def _survival(
@@ -542,7 +560,7 @@ def decide(
     sign = data.sign()
     picked = best_runs(data)
     runs = _run_columns(data, picked)
-    ratios, prior_df = calibrate(model, data, settings.runs)
+    ratios, prior_df, unsupported = calibrate(model, data, settings.runs)
     ctx = Context(
         metric=log.metric,
         sign=sign,
@@ -552,6 +570,7 @@ def decide(
         dev_selected=not bool(picked["optimistic"].any()),
         ratios=ratios,
         prior_df=prior_df,
+        unsupported=unsupported,
     )
     facet = facet_aware_pairs(data, log, model)
     all_pairs = records(model, FAMILY_ALL, ctx, facet)

@@ -18,6 +18,7 @@ from scipy import integrate, optimize, special, stats
 from infrepro.stats.calibrated import (
     band_log10_p,
     berger_boos_log10_p,
+    beyond_prior,
     critical_t,
     critical_t_floor,
     log10_tail,
@@ -25,6 +26,7 @@ from infrepro.stats.calibrated import (
     power,
     ratio_interval,
     squeeze_var,
+    supported_variances,
 )
 
 
@@ -418,6 +420,42 @@ def test_moderated_variances_cap_the_prior_df() -> None:
     even = moderated_variances([1.0, 1.2, 0.9, 1.1, 1.0, 0.95], 3.0)
     assert squeeze_var([1.0, 1.2, 0.9, 1.1, 1.0, 0.95], 3.0).d0 == math.inf and even.d0 == 4.0
     assert np.all(even.df_post == 7.0)
+
+
+def test_beyond_prior_flags_a_variance_above_its_prior_predictive_quantile() -> None:
+    """s_k²/s0² ~ F(f_k, d0) under the prior (χ²_f/f at d0 = ∞): above the quantile, flagged;
+    a variance with no df never is."""
+    prior = moderated_variances([1.0, 2.0], 2.0)
+    upper = stats.f.ppf(0.8, [1.0, 2.0], prior.d0) * prior.s0_squared
+    var = np.array([upper[0] * 0.999, upper[1] * 1.001])
+    assert list(beyond_prior(var, [1.0, 2.0], prior, 0.8)) == [False, True]
+    flat = moderated_variances([1.0, 1.0, 1.0], 3.0)
+    flat = type(flat)(math.inf, 1.0, flat.var_post, flat.df_post)
+    edge = stats.chi2.ppf(0.9, 3.0) / 3.0
+    assert list(beyond_prior([edge * 0.99, edge * 1.01, 50.0], [3.0, 3.0, 0.0], flat, 0.9)) == [
+        False,
+        True,
+        False,
+    ]
+
+
+def test_supported_variances_do_not_shrink_a_variance_the_prior_does_not_support() -> None:
+    """One variance far above the others: it keeps max(ṽ_k, s_k²) = s_k² with the posterior
+    df; every other system's variance and df are limma's capped posterior ones."""
+    var = np.array([1.0, 1.3, 0.8, 1.1, 0.9, 1.2, 0.7, 40.0])
+    df = np.array([2.0, 1.0] * 4)
+    plain = moderated_variances(var, df)
+    got, kept = supported_variances(var, df)
+    assert list(kept) == [False] * 7 + [True]
+    assert plain.var_post[-1] < var[-1] == got.var_post[-1]
+    np.testing.assert_array_equal(got.var_post[:-1], plain.var_post[:-1])
+    np.testing.assert_array_equal(got.df_post, plain.df_post)
+    assert (got.d0, got.s0_squared) == (plain.d0, plain.s0_squared)
+    even, none = supported_variances([1.0, 1.2, 0.9, 1.1, 1.0, 0.95], 3.0)
+    assert not none.any()
+    np.testing.assert_array_equal(
+        even.var_post, moderated_variances([1.0, 1.2, 0.9, 1.1, 1.0, 0.95], 3.0).var_post
+    )
 
 
 def test_inputs_are_checked() -> None:

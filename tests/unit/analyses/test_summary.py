@@ -23,6 +23,7 @@ from workflow_helpers import kreutzer_ter
 from infrepro.analyses.common.data import MetricData, run_means
 from infrepro.analyses.common.fitlog import FitLog
 from infrepro.analyses.decision import model as summary_model
+from infrepro.analyses.decision import pairtests
 from infrepro.analyses.decision.model import Estimate
 from infrepro.analyses.decision.summary import MetricDecision, Settings, decide
 from infrepro.core.decisions import (
@@ -42,7 +43,7 @@ from infrepro.report.decisions import book_of, records_of, sentence
 from infrepro.report.inputs import ReportSettings
 from infrepro.report.paper import latex_table, markdown_table
 from infrepro.report.sections import decision
-from infrepro.stats.calibrated import band_log10_p, critical_t
+from infrepro.stats.calibrated import band_log10_p, critical_t, moderated_variances
 from infrepro.stats.letters import compact_letters
 
 
@@ -429,6 +430,54 @@ def test_many_systems_moderate_their_run_variances() -> None:
         Settings(runs=dataclasses.replace(Settings().runs, moderate=False)),
     )
     assert math.isnan(against(off)["C"].prior_df) and "moderated" not in against(off)["C"].test
+
+
+def test_moderation_does_not_shrink_a_system_whose_run_variance_the_prior_does_not_support() -> (
+    None
+):
+    """Seven 3-run systems, one with a run SD ten times the others' (the baseline's a quarter):
+    the prior does not support its run-mean variance, so moderation leaves it at its own; its
+    pair with the baseline has an SE no smaller than unmoderated, and a note names it on every
+    record of its pairs and on no other (docs/method.md §4b.12)."""
+    wild = "Système-É 🎲"
+    runs = dict.fromkeys(["A", "B", "C", "D", "E", "F", wild], 3)
+    data = systems_data(
+        runs, dict.fromkeys(runs, 0.0), seed=2, segments=30, run_sd={"A": 0.005, wild: 0.2}
+    )
+    moderated = decide(data, FitLog("y"), Settings())
+    plain = decide(
+        data, FitLog("y"), Settings(runs=dataclasses.replace(Settings().runs, moderate=False))
+    )
+    record, unmoderated = against(moderated)[wild], against(plain)[wild]
+    assert "moderated (prior df" in record.test
+    assert record.se >= unmoderated.se
+    for r in moderated.records:
+        mentioned = wild in (r.reference, r.system)
+        assert (
+            f"the run-mean variance of {wild} lies above the 80 % quantile" in r.note
+        ) == mentioned
+        assert ("not shrunk below its own" in r.note) == mentioned
+
+
+def test_moderation_with_a_supported_prior_shrinks_as_before_and_notes_nothing() -> None:
+    """Seven 3-run systems with the same run SD (a seed where every variance is within the
+    prior's 80 % range; under the prior a fifth of them are not): the tests use limma's capped
+    posterior variances (``moderated_variances``), some shrunk, and no record carries the
+    moderation's note."""
+    runs = dict.fromkeys(["A", "B", "C", "D", "E", "F", "G"], 3)
+    data = systems_data(runs, dict.fromkeys(runs, 0.0), seed=1, segments=30)
+    result = decide(data, FitLog("y"), Settings())
+    assert all("moderated (prior df" in r.test for r in result.records)
+    assert not any("moderation's prior" in r.note for r in result.records)
+    model = summary_model.fit_decision_model(data, FitLog("y"))
+    assert model is not None
+    var = pairtests.variances(model.fit, data, model.runs, Settings().runs)
+    assert var.unsupported == ()
+    names = list(var.observed)
+    expected = moderated_variances([var.observed[s] for s in names], 2.0)
+    assert [var.used[s] for s in names] == pytest.approx(list(expected.var_post), rel=1e-12)
+    assert [var.df[s] for s in names] == pytest.approx(list(expected.df_post), rel=1e-12)
+    assert any(var.used[s] < var.observed[s] for s in names)
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
