@@ -36,6 +36,7 @@ BASE = dict(
     p_adjusted="0.0223",
     log10_p_adjusted=-1.652,
     verdict="worse",
+    assumption="",
     generalises=False,
     facet_aware_p="0.46",
     log10_facet_aware_p=-0.337,

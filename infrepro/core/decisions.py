@@ -36,6 +36,17 @@ NOT_SHOWN_BEYOND = "not shown"
 NOT_JUDGED = "not judged"
 JUDGED_DF = 4.0  # below: a facet-aware non-significance cannot tell (docs/method.md §4b.6)
 
+# the assumption a directional verdict rests on, when it rests on one (§4c.5, issue 41): the
+# calibrated test's band of run-mean SD ratios, where Berger and Boos' test (any ratio) does not
+# reach the same verdict; '' when the verdict holds at any ratio
+
+
+def band_assumption(band: float) -> str:
+    """``run-mean SDs within a factor of 2``: what a verdict of the calibrated test assumes
+    where the test valid at any ratio does not confirm it."""
+    return f"run-mean SDs within a factor of {band:g}"
+
+
 # -- estimands (docs/method.md §4c.4): the values of the ``comparison`` column -------------------
 SYSTEMS = "systems"
 VS_OUTPUT = "vs single output"
@@ -276,6 +287,7 @@ class PairDecision:
     p_adjusted: str
     log10_p_adjusted: float
     verdict: str
+    assumption: str
     generalises: bool
     facet_aware_p: str
     log10_facet_aware_p: float

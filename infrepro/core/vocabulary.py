@@ -253,13 +253,13 @@ ANALYSIS_TABLE_SPECS: tuple[TableSpec, ...] = (
         "metric family family_size:int adjust reference system runs_reference:int "
         "runs_system:int comparison estimand improvement:float se:float df:float df_method "
         "test statistic:float critical:float lower:float upper:float interval level:float "
-        "p_value log10_p:float p_adjusted log10_p_adjusted:float verdict generalises:bool "
-        "facet_aware_p log10_facet_aware_p:float facet_aware_df:float run_sd_ratio:float "
-        "run_sd_ratio_lower:float run_sd_ratio_upper:float band:float prior_df:float survival "
-        "best_vs_best:float min_effect:float power:float sequential look_source spending looks:int "
-        "look:int look_runs_reference:int look_runs_system:int max_runs_reference:float "
-        "max_runs_system:float plan_alpha:float action conditional_power:float "
-        "more_runs:float few_runs model note",
+        "p_value log10_p:float p_adjusted log10_p_adjusted:float verdict assumption "
+        "generalises:bool facet_aware_p log10_facet_aware_p:float facet_aware_df:float "
+        "run_sd_ratio:float run_sd_ratio_lower:float run_sd_ratio_upper:float band:float "
+        "prior_df:float survival best_vs_best:float min_effect:float power:float sequential "
+        "look_source spending looks:int look:int look_runs_reference:int look_runs_system:int "
+        "max_runs_reference:float max_runs_system:float plan_alpha:float action "
+        "conditional_power:float more_runs:float few_runs model note",
     ),
     # the look history of the sequential decision (docs/method.md §4e.10): one row per metric,
     # family, pair and look of the pair

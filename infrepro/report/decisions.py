@@ -108,8 +108,16 @@ def size_interval(record: PairDecision) -> str:
 
 def verdict_text(record: PairDecision) -> str:
     """The verdict cell: the word, qualified by what the pair estimates (§4c.4), whether it
-    generalises (§4c.5) and, for a sequential verdict, where it was read (§4e.10)."""
-    return _verdict_word(record) + _sequential_mark(record)
+    generalises (§4c.5), the assumption it rests on (§4c.5) and, for a sequential verdict,
+    where it was read (§4e.10)."""
+    assumes = f" ({assuming(record)})" if record.assumption else ""
+    return _verdict_word(record) + assumes + _sequential_mark(record)
+
+
+def assuming(record: PairDecision) -> str:
+    """``assuming run-mean SDs within a factor of 2``: the assumption a directional verdict
+    rests on (§4c.5); '' when it holds at any ratio of run variances."""
+    return f"assuming {record.assumption}" if record.assumption else ""
 
 
 def _verdict_word(record: PairDecision) -> str:
@@ -236,6 +244,13 @@ def scale_words(unit: str) -> str:
     return unit if unit == "points" else f"({unit})"
 
 
+def _assumed(record: PairDecision) -> str:
+    """``, assuming …: a test valid at any ratio does not reach α`` or ''."""
+    if not record.assumption:
+        return ""
+    return f", {assuming(record)} (a test valid at any ratio of run SDs does not reach α)"
+
+
 def sentence(record: PairDecision, label: str, unit: str = "points") -> str:
     """A sentence to quote: the verdict, the size with its interval, the test, the df method
     and the one p (adjusted, with its family)."""
@@ -259,7 +274,7 @@ def sentence(record: PairDecision, label: str, unit: str = "points") -> str:
         return (
             f"{subject} {word} than {other} by {size_interval(record)} {label} "
             f"{scale_words(unit)} ({ci}), "
-            f"{scope(record)}; {how}{facet}.{after}"
+            f"{scope(record)}{_assumed(record)}; {how}{facet}.{after}"
         )
     if record.verdict == NOT_CONVERGED:
         return f"{subject} against {other}: not judged (the model did not converge)."

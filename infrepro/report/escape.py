@@ -136,8 +136,9 @@ _LATEX_TEXT = {
     "\u2020": r"\dag{}",
     "\u2021": r"\ddag{}",
     "\u00a7": r"\S{}",
+    "\u00b6": r"\P{}",
 }
-_LATEX_CHAR = re.compile(r"[\\&%$#_{}~^|<>`±–\u2212α\u2020\u2021\u00a7]")
+_LATEX_CHAR = re.compile(r"[\\&%$#_{}~^|<>`±–\u2212α\u2020\u2021\u00a7\u00b6]")
 _LATEX_SPECIAL_CHAR = re.compile(r"[\\&%$#_{}~^|<>`]")
 _PERCENT = re.compile(r" (?=\\%)")  # "95 %": the space never breaks
 # TeX's ligatures of text characters (-- en dash, '' and ,, quotes, !` and ?` inverted marks)

@@ -46,6 +46,7 @@ from infrepro.report.labels import metric_label
 DAGGER = "\u2020"  # an improvement read at an earlier look than the Runs column (§4e.3)
 DOUBLE_DAGGER = "\u2021"
 SECTION = "\u00a7"
+PILCROW = "\u00b6"  # a verdict that rests on the band of run-SD ratios (§4c.5)
 NO_DIFFERENCE = "–"  # the verdict cell of "no difference shown"
 MARK_TEXT = {
     SECTION: "the difference also holds once the shared facets' levels are treated as draws "
@@ -53,6 +54,9 @@ MARK_TEXT = {
     DOUBLE_DAGGER: "a comparison with a single output: a system of the pair has one run (see the "
     "Runs column), so the verdict is about that one output, and how that system varies with "
     "retraining is unknown",
+    PILCROW: "the verdict assumes the two systems' run-mean SDs within the calibrated test's "
+    "band (analyses.run_variance.band); Berger and Boos' test, valid at any ratio of run SDs, "
+    "does not reach α",
 }
 
 
@@ -137,13 +141,14 @@ def _improvement(record: PairDecision | None) -> tuple[str, str]:
 
 def verdict_cell(record: PairDecision | None) -> str:
     """The verdict word; a double dagger when it is about single outputs, a section sign when
-    it generalises."""
+    it generalises, a pilcrow when it rests on the band of run-SD ratios."""
     if record is None:
         return ""
     if not record.directional:
         return NO_DIFFERENCE if record.verdict == NOT_SHOWN else record.verdict
     mark = DOUBLE_DAGGER if record.comparison in (OUTPUTS, VS_OUTPUT) else ""
     mark += SECTION if record.generalises else ""
+    mark += PILCROW if record.assumption else ""
     return record.verdict + mark
 
 

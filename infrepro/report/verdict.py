@@ -50,8 +50,9 @@ class Verdict:
 
 
 def badge(record: PairDecision, conclusion: str) -> Verdict:
-    """The card's badge from the record: who is better (qualified by the estimand), no
-    difference shown, not judged or not converged; ``conclusion``: the record's sentence."""
+    """The card's badge from the record: who is better (qualified by the estimand and the
+    assumption it rests on), no difference shown, not judged or not converged;
+    ``conclusion``: the record's sentence."""
     if record.verdict == NOT_CONVERGED:
         return Verdict(NOT_CONVERGED, "warn", conclusion)
     if record.verdict == NOT_SHOWN:
@@ -69,6 +70,8 @@ def badge(record: PairDecision, conclusion: str) -> Verdict:
         )
     else:
         text = f"{winner} better"
+    if record.assumption:
+        text += f", assuming {record.assumption}"
     return Verdict(text, "good" if direction > 0 else "bad", conclusion, direction)
 
 

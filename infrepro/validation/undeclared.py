@@ -39,18 +39,27 @@ CLAIM = {BETTER: 1, WORSE: -1}
 @dataclass(frozen=True)
 class UserOutcome:
     """One experiment: the first look's fixed verdict (+1 B better, −1 A better, 0 none), the
-    sequential verdict at the last look, the look it was first directional at (0: none), and
-    whether the record named the undeclared sequence."""
+    sequential verdict at the last look, the look it was first directional at (0: none),
+    whether the record named the undeclared sequence, and whether the first look's verdict
+    rests on the band of run-SD ratios (its record's ``assumption``, docs/method.md §4c.5)."""
 
     first_look: int
     sequential: int
     claimed_at: int
     named: bool
+    first_assumes: bool = False
 
     @property
     def claim(self) -> int:
         """What the user claims: the first look's verdict if directional, else the sequence's."""
         return self.first_look or self.sequential
+
+    @property
+    def unmarked_claim(self) -> int:
+        """What the user claims with no assumption named: the first look's verdict if it is
+        directional and rests on none, else the sequence's (anytime-valid, any ratio), as for a
+        user who reads a marked verdict as no claim and reruns on."""
+        return (0 if self.first_assumes else self.first_look) or self.sequential
 
 
 def _runs_at(data: MetricData, n: int) -> MetricData:
@@ -61,14 +70,14 @@ def _runs_at(data: MetricData, n: int) -> MetricData:
     return replace(data, runs=runs, evaluation=rows)
 
 
-def _verdict(data: MetricData, sequential: bool) -> tuple[int, int, bool]:
+def _verdict(data: MetricData, sequential: bool) -> tuple[int, int, bool, bool]:
     log = FitLog(METRIC)
     revise = sequential_of(data, log, ALPHA) if sequential else None
     records = decide(data, log, Settings(alpha=ALPHA, draws=RANK_DRAWS), revise).records
     record = next(r for r in records if r.family == FAMILY_BASELINE)
     named = record.sequential == ANYTIME and record.look_source == RECORDED_LOOKS
     direction = CLAIM.get(record.verdict, 0)
-    return direction, (record.look if direction else 0), named
+    return direction, (record.look if direction else 0), named, bool(record.assumption)
 
 
 def user_outcome(ratio: float, effect: float, seed: int, segments: int = 100) -> UserOutcome:
@@ -87,7 +96,7 @@ def user_outcome(ratio: float, effect: float, seed: int, segments: int = 100) ->
             ]
             looks = looks_of(ledger, current, PLAN)
             append_look(ledger, {c.run: c for c in current}, looks, "simulated")
-    first, _, _ = _verdict(_runs_at(full, FIRST), sequential=False)
+    first, _, _, assumes = _verdict(_runs_at(full, FIRST), sequential=False)
     recorded = replace(full, runs=with_recorded_looks(full.runs, run_looks(looks)))
-    direction, at, named = _verdict(recorded, sequential=True)
-    return UserOutcome(first, direction, at, named)
+    direction, at, named, _ = _verdict(recorded, sequential=True)
+    return UserOutcome(first, direction, at, named, assumes)

@@ -30,7 +30,7 @@ from infrepro.analyses.decision.model import (
     fit_decision_model,
     run_counts,
 )
-from infrepro.analyses.decision.pairtests import PairTest
+from infrepro.analyses.decision.pairtests import BAND, PairTest
 from infrepro.core.decisions import (
     ANYTIME,
     ANYTIME_VALID,
@@ -51,6 +51,7 @@ from infrepro.core.decisions import (
     TARGET_CONDITIONAL_POWER,
     WORSE,
     PairDecision,
+    band_assumption,
     interval_label,
     runs_phrase,
 )
@@ -470,6 +471,7 @@ class Sequential:
             p_adjusted=format_p(_log10(p_adj)),
             log10_p_adjusted=_log10(p_adj),
             verdict=verdict,
+            assumption="",  # paired run differences: valid at any ratio of run variances
             sequential=ANYTIME,
             look_source=self.source,
             looks=total,
@@ -536,12 +538,14 @@ def _run_variance(data: MetricData):  # type: ignore[no-untyped-def]
 def _at_look(record: PairDecision, row: LookResult, look: PairLook, alpha: float) -> PairDecision:
     """The record's estimate, test, interval and verdict as read at one look of a plan: the
     look's test (its p marginal), the repeated CI (labelled with the family's level 1 − α), the
-    nominal level."""
+    nominal level; a directional verdict of the calibrated test rests on its band (a plan's
+    boundaries are the band test's, §4c.5)."""
     test = look.test
     assert test is not None
     verdict = NOT_SHOWN
     if row.crossed:
         verdict = BETTER if row.estimate > 0 else WORSE
+    assumes = verdict in DIRECTIONAL and test.kind == BAND
     return replace(
         record,
         improvement=row.estimate,
@@ -558,6 +562,7 @@ def _at_look(record: PairDecision, row: LookResult, look: PairLook, alpha: float
         p_value=format_p(test.log10_p),
         log10_p=test.log10_p,
         verdict=verdict,
+        assumption=band_assumption(record.band) if assumes else "",
         look=look.look,
         look_runs_reference=look.n_a,
         look_runs_system=look.n_b,

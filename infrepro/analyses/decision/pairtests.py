@@ -156,7 +156,9 @@ class PairTest:
     """A pair's marginal test: the statistic t (in the direction of the improvement), the SE
     its interval uses, the two-sided p, and what it needs to invert itself and give its power:
     the kind (``t``, ``calibrated``, ``Berger-Boos``), the df of a t test, the run counts,
-    variances and their df, the band and β of a calibrated one."""
+    variances and their df, the band and β of a calibrated one, and for a calibrated test
+    Berger and Boos' p of the same statistic (``any_ratio_log10_p``: whether its verdict needs
+    the band, §4c.5)."""
 
     name: str
     kind: str
@@ -169,6 +171,7 @@ class PairTest:
     v: tuple[float, float] = (math.nan, math.nan)
     band: float = DEFAULT_BAND
     beta: float = DEFAULT_BETA
+    any_ratio_log10_p: float = math.nan  # a calibrated test's Berger-Boos p (valid at any ratio)
 
     def critical(self, level: float) -> float:
         """The |t| at which the marginal p equals ``level``: the interval estimate ± it · se
@@ -238,7 +241,8 @@ def calibrated_test(
     """Welch's statistic on M's contrast for two multi-run systems a (reference) and b: its SE
     with each system's run-mean variance replaced by the one the tests use (moderated or not),
     referred to the band-calibrated p (§4b.11) with their df, or Berger and Boos' p where
-    ``options.berger_boos`` or the data put the ratio ``outside`` the band."""
+    ``options.berger_boos`` or the data put the ratio ``outside`` the band; Berger and Boos' p
+    is kept beside the band's, to tell whether a verdict rests on the band (§4c.5)."""
     n = (int(runs[a]), int(runs[b]))
     shift = sum((var.used[s] - var.observed[s]) / runs[s] for s in (a, b))
     se_used = math.sqrt(max(se**2 + shift, 1e-300))
@@ -252,10 +256,22 @@ def calibrated_test(
         log10_p = berger_boos_log10_p(t, *n, *v, options.band, options.beta, *f)
         name = f"Welch t{moderated}, Berger-Boos (β = {options.beta:g}, any ratio)"
         kind = BERGER_BOOS
+        any_ratio = log10_p
     else:
         log10_p = band_log10_p(t, *n, options.band, *f)
         name = f"Welch t{moderated}, calibrated over {band}"
         kind = BAND
+        any_ratio = berger_boos_log10_p(t, *n, *v, options.band, options.beta, *f)
     return PairTest(
-        name, kind, t, se_used, log10_p, n=n, f=f, v=v, band=options.band, beta=options.beta
+        name,
+        kind,
+        t,
+        se_used,
+        log10_p,
+        n=n,
+        f=f,
+        v=v,
+        band=options.band,
+        beta=options.beta,
+        any_ratio_log10_p=any_ratio,
     )

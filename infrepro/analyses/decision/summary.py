@@ -60,6 +60,7 @@ from infrepro.core.decisions import (
     VS_OUTPUT,
     WORSE,
     PairDecision,
+    band_assumption,
     choice,
     estimand_text,
     interval_kind,
@@ -274,6 +275,7 @@ def _record(
     else:
         verdict = BETTER if improvement > 0 else WORSE
     generalises = _generalises(facet, verdict, s * improvement, alpha)
+    assumption = _assumption(verdict, c.test, size, alpha, ctx.settings.runs)
     best_vs_best = s * (ctx.best[c.system] - ctx.best[c.reference])
     effect = ctx.settings.min_effect / 100.0
     return PairDecision(
@@ -303,6 +305,7 @@ def _record(
         p_adjusted=format_p(adjusted.log10_p),
         log10_p_adjusted=adjusted.log10_p,
         verdict=verdict,
+        assumption=assumption,
         generalises=generalises,
         facet_aware_p=format_p(facet[1]) if facet else "",
         log10_facet_aware_p=facet[1] if facet else math.nan,
@@ -324,6 +327,16 @@ def _record(
         ),
         note="; ".join(notes),
     )
+
+
+def _assumption(verdict: str, test: PairTest, size: int, alpha: float, runs: RunVariance) -> str:
+    """The assumption a directional verdict rests on (§4c.5): a calibrated test's verdict that
+    Berger and Boos' test of the same statistic (valid at any run-SD ratio), Bonferroni-adjusted
+    over the family, does not reach rests on the band; '' for every other verdict."""
+    if verdict not in DIRECTIONAL or test.kind != BAND:
+        return ""
+    any_ratio = min(0.0, test.any_ratio_log10_p + math.log10(size))
+    return "" if any_ratio < math.log10(alpha) else band_assumption(runs.band)
 
 
 def _generalises(

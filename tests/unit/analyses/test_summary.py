@@ -39,10 +39,11 @@ from infrepro.core.decisions import (
 from infrepro.core.vocabulary import SYSTEM, TABLE_SPECS, columns
 from infrepro.io.results import read_result_table
 from infrepro.plumbing.atomic import write_csv
-from infrepro.report.decisions import book_of, records_of, sentence
+from infrepro.report.decisions import book_of, records_of, sentence, verdict_text
 from infrepro.report.inputs import ReportSettings
-from infrepro.report.paper import latex_table, markdown_table
+from infrepro.report.paper import PILCROW, latex_table, markdown_table, verdict_cell
 from infrepro.report.sections import decision
+from infrepro.report.verdict import badge
 from infrepro.stats.calibrated import band_log10_p, critical_t, moderated_variances
 from infrepro.stats.letters import compact_letters
 
@@ -298,6 +299,23 @@ def test_markdown_table(kreutzer_decision: MetricDecision) -> None:
     assert "Kenward-Roger" in md and "α = 0.05" in md
 
 
+def test_paper_tables_mark_a_verdict_that_rests_on_the_band(
+    kreutzer_decision: MetricDecision,
+) -> None:
+    """A record with the band as its assumption is marked ¶ in the Markdown and LaTeX tables,
+    and the caption says what the mark means; without one neither appears."""
+    table, records = _kreutzer_view(kreutzer_decision)
+    caption = "Berger and Boos' test, valid at any ratio of run SDs, does not reach α"
+    plain = markdown_table(table, records, label="TER", better="lower", alpha=0.05)
+    assert PILCROW not in plain and caption not in plain
+    assumed = [dataclasses.replace(records[0], assumption="run-mean SDs within a factor of 2")]
+    marked = assumed + records[1:]
+    md = markdown_table(table, marked, label="TER", better="lower", alpha=0.05)
+    assert f"| {records[0].verdict}\u2021{PILCROW} |" in md and caption in md
+    tex = latex_table(table, marked, label="TER", stem="ter", better="lower", alpha=0.05)
+    assert "\\ddag{}\\P{}" in tex and "does not reach $\\alpha$" in tex
+
+
 def test_t_p_is_finite_far_below_the_float_range() -> None:
     value = summary_model.t_log10_p(Estimate(100.0, 1.0, 1000.0))
     assert math.isfinite(value) and value < -500
@@ -414,6 +432,38 @@ def test_few_runs_are_judged_by_the_calibrated_test() -> None:
     assert 0 < b.run_sd_ratio_lower <= b.run_sd_ratio <= b.run_sd_ratio_upper
     assert b.band == 2.0 and math.isnan(b.prior_df)  # two multi-run systems: no moderation
     assert set(few.summary["group"]) == {"a", "b"}
+
+
+@pytest.mark.parametrize("shift", [0.06, 0.08, 0.15])
+def test_a_verdict_that_rests_on_the_band_says_so_on_every_surface(shift: float) -> None:
+    """3 vs 3 runs (§4c.5, issue 41): a directional verdict of the calibrated test carries the
+    band as its assumption exactly when Berger and Boos' test of the same data (the option
+    ``berger_boos: true``, valid at any ratio) gives no directional verdict; the cell, the
+    sentence to quote, the badge and the paper table's mark say it."""
+    data = systems_data({"A": 3, "B": 3}, {"A": 0.0, "B": shift}, seed=7, segments=30)
+    b = against(decide(data, FitLog("y"), Settings()))["B"]
+    any_ratio = Settings(runs=dataclasses.replace(Settings().runs, berger_boos=True))
+    checked = against(decide(data, FitLog("y"), any_ratio))["B"]
+    assert b.verdict == BETTER and checked.assumption == ""
+    assert bool(b.assumption) == (checked.verdict != BETTER)
+    texts = (verdict_text(b), sentence(b, "Y"), badge(b, "").badge)
+    if b.assumption:
+        assert b.assumption == "run-mean SDs within a factor of 2"
+        assert all("assuming run-mean SDs within a factor of 2" in t for t in texts)
+        assert verdict_cell(b) == BETTER + PILCROW
+    else:
+        assert not any("assuming" in t for t in texts) and verdict_cell(b) == BETTER
+
+
+def test_the_band_assumption_is_found_across_shifts() -> None:
+    """Between the band test's threshold and Berger-Boos' there are verdicts that rest on the
+    band (shift 0.06 of 3 vs 3 runs), and beyond both none do (0.15): the parametrised test
+    above sees both branches."""
+    marks = []
+    for shift in (0.06, 0.15):
+        data = systems_data({"A": 3, "B": 3}, {"A": 0.0, "B": shift}, seed=7, segments=30)
+        marks.append(against(decide(data, FitLog("y"), Settings()))["B"].assumption)
+    assert marks[0] and not marks[1]
 
 
 def test_many_systems_moderate_their_run_variances() -> None:
