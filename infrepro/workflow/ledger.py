@@ -69,13 +69,23 @@ def recorded_looks(
     return looks_of(path, runs, plan_of(config), shown_as=portable_path(path)), runs
 
 
-def looks_seen(looks: Looks | None) -> dict[str, object]:
-    """The report's parameter: where the looks come from, the ledger's path and the look this
-    run is. It does not say whether the ledger exists yet: a completed run writes it, and the
-    next invocation must find the report's parameters as they were."""
-    if looks is None:
+def looks_seen(found: tuple[Looks, list[CurrentRun]] | None) -> dict[str, object]:
+    """The report's parameter: where the looks come from, the ledger's path, the look this run
+    is and, from the second look on, the runs each system gained at it (``added``: system ->
+    count, what changed since the last look). It does not say whether the ledger exists yet:
+    a completed run writes it, and the next invocation must find the report's parameters as
+    they were (the runs of the current look are the same before and after it is recorded)."""
+    if found is None:
         return {"source": DECLARED_LOOKS}
-    return {"source": RECORDED_LOOKS, "path": looks.path, "look": looks.current}
+    looks, runs = found
+    seen: dict[str, object] = {"source": RECORDED_LOOKS, "path": looks.path, "look": looks.current}
+    if looks.current >= 2:
+        added: dict[str, int] = {}
+        for run in runs:
+            if looks.of_run.get(run.run) == looks.current:
+                added[run.system] = added.get(run.system, 0) + 1
+        seen["added"] = added
+    return seen
 
 
 def record_looks(

@@ -56,7 +56,7 @@ LOOKS = None if LEDGER is None else LEDGER[0]
 RUN_LOOKS = run_looks(LOOKS, config["analyses"]["sequential"]["max_runs"] is not None)
 # the report's view: the same before and after a completed run writes the ledger, so that a
 # rerun with nothing new reruns nothing
-LOOKS_SEEN = looks_seen(LOOKS)
+LOOKS_SEEN = looks_seen(LEDGER)
 # the table verdicts are read from, as this run found it: a run that rewrites it is a look
 VERDICTS = f"{RESULTS}/tables/decisions.csv"
 VERDICTS_BEFORE = file_state(VERDICTS)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from infrepro.core.decisions import RECORDED_LOOKS, look_phrase
 from infrepro.core.registry import ALL_RUNS, SUMMARY
 from infrepro.io.errors import plural
 from infrepro.report.formatting import integer, is_missing
@@ -78,6 +79,23 @@ def _computed_on(tables: dict[str, pd.DataFrame]) -> str:
     return ", ".join(places)
 
 
+def _look(settings: ReportSettings) -> str:
+    """The look this run is, where the ledger records it, and what changed since the last look
+    (the runs each system gained; the ledger refuses a run removed or changed after its look,
+    docs/method.md §4e.12); '' when the runs declare their looks."""
+    looks = settings.looks
+    if looks.get("source") != RECORDED_LOOKS:
+        return ""
+    look = int(looks.get("look") or 1)
+    where = f"recorded in {looks.get('path')}"
+    if look < 2:
+        return f"look 1, {where}: the first analysis of these runs"
+    added = looks.get("added") or {}
+    gained = ", ".join(f"{system} +{plural(int(n), 'run')}" for system, n in added.items())
+    since = f"; new since look {look - 1}: {gained}" if gained else ""
+    return f"{look_phrase(look, RECORDED_LOOKS)}, {where}{since}"
+
+
 def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Header:
     header = Header(name=settings.name, date=settings.date or "not set")
     header.facts.append(("Systems", _runs_per_system(tables, settings)))
@@ -113,5 +131,8 @@ def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Header:
                 "The best runs were selected by their test-set mean (no dev scores): the "
                 "best-vs-best comparison is optimistic, and no decision rests on it."
             )
+    look = _look(settings)
+    if look:
+        header.facts.append(("This run", look))
     header.facts.append(("Significance level", f"α = {settings.alpha:g}"))
     return header
