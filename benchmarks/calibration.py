@@ -119,6 +119,7 @@ from infrepro.validation.calibration import (
 )
 from infrepro.validation.decision import (
     RANK_UNIT,
+    DecisionDesign,
     decision_designs,
     decision_outcomes,
     rank_coverage,
@@ -160,17 +161,14 @@ def markdown(results: list[Rates], alpha: float = ALPHA) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "run-aware":
-        run_aware_main(argv[1:])
-        return
-    if argv and argv[0] == "run-variance":
-        run_variance_main(argv[1:])
-        return
-    if argv and argv[0] == "claims":
-        claims_main(argv[1:])
-        return
-    if argv and argv[0] == "decision":
-        decision_main(argv[1:])
+    subcommands = {
+        "run-aware": run_aware_main,
+        "run-variance": run_variance_main,
+        "claims": claims_main,
+        "decision": decision_main,
+    }
+    if argv and argv[0] in subcommands:
+        subcommands[argv[0]](argv[1:])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=500, help="experiments per design")
@@ -295,6 +293,12 @@ def read_records(path: Path) -> tuple[list[dict[str, object]], list[dict[str, ob
                 record = json.loads(line)
                 (meta if "meta" in record else experiments).append(record)
     return experiments, meta
+
+
+def recorded_seeds(path: Path) -> set[tuple[str, int]]:
+    """(scenario, seed) of every experiment already in ``path``: what a resumed run skips."""
+    experiments, _ = read_records(path)
+    return {(r["scenario"], r["seed"]) for r in experiments}
 
 
 def _cell(k: int, n: int) -> tuple[str, str]:
@@ -528,8 +532,7 @@ def run_aware_main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
     args.records.parent.mkdir(parents=True, exist_ok=True)
     if not args.report_only:
-        experiments, _ = read_records(args.records)
-        done = {(r["scenario"], r["seed"]) for r in experiments}
+        done = recorded_seeds(args.records)
         wanted = set(filter(None, args.designs.split(",")))
         with (
             recorded_run(args.records, "run-aware", argv, cpus=True),
@@ -563,8 +566,7 @@ RUN_VARIANCE_MARK = (
 
 
 def run_variance_run(keys: list[str], n: dict[str, int], seed: int, records: Path) -> None:
-    experiments, _ = read_records(records)
-    done = {(r["scenario"], r["seed"]) for r in experiments}
+    done = recorded_seeds(records)
     designs = run_variance_designs()
     with records.open("a") as sink, threadpool_limits(limits=1):
         for key in keys:
@@ -953,8 +955,7 @@ ADJUSTMENTS = ("max-t", "holm")
 
 def decision_run(keys: list[str], n: dict[str, int], records: Path, progress: bool) -> None:
     """Experiments 0 .. n - 1 of each design not yet in ``records`` (appended, flushed)."""
-    experiments, _ = read_records(records)
-    done = {(r["scenario"], r["seed"]) for r in experiments}
+    done = recorded_seeds(records)
     designs = decision_designs()
     with records.open("a") as sink, threadpool_limits(limits=1):
         for key in keys:
@@ -986,6 +987,20 @@ def _ok(rows: list[dict[str, object]], adjust: str) -> list[dict[str, object]]:
     return [r["outcomes"][adjust] for r in rows if r["outcomes"].get(adjust)]
 
 
+def _adjusted(
+    by_key: dict[str, list[dict[str, object]]], spaced: bool
+) -> Iterator[tuple[str, DecisionDesign, str, list[dict[str, object]]]]:
+    """The rows of the level (``spaced`` False: identical systems) or power (True: distinct true
+    means) table: each such design with records, each adjustment, and its usable outcomes."""
+    for key, design in decision_designs().items():
+        if bool(design.spacing) != spaced or key not in by_key:
+            continue
+        for adjust in ADJUSTMENTS:
+            ok = _ok(by_key[key], adjust)
+            if ok:
+                yield key, design, adjust, ok
+
+
 def decision_level_lines(by_key: dict[str, list[dict[str, object]]]) -> list[str]:
     """Family-wise false directional claims, false splits, interval coverage and the
     agreement of interval and verdict, per design and adjustment."""
@@ -996,26 +1011,20 @@ def decision_level_lines(by_key: dict[str, list[dict[str, object]]]) -> list[str
         "| interval excludes 0 ⇔ verdict (experiments where every record agrees) |",
         "|---|---|---:|---|---|---|---|---|---|---|---|",
     ]
-    for key, design in decision_designs().items():
-        if design.spacing or key not in by_key:
-            continue
-        for adjust in ADJUSTMENTS:
-            ok = _ok(by_key[key], adjust)
-            n = len(ok)
-            if not n:
-                continue
-            fb = sum(bool(o["fwer_baseline"]) for o in ok)
-            fa = sum(bool(o["fwer_all_pairs"]) for o in ok)
-            split = sum(bool(o["split"]) for o in ok)
-            covered, compared = sum(o["covered"] for o in ok), sum(o["compared"] for o in ok)
-            all_at_once = sum(bool(o["all_covered"]) for o in ok)
-            agree = sum(bool(o["agree"]) for o in ok)
-            lines.append(
-                f"| {key}: {design.title} | {adjust} | {n} | {rate_cell(fb, n)} "
-                f"| {_bounded(fb, n)} | {rate_cell(fa, n)} | {_bounded(fa, n)} "
-                f"| {rate_cell(split, n)} | {rate_cell(covered, compared)} ({compared}) "
-                f"| {rate_cell(all_at_once, n)} | {rate_cell(agree, n)} |"
-            )
+    for key, design, adjust, ok in _adjusted(by_key, spaced=False):
+        n = len(ok)
+        fb = sum(bool(o["fwer_baseline"]) for o in ok)
+        fa = sum(bool(o["fwer_all_pairs"]) for o in ok)
+        split = sum(bool(o["split"]) for o in ok)
+        covered, compared = sum(o["covered"] for o in ok), sum(o["compared"] for o in ok)
+        all_at_once = sum(bool(o["all_covered"]) for o in ok)
+        agree = sum(bool(o["agree"]) for o in ok)
+        lines.append(
+            f"| {key}: {design.title} | {adjust} | {n} | {rate_cell(fb, n)} "
+            f"| {_bounded(fb, n)} | {rate_cell(fa, n)} | {_bounded(fa, n)} "
+            f"| {rate_cell(split, n)} | {rate_cell(covered, compared)} ({compared}) "
+            f"| {rate_cell(all_at_once, n)} | {rate_cell(agree, n)} |"
+        )
     return lines
 
 
@@ -1028,24 +1037,18 @@ def decision_power_lines(by_key: dict[str, list[dict[str, object]]]) -> list[str
         "| any false claim, `all_pairs` |",
         "|---|---|---:|---|---|---|---|",
     ]
-    for key, design in decision_designs().items():
-        if not design.spacing or key not in by_key:
-            continue
-        for adjust in ADJUSTMENTS:
-            ok = _ok(by_key[key], adjust)
-            n = len(ok)
-            if not n:
-                continue
-            cells = []
-            for family in ("baseline", "all_pairs"):
-                hits = sum(o[f"power_{family}"] for o in ok)
-                cells.append(rate_cell(hits, sum(o[f"true_{family}"] for o in ok)))
-            fb = sum(bool(o["fwer_baseline"]) for o in ok)
-            fa = sum(bool(o["fwer_all_pairs"]) for o in ok)
-            lines.append(
-                f"| {key}: {design.title} | {adjust} | {n} | {cells[0]} | {cells[1]} "
-                f"| {rate_cell(fb, n)} | {rate_cell(fa, n)} |"
-            )
+    for key, design, adjust, ok in _adjusted(by_key, spaced=True):
+        n = len(ok)
+        cells = []
+        for family in ("baseline", "all_pairs"):
+            hits = sum(o[f"power_{family}"] for o in ok)
+            cells.append(rate_cell(hits, sum(o[f"true_{family}"] for o in ok)))
+        fb = sum(bool(o["fwer_baseline"]) for o in ok)
+        fa = sum(bool(o["fwer_all_pairs"]) for o in ok)
+        lines.append(
+            f"| {key}: {design.title} | {adjust} | {n} | {cells[0]} | {cells[1]} "
+            f"| {rate_cell(fb, n)} | {rate_cell(fa, n)} |"
+        )
     return lines
 
 
