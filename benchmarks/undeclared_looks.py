@@ -97,7 +97,8 @@ def main() -> None:
         f"Rates with exact 95 % intervals; bound 0.05 + 1.5 MC SE = {bound:.4f}.",
         "",
         "| cell | experiments | claims with no assumption | bound | holds? | every directional "
-        "verdict (marked or not) | at the first look | of which marked | from the second look | "
+        "verdict (marked or not) | at the first look | of which marked | unmarked, from the second "
+        "look | "
         "named 'undeclared sequence' | fixed verdicts at every rerun (audit) |",
         "|---|---:|---|---:|---|---|---|---|---|---:|---|",
     ]
@@ -109,7 +110,10 @@ def main() -> None:
         claims = sum(wanted(r["claim"]) for r in rows)
         first = sum(wanted(r["first_look"]) for r in rows)
         marked = sum(wanted(r["first_look"]) and bool(r["first_assumes"]) for r in rows)
-        later = sum(wanted(r["unmarked"]) and not wanted(r["first_look"]) for r in rows)
+        later = sum(
+            wanted(r["unmarked"]) and not (wanted(r["first_look"]) and not r["first_assumes"])
+            for r in rows
+        )
         named = sum(bool(r["named"]) for r in rows)
         rate, low, high = unmarked / n, *clopper_pearson(unmarked, n)
         every, e_low, e_high = claims / n, *clopper_pearson(claims, n)
