@@ -114,7 +114,7 @@ def test_the_header_says_what_changed_since_the_last_look(report: Path) -> None:
     names = sweep_names(24)
     line = (
         "look 2 of an undeclared sequence, recorded in scores.ledger.tsv; new since look 1: "
-        f"{names[1]} +1 run</dd>"
+        f"{names[1]}: +1 run</dd>"
     )
     assert (line in html) == ("15 systems of a sweep" in html)
     assert ("This run" in html) == ("15 systems of a sweep" in html)

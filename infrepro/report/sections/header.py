@@ -90,7 +90,7 @@ def _look(settings: ReportSettings) -> str:
         return ""
     where = f"recorded in {looks.get('path')}"
     added = looks.get("added") or {}
-    gained = ", ".join(f"{system} +{plural(int(n), 'run')}" for system, n in added.items())
+    gained = "; ".join(f"{system}: +{plural(int(n), 'run')}" for system, n in added.items())
     since = f"; new since look {look - 1}: {gained}" if gained else ""
     return f"{look_phrase(look, RECORDED_LOOKS)}, {where}{since}"
 

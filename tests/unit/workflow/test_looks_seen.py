@@ -62,7 +62,7 @@ def test_the_header_names_the_look_and_the_runs_gained_since_the_last(tmp_path: 
     assert third["added"] == {"Γάμμα": 1, "comp ": 2}
     assert _look_fact(third) == (
         f"look 3 of an undeclared sequence, recorded in {ledger}; new since look 2: "
-        "Γάμμα +1 run, comp  +2 runs"
+        "Γάμμα: +1 run; comp : +2 runs"
     )
 
 
