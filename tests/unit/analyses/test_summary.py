@@ -451,6 +451,7 @@ def test_a_verdict_that_rests_on_the_band_says_so_on_every_surface(shift: float)
         assert b.assumption == "run-mean SDs within a factor of 2"
         assert all("assuming run-mean SDs within a factor of 2" in t for t in texts)
         assert verdict_cell(b) == verdict_text(b) == BETTER + PILCROW
+        assert verdict_text(b, spelled=True) == f"{BETTER} (assuming {b.assumption})"
     else:
         assert not any("assuming" in t for t in texts)
         assert verdict_cell(b) == verdict_text(b) == BETTER
