@@ -294,6 +294,8 @@ EFFECT_SCALE = "effect_scale"
 RUN_AWARE_SUFFIX = "_runaware"  # conditional -> conditional_runaware (its run-aware fit)
 JOINT_SUFFIX = "_joint"  # the test of factor and interaction
 INTERACTION_SUFFIX = "_interaction"  # the test of the interaction only
+# the system comparisons the comparison analysis tests, run-aware ones first (the report's order)
+COMPARISON_MODELS = (HEADLINE, FACET_AWARE, BEST_VS_BEST, ALL_RUNS, ALL_RUNS_RUN_AWARE)
 
 
 def run_aware(model: str) -> str:

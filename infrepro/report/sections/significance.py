@@ -8,14 +8,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from infrepro.core.registry import (
-    ALL_RUNS,
-    ALL_RUNS_RUN_AWARE,
-    BEST_VS_BEST,
-    COMPARISON,
-    FACET_AWARE,
-    HEADLINE,
-)
+from infrepro.core.registry import COMPARISON, COMPARISON_MODELS
 from infrepro.core.vocabulary import EFFECT_SD_TEXT, SYSTEM
 from infrepro.report.formatting import fixed, integer, points
 from infrepro.report.htmltable import Column, Table, frame_table, text
@@ -23,9 +16,6 @@ from infrepro.report.inputs import ReportSettings
 from infrepro.report.labels import analysis_label, metric_label
 from infrepro.report.pcolumns import difference_column, p_columns
 from infrepro.report.sections.properties import split_rows, top_systems
-
-RUN_AWARE = (HEADLINE, FACET_AWARE)
-COMPARISONS = (*RUN_AWARE, BEST_VS_BEST, ALL_RUNS, ALL_RUNS_RUN_AWARE)
 
 
 @dataclass
@@ -42,9 +32,9 @@ class Significance:
 def _comparisons(frame: pd.DataFrame, settings: ReportSettings) -> pd.DataFrame:
     if frame.empty:
         return frame
-    rows = frame[frame["analysis"].isin(COMPARISONS)].copy()
+    rows = frame[frame["analysis"].isin(COMPARISON_MODELS)].copy()
     rows["_m"] = rows["metric"].map({m: i for i, m in enumerate(settings.metrics)})
-    rows["_a"] = rows["analysis"].map({a: i for i, a in enumerate(COMPARISONS)})
+    rows["_a"] = rows["analysis"].map({a: i for i, a in enumerate(COMPARISON_MODELS)})
     return rows.sort_values(["_m", "_a"], kind="stable")
 
 
