@@ -9,6 +9,12 @@ import math
 
 from infrepro.core.decisions import PairDecision, single_look
 
+
+def p_fields(p_value: str, log10_p: float) -> dict[str, object]:
+    """A record's p-value, adjusted the same as unadjusted (one comparison)."""
+    return dict(p_value=p_value, log10_p=log10_p, p_adjusted=p_value, log10_p_adjusted=log10_p)
+
+
 BASE = dict(
     metric="ter",
     family="baseline",
@@ -31,10 +37,7 @@ BASE = dict(
     upper=-0.0086,
     interval="simultaneous 95 %",
     level=0.05,
-    p_value="0.0223",
-    log10_p=-1.652,
-    p_adjusted="0.0223",
-    log10_p_adjusted=-1.652,
+    **p_fields("0.0223", -1.652),
     verdict="worse",
     assumption="",
     generalises=False,
@@ -54,6 +57,11 @@ BASE = dict(
     model='ter ~ system + (1|segment_id) + (0 + dummy(system, "bl")|run_id)',
     note="",
 )
+
+# the base record's test the other way round: comp better by 4.00 points
+COMP_BETTER = dict(improvement=0.04, statistic=2.67, lower=0.0086, upper=0.0714, verdict="better")
+# no facet-aware reading (no system's runs share facet levels)
+NO_FACET_AWARE = dict(facet_aware_p="", log10_facet_aware_p=math.nan, facet_aware_df=math.nan)
 
 
 def record(**changes) -> PairDecision:

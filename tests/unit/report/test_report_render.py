@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from decision_records import record
+from decision_records import COMP_BETTER, NO_FACET_AWARE, record
 from markupsafe import escape
 
 from infrepro.core.vocabulary import columns
@@ -243,15 +243,9 @@ def test_a_single_output_is_named_in_the_badge_and_the_sentence() -> None:
         runs_reference=1,
         comparison="vs single output",
         estimand="comp's mean over retraining vs bl's single output",
-        improvement=0.04,
-        lower=0.0086,
-        upper=0.0714,
-        statistic=2.67,
-        verdict="better",
+        **COMP_BETTER,
         survival="",
-        facet_aware_p="",
-        log10_facet_aware_p=float("nan"),
-        facet_aware_df=float("nan"),
+        **NO_FACET_AWARE,
     )
     headline = headline_of(render(build_context(tables, settings()), TEMPLATES))
     assert ">comp better (vs bl&#39;s single output)<" in headline
@@ -287,17 +281,9 @@ def test_an_experiment_without_tables_still_renders() -> None:
     assert html.count("<section") == len(SECTIONS) == 11  # with "Next experiment"
 
 
-@pytest.mark.parametrize("verdict, badge", [("worse", ">bl better<"), ("better", ">comp better<")])
-def test_the_badge_names_the_records_winner(verdict: str, badge: str) -> None:
-    sign = 1 if verdict == "better" else -1
-    tables = with_record(
-        comparison_tables(),
-        verdict=verdict,
-        improvement=sign * 0.04,
-        statistic=sign * 2.67,
-        lower=min(sign * 0.0086, sign * 0.0714),
-        upper=max(sign * 0.0086, sign * 0.0714),
-    )
+@pytest.mark.parametrize("changes, badge", [({}, ">bl better<"), (COMP_BETTER, ">comp better<")])
+def test_the_badge_names_the_records_winner(changes: dict[str, object], badge: str) -> None:
+    tables = with_record(comparison_tables(), **changes)  # the base record: comp worse
     assert badge in headline_of(render(build_context(tables, settings()), TEMPLATES))
 
 
@@ -434,15 +420,7 @@ sys.stdout.write(render_report(table_paths(sys.argv[1]), settings, sys.argv[2]))
 
 
 # the settings of a render of figure_tables() (RENDER_FROM_CSV writes the same in a subprocess)
-FIGURE_SETTINGS = ReportSettings(
-    name="Toy",
-    baseline="bl",
-    systems=["bl", "comp"],
-    metrics=["ter"],
-    better={"ter": "lower"},
-    properties=["length"],
-    facets=["lambda", "seed"],
-)
+FIGURE_SETTINGS = settings(name="Toy", config={}, properties=["length"], facets=["lambda", "seed"])
 
 
 def test_page_is_byte_identical_across_renders_and_processes(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import dataclasses
 import math
 
 import pandas as pd
+from decision_records import NO_FACET_AWARE, p_fields
 from decision_records import record as make_record
 
 from infrepro.analyses.decision.summary import few_runs_note
@@ -53,14 +54,9 @@ def record(**changes) -> PairDecision:
         critical=2.31,
         lower=0.0115,
         upper=0.0485,
-        p_value="0.005",
-        log10_p=-2.3,
-        p_adjusted="0.005",
-        log10_p_adjusted=-2.3,
+        **p_fields("0.005", -2.3),
         verdict="better",
-        facet_aware_p="",
-        log10_facet_aware_p=math.nan,
-        facet_aware_df=math.nan,
+        **NO_FACET_AWARE,
         survival=SURVIVES,
         best_vs_best=0.02,
         min_effect=math.nan,
