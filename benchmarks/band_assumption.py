@@ -22,9 +22,7 @@ give the same tables.
 
 from __future__ import annotations
 
-import json
 import math
-import multiprocessing
 import os
 import platform
 import sys
@@ -32,8 +30,17 @@ import time
 from dataclasses import asdict
 from fractions import Fraction
 
-from bench import RESULTS, command_line, publish, started
-from few_runs import load, rate
+from bench import (
+    RESULTS,
+    cell_rows,
+    command_line,
+    level_cells,
+    load,
+    publish,
+    rate,
+    run_jobs,
+    started,
+)
 from threadpoolctl import threadpool_limits
 
 from infrepro.analyses.decision.pairtests import BERGER_BOOS
@@ -89,21 +96,16 @@ def report(todo: list[tuple[str, dict]], done: dict, clock: tuple, args) -> str:
     elapsed = time.time() - start
     null_rows, power_rows = [], []
     short = []
-    for key, p in todo:
-        rows = [done[(key, i)] for i in range(p["n"]) if (key, i) in done]
+    for key, p, rows in cell_rows(todo, done):
         n = len(rows)
-        if not n:
-            continue
         short += [f"{key}: {n} of {p['n']}"] if n < p["n"] else []
         bb = sum(r["kind"] == BERGER_BOOS for r in rows)
         if p["kind"] == "null":
             k = sum(r["directional"] for r in rows)
             u = sum(r["unmarked"] for r in rows)
-            bound = 0.05 + 1.5 * math.sqrt(0.05 * 0.95 / n)
-            ok = "yes" if u / n <= bound else "**no**"
             null_rows.append(
                 f"| {p['a']} v {p['b']} | {label(p['ratio'])} | {run_mean_ratio(p['ratio']):.2f} "
-                f"| {n} | {rate(k, n)} | {rate(u, n)} | ≤ {bound:.3f} | {ok} | {bb / n:.3f} |"
+                f"| {n} | {rate(k, n)} | {level_cells(u, n)} | {bb / n:.3f} |"
             )
         else:
             k = sum(r["claim"] > 0 for r in rows)
@@ -171,15 +173,7 @@ def main() -> None:
     done = load(store)
     jobs = [(key, p, i) for key, p in todo for i in range(p["n"]) if (key, i) not in done]
     clock = started()
-    with store.open("a") as sink, multiprocessing.Pool(args.processes) as pool:
-        for count, row in enumerate(pool.imap_unordered(one, jobs, chunksize=4), 1):
-            sink.write(json.dumps(row) + "\n")
-            sink.flush()
-            done[(row["key"], row["i"])] = row
-            if count % 500 == 0:
-                print(
-                    f"{count} / {len(jobs)} experiments, {time.time() - clock[0]:.0f} s", flush=True
-                )
+    run_jobs(one, jobs, store, done, args.processes, every=500)
     publish(args.out, [report(todo, done, clock, args)])
 
 

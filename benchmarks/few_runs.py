@@ -24,20 +24,16 @@ interrupted run resumes; the same arguments give the same tables.
 
 from __future__ import annotations
 
-import json
 import math
-import multiprocessing
 import os
 import platform
 import time
 from dataclasses import asdict
-from pathlib import Path
 
-from bench import RESULTS, command_line, publish
+from bench import RESULTS, cell_rows, command_line, level_cells, load, publish, rate, run_jobs
 from threadpoolctl import threadpool_limits
 
 from infrepro.analyses.decision.pairtests import RunVariance
-from infrepro.validation.calibration import clopper_pearson
 from infrepro.validation.few_runs import many_experiment, outcome, pair_experiment
 
 LEVEL_DESIGNS = [(3, 2), (4, 2), (10, 2), (5, 3), (6, 3), (20, 3)]
@@ -118,20 +114,6 @@ def one(job: tuple[str, dict, int]) -> dict:
     return {"key": key, "i": i, **found}
 
 
-def load(path: Path) -> dict[tuple[str, int], dict]:
-    done = {}
-    if path.is_file():
-        for line in path.read_text().splitlines():
-            row = json.loads(line)
-            done[(row["key"], row["i"])] = row
-    return done
-
-
-def rate(k: int, n: int) -> str:
-    low, high = clopper_pearson(k, n)
-    return f"{k / n:.3f} [{low:.3f}, {high:.3f}]" if n else "–"
-
-
 def report(todo: list[tuple[str, dict]], done: dict, elapsed: float, args) -> str:
     lines = [
         "# Few runs through the decision (issue 28)",
@@ -147,21 +129,16 @@ def report(todo: list[tuple[str, dict]], done: dict, elapsed: float, args) -> st
         "| cell | experiments | rate | bound | holds? | Welch's t on run means |",
         "|---|---:|---|---:|---|---|",
     ]
-    for key, p in todo:
-        rows = [done[(key, i)] for i in range(p["n"]) if (key, i) in done]
+    for key, p, rows in cell_rows(todo, done):
         n = len(rows)
-        if not n:
-            continue
         if p["kind"] == "pair":
             out = [r["default"] for r in rows]
             if p["effect"] == 0:
                 k = sum(o["claim"] != 0 for o in out)
                 welch = sum(o["welch"] != 0 for o in out)
-                bound = 0.05 + 1.5 * math.sqrt(0.05 * 0.95 / n)
-                ok = "yes" if k / n <= bound else "**no**"
                 lines.append(
-                    f"| {key}{' (Berger-Boos)' if p['bb'] else ''} | {n} | {rate(k, n)} "
-                    f"| ≤ {bound:.3f} | {ok} | {rate(welch, n)} |"
+                    f"| {key}{' (Berger-Boos)' if p['bb'] else ''} | {n} | {level_cells(k, n)} "
+                    f"| {rate(welch, n)} |"
                 )
             else:
                 k = sum(o["claim"] > 0 for o in out)
@@ -201,13 +178,7 @@ def main() -> None:
     done = load(store)
     jobs = [(key, p, i) for key, p in todo for i in range(p["n"]) if (key, i) not in done]
     start = time.time()
-    with store.open("a") as sink, multiprocessing.Pool(args.processes) as pool:
-        for count, row in enumerate(pool.imap_unordered(one, jobs, chunksize=4), 1):
-            sink.write(json.dumps(row) + "\n")
-            sink.flush()
-            done[(row["key"], row["i"])] = row
-            if count % 200 == 0:
-                print(f"{count} / {len(jobs)} experiments, {time.time() - start:.0f} s", flush=True)
+    run_jobs(one, jobs, store, done, args.processes, every=200)
     publish(args.out, [report(todo, done, time.time() - start, args)])
 
 

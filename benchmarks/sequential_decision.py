@@ -23,19 +23,14 @@ committed), so an interrupted run resumes; the same arguments give the same tabl
 
 from __future__ import annotations
 
-import json
-import math
-import multiprocessing
 import os
 import platform
 import time
 from dataclasses import asdict
-from pathlib import Path
 
-from bench import RESULTS, command_line, publish, started
+from bench import RESULTS, command_line, level_bound, load, publish, rate, run_jobs, started
 from threadpoolctl import threadpool_limits
 
-from infrepro.validation.calibration import clopper_pearson
 from infrepro.validation.looks import as_row, naive_by_decide, outcome
 
 FIRST, LAST = 3, 10
@@ -81,18 +76,9 @@ def one(job: tuple[str, str, int]) -> dict:
     return {"kind": kind, "cell": cell, "i": i, **found}
 
 
-def load(path: Path) -> dict[tuple[str, str, int], dict]:
-    done = {}
-    if path.is_file():
-        for line in path.read_text().splitlines():
-            row = json.loads(line)
-            done[(row["kind"], row["cell"], row["i"])] = row
-    return done
-
-
-def rate(k: int, n: int) -> str:
-    low, high = clopper_pearson(k, n)
-    return f"{k / n:.3f} [{low:.3f}, {high:.3f}]" if n else "–"
+def job_key(row: dict) -> tuple[str, str, int]:
+    """A store row's job: (kind, cell, experiment)."""
+    return row["kind"], row["cell"], row["i"]
 
 
 def table(done: dict, n: int) -> tuple[list[str], list[str]]:
@@ -108,7 +94,7 @@ def table(done: dict, n: int) -> tuple[list[str], list[str]]:
         m = len(rows)
         if not m:
             continue
-        bound = ALPHA + 1.5 * math.sqrt(ALPHA * (1 - ALPHA) / m)
+        bound = level_bound(m, ALPHA)
         fixed = sum(r["fixed"]["direction"] > 0 for r in rows) / m
         for rule, label in RULES.items():
             right = sum((r[rule]["direction"] > 0) for r in rows)
@@ -166,16 +152,10 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2)
     args = parser.parse_args()
     store = RESULTS / "sequential_decision.jsonl"
-    done = load(store)
+    done = load(store, job_key)
     todo = [j for j in jobs(args.n, args.check, args.n_others) if j not in done]
     start, load_start, _ = started()
-    with store.open("a") as sink, multiprocessing.Pool(args.processes) as pool:
-        for count, row in enumerate(pool.imap_unordered(one, todo, chunksize=4), 1):
-            sink.write(json.dumps(row) + "\n")
-            sink.flush()
-            done[(row["kind"], row["cell"], row["i"])] = row
-            if count % 100 == 0:
-                print(f"{count} / {len(todo)} jobs, {time.time() - start:.0f} s", flush=True)
+    run_jobs(one, todo, store, done, args.processes, every=100, key=job_key, what="jobs")
     elapsed = time.time() - start
     lines, summary = table(done, args.n)
     text = [
