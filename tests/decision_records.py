@@ -1,13 +1,14 @@
 """A decision record for the report's tests (docs/method.md §4c.11): bl against comp in the
 ``baseline`` family, comp worse by 4.00 TER points over retraining (M's t, KR df 18.9, p 0.0223),
 the facet-aware reading p 0.46 at 2.4 df, best vs best (dev-selected) the other way round by
-5.00 points; each test changes what it is about."""
+5.00 points; each test changes what it is about. The comparison and its estimand follow the
+run counts (§4c.4) unless a test names them."""
 
 from __future__ import annotations
 
 import math
 
-from infrepro.core.decisions import PairDecision, single_look
+from infrepro.core.decisions import PairDecision, comparison_of, estimand_text, single_look
 
 
 def p_fields(p_value: str, log10_p: float) -> dict[str, object]:
@@ -24,8 +25,6 @@ BASE = dict(
     system="comp",
     runs_reference=6,
     runs_system=18,
-    comparison="systems",
-    estimand="comp vs bl: means over retraining",
     improvement=-0.04,
     se=0.015,
     df=18.87,
@@ -67,5 +66,8 @@ NO_FACET_AWARE = dict(facet_aware_p="", log10_facet_aware_p=math.nan, facet_awar
 def record(**changes) -> PairDecision:
     """The base record with ``changes``, read at one look of its runs (§4e.10)."""
     fields = {**BASE, **changes}
-    looks = single_look(int(fields["runs_reference"]), int(fields["runs_system"]))
-    return PairDecision(**{**looks, **fields})
+    runs = int(fields["runs_reference"]), int(fields["runs_system"])
+    comparison = str(changes.get("comparison", comparison_of(*runs)))
+    estimand = estimand_text(comparison, str(fields["reference"]), str(fields["system"]), runs[0])
+    derived = {"comparison": comparison, "estimand": estimand}
+    return PairDecision(**{**single_look(*runs), **derived, **fields})

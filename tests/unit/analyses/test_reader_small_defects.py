@@ -100,7 +100,6 @@ def test_an_interval_on_1_06_df_says_it_is_very_uncertain() -> None:
         critical=11.6,
         test="t with Kenward-Roger df 1.06",
         verdict="no difference shown",
-        comparison="vs single output",
         runs_reference=1,
         runs_system=2,
     )

@@ -241,8 +241,6 @@ def test_a_single_output_is_named_in_the_badge_and_the_sentence() -> None:
     tables = with_record(
         comparison_tables(),
         runs_reference=1,
-        comparison="vs single output",
-        estimand="comp's mean over retraining vs bl's single output",
         **COMP_BETTER,
         survival="",
         **NO_FACET_AWARE,

@@ -22,7 +22,6 @@ from infrepro.core.decisions import (
     VS_OUTPUT,
     PairDecision,
     comparison_of,
-    estimand_text,
 )
 from infrepro.core.registry import CONDITIONAL, interaction_only, run_aware
 from infrepro.core.vocabulary import NOT_CONVERGED
@@ -46,7 +45,6 @@ def record(**changes) -> PairDecision:
     base = dict(
         runs_reference=5,
         runs_system=5,
-        estimand=estimand_text("systems", "bl", "comp", 4),
         improvement=0.03,
         se=0.008,
         df=8.0,
@@ -77,11 +75,11 @@ def test_the_badge_is_the_verdict_with_its_winner_and_tone() -> None:
 
 
 def test_the_badge_names_a_single_output() -> None:
-    single = record(runs_reference=1, comparison=VS_OUTPUT)
+    single = record(runs_reference=1)
     assert badge(single, "").badge == "comp better (vs bl's single output)"
-    reversed_ = record(runs_reference=1, comparison=VS_OUTPUT, verdict="worse", improvement=-0.03)
+    reversed_ = record(runs_reference=1, verdict="worse", improvement=-0.03)
     assert badge(reversed_, "").badge == "bl's single output better"
-    outputs = record(runs_reference=1, runs_system=1, comparison=OUTPUTS)
+    outputs = record(runs_reference=1, runs_system=1)
     assert badge(outputs, "").badge == "comp's output better"
     assert verdict_text(outputs) == "outputs better"
     assert comparison_of(1, 1) == OUTPUTS and comparison_of(3, 1) == VS_OUTPUT
