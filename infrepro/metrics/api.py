@@ -11,6 +11,7 @@ that within a budget (`kernels.py`: no first-run compile stall).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -20,6 +21,16 @@ from infrepro.core.catalog import KNOWN_METRICS
 from infrepro.metrics import kernels, pair_memo, reference, rouge, sacre, ter
 
 Implementation = Literal["fast", "reference", "auto"]
+
+
+@dataclass(frozen=True)
+class _Scoring:
+    """What a `score_segments` call scores with, passed on to each of its steps: the metrics'
+    names, the implementation and the compiled kernels' threads."""
+
+    names: list[str]
+    implementation: Implementation
+    threads: int
 
 
 def _check_metrics(metrics: Sequence[str]) -> list[str]:
@@ -92,10 +103,11 @@ def score_segments(
     d_hyp = [k[0] for k in distinct]
     d_refs = [k[1] for k in distinct]
 
+    how = _Scoring(names, implementation, threads)
     if implementation == "reference":  # verification: every pair scored by the packages
-        scores = _score_distinct(d_hyp, d_refs, names, implementation, threads)
+        scores = _score_distinct(d_hyp, d_refs, how)
     else:
-        scores = _score_remembered(d_hyp, d_refs, names, implementation, threads)
+        scores = _score_remembered(d_hyp, d_refs, how)
 
     return pd.DataFrame(
         {m: np.asarray(scores[m], dtype=np.float64)[inverse] for m in names},
@@ -105,63 +117,46 @@ def score_segments(
 
 
 def _score_remembered(
-    hypotheses: list[str],
-    references: list[tuple[str, ...]],
-    names: list[str],
-    implementation: Implementation,
-    threads: int,
+    hypotheses: list[str], references: list[tuple[str, ...]], how: _Scoring
 ) -> dict[str, np.ndarray]:
     """`_score_distinct` for the pairs this process has not scored yet (`pair_memo.PAIRS`)."""
     keys = [pair_memo.digest(h, r) for h, r in zip(hypotheses, references, strict=True)]
-    scores = pair_memo.PAIRS.lookup(keys, names)
+    scores = pair_memo.PAIRS.lookup(keys, how.names)
     todo = np.flatnonzero(~scores.pop(""))
     if len(todo):
-        new = _score_distinct(
-            [hypotheses[i] for i in todo],
-            [references[i] for i in todo],
-            names,
-            implementation,
-            threads,
-        )
+        new = _score_distinct([hypotheses[i] for i in todo], [references[i] for i in todo], how)
         pair_memo.PAIRS.store([keys[i] for i in todo], new)
-        for m in names:
+        for m in how.names:
             scores[m][todo] = new[m]
     return scores
 
 
 def _score_distinct(
-    hypotheses: list[str],
-    references: list[tuple[str, ...]],
-    names: list[str],
-    implementation: Implementation,
-    threads: int,
+    hypotheses: list[str], references: list[tuple[str, ...]], how: _Scoring
 ) -> dict[str, np.ndarray]:
-    """Every metric of `names` for distinct pairs."""
+    """Every metric of `how.names` for distinct pairs."""
     scores: dict[str, np.ndarray] = {}
     done = 0  # segments the auto implementation scored with the reference packages
-    if implementation == "auto":
-        scores, done = _reference_while_compiling(hypotheses, references, names)
+    if how.implementation == "auto":
+        scores, done = _reference_while_compiling(hypotheses, references, how.names)
     if done < len(hypotheses) or not hypotheses:
-        rest = _ter_rouge(
-            hypotheses[done:], references[done:], names, implementation != "reference", threads
-        )
+        rest = _ter_rouge(hypotheses[done:], references[done:], how)
         for m, values in rest.items():
             scores[m] = np.concatenate([scores[m], values]) if m in scores else values
-    if "bleu" in names:
+    if "bleu" in how.names:
         scores["bleu"] = sacre.bleu_scores(hypotheses, references)
-    if "chrf" in names:
+    if "chrf" in how.names:
         scores["chrf"] = sacre.chrf_scores(hypotheses, references)
     return scores
 
 
 def _ter_rouge(
-    hypotheses: list[str],
-    references: list[tuple[str, ...]],
-    names: list[str],
-    fast: bool,
-    threads: int,
+    hypotheses: list[str], references: list[tuple[str, ...]], how: _Scoring
 ) -> dict[str, np.ndarray]:
-    """TER and ROUGE (those of `names`) with the compiled scorers (`fast`) or the packages."""
+    """TER and ROUGE (those of `how.names`) with the compiled scorers or, for the reference
+    implementation, the packages."""
+    names, threads = how.names, how.threads
+    fast = how.implementation != "reference"
     out: dict[str, np.ndarray] = {}
     rouge_types = [m for m in names if m.startswith("rouge")]
     if "ter" in names:
