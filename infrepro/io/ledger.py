@@ -7,18 +7,22 @@ ledger is a small tab-separated file beside the runs sheet (raw mode) or the sco
 fixed folder), meant to be committed with the experiment: one row per
 run, with the look it arrived in, its name (the hypotheses file relative to the experiment
 folder, or the run id in scores mode), the SHA-256 of its content, and the sequential plan in
-force then. The workflow appends the runs that a completed run found and the ledger lacked, as
-the next look; nothing else writes it. A ledger that contradicts the runs (a run removed or
-changed after its look, a plan changed after a look) is refused, never rewritten. Standard
-library only: the workflow's parse reads it on every invocation.
+force then; after each look's rows, a comment line holds the options that look was analysed
+with (``# options at look 2: {...}``, the config flattened to dotted keys), from which the report
+says which options changed since the last look. The workflow appends the runs that a completed
+run found and the ledger lacked, as the next look; nothing else writes it. A ledger that
+contradicts the runs (a run removed or changed after its look, a plan changed after a look) is
+refused, never rewritten. Standard library only: the workflow's parse reads it on every
+invocation.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from infrepro.core.vocabulary import SYSTEM
@@ -34,6 +38,7 @@ PREAMBLE = (
     "# does not have; nothing else writes it. Commit it with the runs: the verdicts read their\n"
     "# looks here.\n"
 )
+OPTIONS_LINE = "# options at look "  # then "<look>: <JSON object of dotted key -> JSON value>"
 
 
 @dataclass(frozen=True)
@@ -65,13 +70,16 @@ class CurrentRun:
 class Looks:
     """The looks of the runs now: the ledger's (``path``; ``exists``: whether it was found) for
     the runs it holds, the next look for the runs it lacks (``pending``, appended when this run
-    completes); ``plan``: the plan in force."""
+    completes); ``plan``: the plan in force; ``options``: the options now, as a look records
+    them (``options_of``), and ``options_at``: those each recorded look was analysed with."""
 
     path: str
     exists: bool
     of_run: dict[str, int]
     pending: tuple[str, ...]
     plan: str
+    options: Mapping[str, str] = field(default_factory=dict)
+    options_at: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
 
     @property
     def recorded(self) -> int:
@@ -95,19 +103,61 @@ def ledger_path(runs_source: str | Path) -> Path:
     return path.with_name(path.name.split(".")[0] + SUFFIX)
 
 
+def options_of(config: Mapping[str, object], prefix: str = "") -> dict[str, str]:
+    """The options a look is analysed with: the config (its defaults filled) flattened to
+    dotted keys, each value as compact JSON, in key order."""
+    flat: dict[str, str] = {}
+    for key in sorted(config):
+        value = config[key]
+        if isinstance(value, Mapping):
+            flat.update(options_of(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = _json(value)
+    return flat
+
+
+def _json(value: object) -> str:
+    """An option's value as the ledger compares it: JSON, keys sorted, characters as
+    themselves."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
 def read_ledger(path: str | Path) -> list[LedgerRun]:
     """The ledger's rows in file order; an empty list when there is no ledger. A row that is
     not a look of the ledger's format is refused naming its line."""
+    return _read(path)[0]
+
+
+def _options_line(path: Path, line: str, number: int) -> tuple[int, dict[str, str]]:
+    """A look's options from its comment line, checked."""
+    look, _, text = line[len(OPTIONS_LINE) :].partition(": ")
+    try:
+        options = json.loads(text)
+    except json.JSONDecodeError:
+        options = None
+    if not look.isdigit() or not isinstance(options, dict):
+        raise InputError(
+            path, f"an options line is '{OPTIONS_LINE}<look>: <JSON object>'", line=number
+        )
+    return int(look), {str(k): _json(v) for k, v in options.items()}
+
+
+def _read(path: str | Path) -> tuple[list[LedgerRun], dict[int, dict[str, str]]]:
+    """The ledger's rows and each look's recorded options (``read_ledger``)."""
     path = Path(path)
     if not path.is_file():
-        return []
+        return [], {}
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(path, f"the look ledger cannot be read: {err}") from None
     rows: list[LedgerRun] = []
+    options: dict[int, dict[str, str]] = {}
     header: list[str] | None = None
     for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith(OPTIONS_LINE):
+            look, options[look] = _options_line(path, line, number)
+            continue
         if not line.strip() or line.startswith("#"):
             continue
         cells = next(csv.reader([line], delimiter="\t"))
@@ -140,16 +190,22 @@ def read_ledger(path: str | Path) -> list[LedgerRun]:
                 number,
             )
         )
-    return rows
+    return rows, options
 
 
 def looks_of(
-    path: str | Path, runs: list[CurrentRun], plan: str, *, shown_as: str | None = None
+    path: str | Path,
+    runs: list[CurrentRun],
+    plan: str,
+    *,
+    shown_as: str | None = None,
+    options: Mapping[str, str] | None = None,
 ) -> Looks:
     """Each run's look from the ledger at ``path``, checked against the runs now: a run the
     ledger has must still be there with the same content, and the plan must be the one the
-    last look was analysed under; the runs it lacks are the next look."""
-    rows = read_ledger(path)
+    last look was analysed under; the runs it lacks are the next look. ``options``: the
+    options now (``options_of``), recorded with the next look."""
+    rows, options_at = _read(path)
     name = shown_as or str(path)
     now = {r.run: r for r in runs}
     of_run: dict[str, int] = {}
@@ -190,7 +246,7 @@ def looks_of(
     pending = tuple(r.run for r in runs if r.run not in of_run)
     for run in pending:
         of_run[run] = last + 1
-    return Looks(name, bool(rows), of_run, pending, plan)
+    return Looks(name, bool(rows), of_run, pending, plan, dict(options or {}), options_at)
 
 
 def run_looks(looks: Looks | None, planned: bool = False) -> list[list[object]]:
@@ -202,16 +258,22 @@ def run_looks(looks: Looks | None, planned: bool = False) -> list[list[object]]:
     return [[run, look] for run, look in looks.of_run.items()]
 
 
-def ledger_text(rows: list[LedgerRun]) -> str:
-    """The ledger's file: the preamble, the header and one row per run."""
+def ledger_text(rows: list[LedgerRun], options: Mapping[int, Mapping[str, str]]) -> str:
+    """The ledger's file: the preamble, the header and one row per run, each look's rows
+    followed by the options it was analysed with (where recorded)."""
     buffer = io.StringIO()
     buffer.write(PREAMBLE)
     writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
     writer.writerow(HEADER)
-    for row in rows:
+    for i, row in enumerate(rows):
         writer.writerow(
             [row.look, row.system, row.run, row.name, row.sha256, row.plan, row.recorded]
         )
+        last_of_look = i + 1 == len(rows) or rows[i + 1].look != row.look
+        if last_of_look and row.look in options:
+            values = {key: json.loads(value) for key, value in options[row.look].items()}
+            text = json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+            buffer.write(f"{OPTIONS_LINE}{row.look}: {text}\n")
     return buffer.getvalue()
 
 
@@ -222,9 +284,11 @@ def append_look(
     it and renamed); the number of runs appended."""
     if not looks.pending:
         return 0
-    rows = read_ledger(path)
+    rows, options = _read(path)
     known = {r.run for r in rows}
     look = looks.current
+    if looks.options:
+        options[look] = dict(looks.options)
     for run in looks.pending:
         if run in known:
             continue
@@ -232,5 +296,5 @@ def append_look(
         rows.append(
             LedgerRun(look, current.system, run, current.name, current.sha256, looks.plan, recorded)
         )
-    write_text(path, ledger_text(rows))
+    write_text(path, ledger_text(rows, options))
     return len(looks.pending)

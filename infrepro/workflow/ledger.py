@@ -16,7 +16,14 @@ from typing import Any
 
 from infrepro.core.decisions import DECLARED_LOOKS, RECORDED_LOOKS
 from infrepro.experiment.record import Experiment
-from infrepro.io.ledger import CurrentRun, Looks, append_look, ledger_path, looks_of
+from infrepro.io.ledger import (
+    CurrentRun,
+    Looks,
+    append_look,
+    ledger_path,
+    looks_of,
+    options_of,
+)
 from infrepro.io.paths import portable_path
 from infrepro.plumbing.files import file_state
 
@@ -66,15 +73,21 @@ def recorded_looks(
     source = config["runs"] if experiment.mode == "raw" else config["scores"]
     path = ledger_path(source)
     runs = current_runs(experiment, sha256)
-    return looks_of(path, runs, plan_of(config), shown_as=portable_path(path)), runs
+    options = options_of(config)
+    return looks_of(
+        path, runs, plan_of(config), shown_as=portable_path(path), options=options
+    ), runs
 
 
 def looks_seen(found: tuple[Looks, list[CurrentRun]] | None) -> dict[str, object]:
     """The report's parameter: where the looks come from, the ledger's path, the look this run
-    is and, from the second look on, the runs each system gained at it (``added``: system ->
-    count, what changed since the last look). It does not say whether the ledger exists yet:
-    a completed run writes it, and the next invocation must find the report's parameters as
-    they were (the runs of the current look are the same before and after it is recorded)."""
+    is and, from the second look on, what changed since the last look: the runs each system
+    gained at it (``added``: system -> count) and the options that differ from those the last
+    look was analysed with (``changed``: [dotted key, value then, value now], values as JSON,
+    '' where unset; only where the ledger recorded them). It does not say whether the ledger
+    exists yet: a completed run writes it, and the next invocation must find the report's
+    parameters as they were (the runs and the options of the look before the current one are
+    the same before and after the current look is recorded)."""
     if found is None:
         return {"source": DECLARED_LOOKS}
     looks, runs = found
@@ -85,6 +98,13 @@ def looks_seen(found: tuple[Looks, list[CurrentRun]] | None) -> dict[str, object
             if looks.of_run.get(run.run) == looks.current:
                 added[run.system] = added.get(run.system, 0) + 1
         seen["added"] = added
+        then, now = looks.options_at.get(looks.current - 1), looks.options
+        if then and now:
+            seen["changed"] = [
+                [key, then.get(key, ""), now.get(key, "")]
+                for key in sorted(set(then) | set(now))
+                if then.get(key) != now.get(key)
+            ]
     return seen
 
 

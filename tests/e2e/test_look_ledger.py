@@ -4,8 +4,10 @@ docs/method.md §4e.12).
 A scores-mode experiment with no look column, rerun after each of three batches of runs: the
 ledger beside the scores file holds three looks, ``decisions.csv`` names the sequential verdict
 ("look 3 of an undeclared sequence"), and a from-scratch run of a copy with the ledger gives the
-tables byte for byte. Swapping run ids within a batch changes no number; a run changed after its
-look is refused before any job runs."""
+tables byte for byte. The experiment is renamed at the third look: the header names that option
+as changed since look 2, in the rerun and in the copy alike (the ledger records each look's
+options; issue 44 item 4). Swapping run ids within a batch changes no number; a run changed
+after its look is refused before any job runs."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from infrepro.core.decisions import ANYTIME, RECORDED_LOOKS
 pytestmark = pytest.mark.e2e
 SEGMENTS = 60
 BATCHES = 3  # two runs per system arrive in each batch
+TITLE, RENAMED = "batches, nothing declared", "batches, renamed at look 3"
 
 
 def batch_scores(batches: int, swap: bool = False) -> pd.DataFrame:
@@ -48,7 +51,8 @@ def batch_scores(batches: int, swap: bool = False) -> pd.DataFrame:
 
 def write_experiment(root: Path, batches: int, swap: bool = False) -> Path:
     write_scores(root / "scores.csv", batch_scores(batches, swap))
-    return scores_config(root, "batches, nothing declared", "base", {"run": ["summary"]})
+    title = RENAMED if batches == BATCHES else TITLE
+    return scores_config(root, title, "base", {"run": ["summary"]})
 
 
 def run(root: Path) -> str:
@@ -87,6 +91,18 @@ def test_the_decision_names_the_undeclared_sequence(batches: Path) -> None:
     assert check_views(batches / "results", "base", alpha=0.05) == 1
 
 
+def this_run(root: Path) -> str:
+    """The header's "This run" line of the report."""
+    page = (root / "results" / "report.html").read_text(encoding="utf-8")
+    return page.split("<dt>This run</dt>", 1)[1].split("</dd>", 1)[0]
+
+
+def test_the_header_names_the_option_changed_since_the_last_look(batches: Path) -> None:
+    line = this_run(batches)
+    assert "look 3 of an undeclared sequence" in line and "base: +2 runs; comp: +2 runs" in line
+    assert line.endswith(f"options changed since look 2: experiment {TITLE} → {RENAMED}")
+
+
 def test_a_rerun_with_nothing_new_records_no_look_and_runs_nothing(batches: Path) -> None:
     before = (batches / "scores.ledger.tsv").read_text()
     output = run(batches)
@@ -104,6 +120,7 @@ def test_a_copy_with_the_ledger_gives_the_same_tables_from_scratch(batches, tmp_
     differ = [p for p in tables(batches) if not filecmp.cmp(batches / p, copy / p, shallow=False)]
     assert differ == []
     assert (copy / "scores.ledger.tsv").read_text() == (batches / "scores.ledger.tsv").read_text()
+    assert this_run(copy) == this_run(batches)  # what changed is read from the ledger
 
 
 def test_swapping_run_ids_within_a_batch_changes_no_number(batches, tmp_path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -92,7 +93,27 @@ def _look(settings: ReportSettings) -> str:
     added = looks.get("added") or {}
     gained = "; ".join(f"{system}: +{plural(int(n), 'run')}" for system, n in added.items())
     since = f"; new since look {look - 1}: {gained}" if gained else ""
+    changed = looks.get("changed") or []
+    if changed:
+        shown = "; ".join(
+            f"{key} {_option_value(then)} → {_option_value(now)}"
+            for key, then, now in changed[:OPTIONS_SHOWN]
+        )
+        more = len(changed) - OPTIONS_SHOWN
+        since += f"; options changed since look {look - 1}: {shown}"
+        since += f" and {plural(more, 'more')} (the ledger's options lines)" if more > 0 else ""
     return f"{look_phrase(look, RECORDED_LOOKS)}, {where}{since}"
+
+
+OPTIONS_SHOWN = 6  # options changed since the last look named in the header, at most
+
+
+def _option_value(value: str) -> str:
+    """An option's value as the ledger records it (JSON), a string without its quotes;
+    'unset' where the option was not there."""
+    if not value:
+        return "unset"
+    return str(json.loads(value)) if value.startswith('"') else value
 
 
 def build(tables: dict[str, pd.DataFrame], settings: ReportSettings) -> Header:
