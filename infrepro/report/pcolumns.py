@@ -43,6 +43,9 @@ def p_columns(alpha: float, holm: bool, *, label: str = "p") -> list[Column]:
     return columns
 
 
+DIFFERENCE_LABEL = "Δ (1\u00a0−\u00a02)"  # no-break spaces: a narrow header wraps before "Δ"
+
+
 def difference_column(title: str) -> Column:
     """``Δ (1 − 2)`` in points with its sign; ``title`` says which difference."""
-    return Column("estimate", "Δ (1 − 2)", lambda v: points(v, sign=True), title=title)
+    return Column("estimate", DIFFERENCE_LABEL, lambda v: points(v, sign=True), title=title)

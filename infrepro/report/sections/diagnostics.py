@@ -46,7 +46,7 @@ DIAGNOSTICS_COLUMNS = [
     Column("n_obs", "rows", integer),
     Column("n_segments", "segments", integer),
     Column("n_runs", "runs", integer),
-    Column("facets_lt5", "facets < 5 levels", text, numeric=False),
+    Column("facets_lt5", "facets < 5 levels", text, numeric=False, cls="code"),
     Column("loglik", "logLik", lambda v: fixed(v, 2)),
     Column("reason", "reason", text, numeric=False, cls="wrap"),
     Column("messages", "messages", text, numeric=False, cls="wrap"),

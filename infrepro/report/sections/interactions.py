@@ -31,7 +31,7 @@ from infrepro.report.labels import (
     statistic_name,
     test_label,
 )
-from infrepro.report.pcolumns import p_columns
+from infrepro.report.pcolumns import DIFFERENCE_LABEL, p_columns
 from infrepro.report.query import first, ordered, select
 
 Z95 = 1.959963984540054
@@ -280,7 +280,7 @@ def within_bins_table(
         Column("mean1", "mean 1"),
         Column("level2", "2", numeric=False),
         Column("mean2", "mean 2"),
-        Column("estimate", "Δ (1 − 2)", title="difference of model cell means, points"),
+        Column("estimate", DIFFERENCE_LABEL, title="difference of model cell means, points"),
         Column("se", "SE"),
         Column("effect", "d", title=f"Δ / {EFFECT_SD_TEXT}"),
         Column("test", "test", numeric=False),
