@@ -316,23 +316,31 @@ def many_systems_experiment(
 
 
 def scores_config(
-    root: Path, name: str, baseline: str, analyses: dict[str, object], **columns: str
+    root: Path,
+    name: str,
+    baseline: str,
+    analyses: dict[str, object],
+    metric: str = "score",
+    scale: str | None = None,
+    **columns: object,
 ) -> Path:
     """``root``/config.yaml of a scores-mode experiment whose ``scores.csv`` has the columns
-    segment, system, seed (the run with the system, and its facet) and score (higher is
-    better), and ``columns`` (e.g. ``look``); returns its path."""
-    config = {
+    segment, system, seed (the run with the system, and its facet) and ``metric`` (higher is
+    better; ``scale``: its declared scale), and ``columns`` (e.g. ``look``, or another ``run``);
+    returns its path."""
+    config: dict[str, object] = {
         "experiment": name,
         "scores": "scores.csv",
         "columns": {
             "segment": "segment",
             "system": "system",
             "run": ["system", "seed"],
-            "metrics": ["score"],
+            "metrics": [metric],
             "facets": ["seed"],
             **columns,
         },
-        "better": {"score": "higher"},
+        "better": {metric: "higher"},
+        **({"scale": {metric: scale}} if scale else {}),
         "baseline": baseline,
         "analyses": analyses,
     }

@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 from test_report_browser import Browser
-from workflow_helpers import run_snakemake
+from workflow_helpers import run_snakemake, scores_config
 
 pytestmark = pytest.mark.e2e
 SYSTEMS, SEGMENTS, LEVELS = 30, 40, 20
@@ -57,38 +57,49 @@ def write_experiment(root: Path) -> list[str]:
             run += 1
     root.mkdir(parents=True)
     pd.DataFrame(rows).to_csv(root / "scores.csv", index=False)
-    config = {
-        "experiment": "30 systems with long names",
-        "scores": "scores.csv",
-        "columns": {
-            "segment": "segment",
-            "system": "system",
-            "run": ["system", "replication"],
-            "metrics": ["score"],
-            "facets": [FACET],
-            "properties": ["length"],
-        },
-        "better": {"score": "higher"},
-        "scale": {"score": "points"},
-        "baseline": names[0],
-    }
-    (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    write_config(root, "30 systems with long names", names[0], "replication", FACET, "score")
     return names
+
+
+def write_config(root: Path, name: str, baseline: str, run: str, facet: str, metric: str) -> None:
+    """``root``/config.yaml of scores.csv: runs by system and ``run``, one ``facet``, the
+    property ``length`` and one ``metric`` in points, higher better."""
+    columns = {"run": ["system", run], "facets": [facet], "properties": ["length"]}
+    scores_config(root, name, baseline, {}, metric=metric, scale="points", **columns)
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("thirty") / "run"
     write_experiment(root)
+    return built(root)
+
+
+def built(root: Path) -> Path:
+    """The report of the experiment in ``root``, after a workflow run that must succeed."""
     result = run_snakemake(root)
     assert result.returncode == 0, result.stderr[-4000:]
     return root / "results" / "report.html"
 
 
-@pytest.fixture(scope="module")
-def page(chromium_executable: str, report: Path) -> Iterator[Browser]:
+OPEN_DETAILS = "document.querySelectorAll('details').forEach(d => { d.open = true; })"
+
+
+@contextmanager
+def opened(chromium_executable: str, report: Path, details: bool = False) -> Iterator[Browser]:
+    """The report in headless Chromium at WIDTH x SCREEN; ``details``: every <details> open."""
     with Browser(chromium_executable, timeout=180) as browser:
         browser.open(report.as_uri(), width=WIDTH, height=SCREEN)
+        if details:
+            browser.evaluate(
+                "document.querySelectorAll('details').forEach(d => { d.open = true; })"
+            )
+        yield browser
+
+
+@pytest.fixture(scope="module")
+def page(chromium_executable: str, report: Path) -> Iterator[Browser]:
+    with opened(chromium_executable, report) as browser:
         yield browser
 
 
