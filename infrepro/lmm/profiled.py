@@ -45,6 +45,13 @@ GROUP_ENTRIES_MAX = 5_000_000  # memory cap (floats) for the grouped block tenso
 # entries (floats) and this rest width
 GROUPED_ENTRIES_MAX = 50_000_000
 GROUPED_WIDTH_MAX = 2000
+# wider than GROUPED_WIDTH_MAX, a model with this many random terms (a run variance per system)
+# still takes the dense path, up to DENSE_WIDTH_MANY_TERMS: the sparse path has no analytic
+# gradient, so each gradient costs 2k + 1 evaluations (405 for the run-aware conditional model
+# at 200 systems, 0.27 s each: hours per fit), where the dense path's value and gradient take
+# 0.7 s; its w x w matrices take 8 w^2 bytes each (200 MB at DENSE_WIDTH_MANY_TERMS)
+MANY_TERMS = 8
+DENSE_WIDTH_MANY_TERMS = 5000
 
 
 def slot_terms(layout: Layout, k: int) -> np.ndarray:
@@ -452,6 +459,13 @@ class ProfiledDeviance:
                 n_groups = len(block_groups(cbb, slot_terms(layout, len(codes)))[0])
                 if groups_well(n_groups, nb, m, width):
                     path = "dense"
+            if (
+                path == "sparse"
+                and len(codes) >= MANY_TERMS
+                and GROUPED_WIDTH_MAX < width <= DENSE_WIDTH_MANY_TERMS
+                and fits
+            ):
+                path = "dense"
         if path not in ("dense", "sparse"):
             raise ValueError(f"unknown path {path!r}")
         self.path = path

@@ -1,5 +1,6 @@
 """Cross-products of the random-effect columns with many weighted rest terms (a run variance
-per system, the runs' slopes), against Z'Z from the explicit Z (issue 45)."""
+per system, the runs' slopes), against Z'Z from the explicit Z, and the path such a model
+takes (issue 45)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import infrepro.lmm.profiled as profiled
 from infrepro.lmm.crossprod import _count_matrix, _weighted_dense
 from infrepro.lmm.fit import _prepare
 from infrepro.lmm.layout import choose_layout
@@ -75,3 +77,27 @@ def test_weighted_cross_products_equal_the_explicit_z(slopes: bool) -> None:
         for got, want in ((sparse_ff, zr.T @ zr), (dense_ff, zr.T @ zr), (sparse_bf, zb.T @ zr)):
             assert np.array_equal(got, want)
     np.testing.assert_allclose(dense_bf.reshape(qb, qr), zb.T @ zr, rtol=1e-13, atol=1e-12)
+
+
+def test_many_terms_take_the_dense_path_beyond_the_grouped_width(monkeypatch) -> None:
+    """Wider than GROUPED_WIDTH_MAX, a model with a run variance per system takes the dense
+    path (its analytic gradient), up to DENSE_WIDTH_MANY_TERMS; one with few terms the sparse
+    one; both give the same deviance."""
+    d = _runs()
+    prep = _prepare(_formula(True), d, {"system": "S0"}, None)
+    args = (prep.codes, prep.nlevels, prep.X, prep.y_centred)
+    weights = prep.weights
+    width = 3 * SYSTEMS * 2 + prep.X.shape[1] + 1  # rest columns (runs, slopes) + X + y
+    monkeypatch.setattr(profiled, "DENSE_WORK_MAX", 0)  # not small: the width rules decide
+    monkeypatch.setattr(profiled, "DENSE_REST_SMALL", 0)
+    monkeypatch.setattr(profiled, "GROUPED_WIDTH_MAX", width - 1)
+    many = profiled.ProfiledDeviance(*args, reml=True, weights=weights)
+    assert many.path == "dense" and many.has_gradient
+    monkeypatch.setattr(profiled, "DENSE_WIDTH_MANY_TERMS", width - 1)
+    assert profiled.ProfiledDeviance(*args, reml=True, weights=weights).path == "sparse"
+    monkeypatch.setattr(profiled, "DENSE_WIDTH_MANY_TERMS", width)
+    monkeypatch.setattr(profiled, "MANY_TERMS", len(prep.terms) + 1)
+    sparse = profiled.ProfiledDeviance(*args, reml=True, weights=weights)
+    assert sparse.path == "sparse"
+    theta = np.linspace(0.2, 1.1, len(prep.terms))
+    assert many(theta) == pytest.approx(sparse(theta), rel=1e-11)
