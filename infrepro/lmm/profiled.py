@@ -45,11 +45,13 @@ GROUP_ENTRIES_MAX = 5_000_000  # memory cap (floats) for the grouped block tenso
 # entries (floats) and this rest width
 GROUPED_ENTRIES_MAX = 50_000_000
 GROUPED_WIDTH_MAX = 2000
-# wider than GROUPED_WIDTH_MAX, a model with this many random terms (a run variance per system)
-# still takes the dense path, up to DENSE_WIDTH_MANY_TERMS: the sparse path has no analytic
-# gradient, so each gradient costs 2k + 1 evaluations (405 for the run-aware conditional model
-# at 200 systems, 0.27 s each: hours per fit), where the dense path's value and gradient take
-# 0.7 s; its w x w matrices take 8 w^2 bytes each (200 MB at DENSE_WIDTH_MANY_TERMS)
+# a model with MANY_TERMS or more random terms (a run variance per system) takes the dense path
+# while an evaluation's work stays below DENSE_WORK_MAX for each of the 2k + 1 evaluations a
+# gradient costs on the sparse path (it has no analytic gradient; a Hessian by differences of
+# values takes 2k^2 + 1), up to width DENSE_WIDTH_MANY_TERMS (its w x w matrices: 200 MB each).
+# The run-aware conditional model at 200 systems (202 terms, the 1,800 runs x bins as blocks,
+# width 1601) went sparse: 0.27 s an evaluation, 405 a gradient, hours a fit; dense, its value
+# and gradient take 0.7 s
 MANY_TERMS = 8
 DENSE_WIDTH_MANY_TERMS = 5000
 
@@ -462,8 +464,9 @@ class ProfiledDeviance:
             if (
                 path == "sparse"
                 and len(codes) >= MANY_TERMS
-                and GROUPED_WIDTH_MAX < width <= DENSE_WIDTH_MANY_TERMS
                 and fits
+                and width <= DENSE_WIDTH_MANY_TERMS
+                and work <= (2 * len(codes) + 1) * DENSE_WORK_MAX
             ):
                 path = "dense"
         if path not in ("dense", "sparse"):

@@ -79,25 +79,38 @@ def test_weighted_cross_products_equal_the_explicit_z(slopes: bool) -> None:
     np.testing.assert_allclose(dense_bf.reshape(qb, qr), zb.T @ zr, rtol=1e-13, atol=1e-12)
 
 
-def test_many_terms_take_the_dense_path_beyond_the_grouped_width(monkeypatch) -> None:
-    """Wider than GROUPED_WIDTH_MAX, a model with a run variance per system takes the dense
-    path (its analytic gradient), up to DENSE_WIDTH_MANY_TERMS; one with few terms the sparse
-    one; both give the same deviance."""
-    d = _runs()
-    prep = _prepare(_formula(True), d, {"system": "S0"}, None)
+def test_many_terms_take_the_dense_path_while_it_costs_less_than_a_sparse_gradient(
+    monkeypatch,
+) -> None:
+    """A model with a run variance per system whose deviance is not small for the dense path
+    and whose blocks do not group takes it all the same while an evaluation's work stays below
+    DENSE_WORK_MAX per evaluation of a sparse gradient (2k + 1), within DENSE_WIDTH_MANY_TERMS;
+    otherwise, or with fewer than MANY_TERMS terms, the sparse one. Both give one deviance."""
+    prep = _prepare(_formula(True), _runs(), {"system": "S0"}, None)
     args = (prep.codes, prep.nlevels, prep.X, prep.y_centred)
-    weights = prep.weights
-    width = 3 * SYSTEMS * 2 + prep.X.shape[1] + 1  # rest columns (runs, slopes) + X + y
-    monkeypatch.setattr(profiled, "DENSE_WORK_MAX", 0)  # not small: the width rules decide
+    weighted = [t.weights is not None for t in prep.terms]
+    layout = choose_layout(prep.codes, prep.nlevels, prep.X.shape[1], weighted)
+    width = layout.n_rest + prep.X.shape[1] + 1
+    work = float(layout.n_blocks) * layout.m * width**2
+    k = len(prep.terms)
     monkeypatch.setattr(profiled, "DENSE_REST_SMALL", 0)
-    monkeypatch.setattr(profiled, "GROUPED_WIDTH_MAX", width - 1)
-    many = profiled.ProfiledDeviance(*args, reml=True, weights=weights)
-    assert many.path == "dense" and many.has_gradient
-    monkeypatch.setattr(profiled, "DENSE_WIDTH_MANY_TERMS", width - 1)
-    assert profiled.ProfiledDeviance(*args, reml=True, weights=weights).path == "sparse"
-    monkeypatch.setattr(profiled, "DENSE_WIDTH_MANY_TERMS", width)
-    monkeypatch.setattr(profiled, "MANY_TERMS", len(prep.terms) + 1)
-    sparse = profiled.ProfiledDeviance(*args, reml=True, weights=weights)
+    monkeypatch.setattr(profiled, "GROUP_ENTRIES_MAX", 0)  # the blocks do not group
+    monkeypatch.setattr(profiled, "DENSE_WORK_MAX", work / (2 * k + 1))  # not small
+
+    def path() -> str:
+        return profiled.ProfiledDeviance(*args, reml=True, weights=prep.weights).path
+
+    assert path() == "dense"
+    many = profiled.ProfiledDeviance(*args, reml=True, weights=prep.weights)
+    assert many.has_gradient and not many.impl.grouped
+    with monkeypatch.context() as m:
+        m.setattr(profiled, "DENSE_WORK_MAX", work / (2 * k + 1) * (1 - 1e-9))
+        assert path() == "sparse"
+    with monkeypatch.context() as m:
+        m.setattr(profiled, "DENSE_WIDTH_MANY_TERMS", width - 1)
+        assert path() == "sparse"
+    monkeypatch.setattr(profiled, "MANY_TERMS", k + 1)
+    sparse = profiled.ProfiledDeviance(*args, reml=True, weights=prep.weights)
     assert sparse.path == "sparse"
-    theta = np.linspace(0.2, 1.1, len(prep.terms))
+    theta = np.linspace(0.2, 1.1, k)
     assert many(theta) == pytest.approx(sparse(theta), rel=1e-11)
