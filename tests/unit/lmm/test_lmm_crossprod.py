@@ -85,7 +85,8 @@ def test_many_terms_take_the_dense_path_while_it_costs_less_than_a_sparse_gradie
     """A model with a run variance per system whose deviance is not small for the dense path
     and whose blocks do not group takes it all the same while an evaluation's work stays below
     DENSE_WORK_MAX per evaluation of a sparse gradient (2k + 1), within DENSE_WIDTH_MANY_TERMS;
-    otherwise, or with fewer than MANY_TERMS terms, the sparse one. Both give one deviance."""
+    otherwise, or with fewer than MANY_TERMS terms, the sparse one. Both give one deviance.
+    Taken so, its blocks may group into a tensor of GROUP_ENTRIES_MANY_TERMS entries."""
     prep = _prepare(_formula(True), _runs(), {"system": "S0"}, None)
     args = (prep.codes, prep.nlevels, prep.X, prep.y_centred)
     weighted = [t.weights is not None for t in prep.terms]
@@ -102,7 +103,7 @@ def test_many_terms_take_the_dense_path_while_it_costs_less_than_a_sparse_gradie
 
     assert path() == "dense"
     many = profiled.ProfiledDeviance(*args, reml=True, weights=prep.weights)
-    assert many.has_gradient and not many.impl.grouped
+    assert many.has_gradient and many.impl.group_cap == profiled.GROUP_ENTRIES_MANY_TERMS
     with monkeypatch.context() as m:
         m.setattr(profiled, "DENSE_WORK_MAX", work / (2 * k + 1) * (1 - 1e-9))
         assert path() == "sparse"
