@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from infrepro.plots.cache import cached_figure
 from infrepro.plots.forest import NOT_SHOWN, SIGNIFICANT
-from infrepro.plots.svg import figure, to_svg
+from infrepro.plots.svg import STYLE, figure, to_svg
 
 BOUNDARY = "#b35900"
 
@@ -54,10 +54,13 @@ def look_history(
 ) -> str:
     """Two panels over the looks: the improvement with its interval (0 dashed), and the look's
     p on a log scale with the level it had to reach (the boundary's nominal level, a bar per
-    look)."""
+    look). The pair's ``title`` spans both panels: over one panel two 24-character names do
+    not fit."""
     n = len(points)
     width = max(6.4, 2.4 + 1.0 * n)
-    with figure(width, 2.5, left=0.6, bottom=0.62, top=0.3, wspace=0.35) as fig:
+    height = 2.7
+    with figure(width, height, left=0.6, bottom=0.62, top=0.5, wspace=0.35) as fig:
+        fig.suptitle(title, y=1 - 0.06 / height, va="top", fontsize=STYLE["axes.titlesize"])
         left, right = fig.subplots(1, 2)
         low, high = _limits(points)
         for x, p in enumerate(points):
@@ -74,7 +77,7 @@ def look_history(
         left.axhline(0.0, color="#444444", linewidth=0.8, linestyle="--")
         left.set_ylim(low, high)
         left.set_ylabel(ylabel)
-        left.set_title(title)
+        left.set_title("improvement at each look")
         tested = [(x, p) for x, p in enumerate(points) if math.isfinite(p.p) and p.p > 0]
         levels = [(x, p.level) for x, p in tested if math.isfinite(p.level) and p.level > 0]
         for x, level in levels:

@@ -106,11 +106,17 @@ def size_interval(record: PairDecision) -> str:
     return f"{points(-record.improvement)} [{points(-record.upper)}, {points(-record.lower)}]"
 
 
-def verdict_text(record: PairDecision) -> str:
+PILCROW = "\u00b6"  # the mark of a verdict that rests on the band of run-SD ratios (§4c.5)
+
+
+def verdict_text(record: PairDecision, spelled: bool = False) -> str:
     """The verdict cell: the word, qualified by what the pair estimates (§4c.4), whether it
-    generalises (§4c.5), the assumption it rests on (§4c.5) and, for a sequential verdict,
-    where it was read (§4e.10)."""
-    assumes = f" ({assuming(record)})" if record.assumption else ""
+    generalises (§4c.5), a pilcrow when it rests on the band (§4c.5: the table's caption says
+    what it assumes, as the paste-ready tables' do; ``spelled``: the assumption in words, for
+    text read without the caption) and, for a sequential verdict, where it was read (§4e.10)."""
+    assumes = PILCROW if record.assumption else ""
+    if record.assumption and spelled:
+        assumes = f" ({assuming(record)})"
     return _verdict_word(record) + assumes + _sequential_mark(record)
 
 

@@ -31,7 +31,7 @@ from infrepro.core.decisions import (
     runs_phrase,
 )
 from infrepro.core.vocabulary import SYSTEM, file_stem
-from infrepro.report.decisions import family_text, p_name, plan_text
+from infrepro.report.decisions import PILCROW, family_text, p_name, plan_text
 from infrepro.report.escape import (
     latex_comment,
     latex_header,
@@ -46,7 +46,6 @@ from infrepro.report.labels import metric_label
 DAGGER = "\u2020"  # an improvement read at an earlier look than the Runs column (§4e.3)
 DOUBLE_DAGGER = "\u2021"
 SECTION = "\u00a7"
-PILCROW = "\u00b6"  # a verdict that rests on the band of run-SD ratios (§4c.5)
 NO_DIFFERENCE = "–"  # the verdict cell of "no difference shown"
 MARK_TEXT = {
     SECTION: "the difference also holds once the shared facets' levels are treated as draws "

@@ -101,7 +101,7 @@ def test_a_new_seed_is_one_score_run_job_and_a_new_look(finished: Path, tmp_path
     assert "comp_4" in set(runs["run_id"])
     html = (root / "results/report.html").read_text()  # the header says what changed
     said = "look 2 of an undeclared sequence, recorded in outputs/runs.ledger.tsv; new since"
-    assert f"{said} look 1: comp +1 run</dd>" in html, html[:3000]
+    assert f"{said} look 1: comp: +1 run</dd>" in html, html[:3000]
 
 
 def test_a_pattern_with_no_match_is_refused_naming_it(tmp_path: Path) -> None:

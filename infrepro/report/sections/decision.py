@@ -171,7 +171,9 @@ def _forest(
     key = f"forest-{metric}"
     kind = records[0].interval
     baseline = f" over {settings.baseline}" if len(settings.baseline) <= 16 else ""
-    description = "; ".join(f"{r.system}: {interval(r)}, {verdict_text(r)}" for r in records)
+    description = "; ".join(
+        f"{r.system}: {interval(r)}, {verdict_text(r, spelled=True)}" for r in records
+    )
     svg = improvement_forest(
         [r.system for r in records],
         [100 * r.improvement for r in records],

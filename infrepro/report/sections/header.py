@@ -80,18 +80,17 @@ def _computed_on(tables: dict[str, pd.DataFrame]) -> str:
 
 
 def _look(settings: ReportSettings) -> str:
-    """The look this run is, where the ledger records it, and what changed since the last look
-    (the runs each system gained; the ledger refuses a run removed or changed after its look,
-    docs/method.md §4e.12); '' when the runs declare their looks."""
+    """From the second recorded look on: the look this run is, where the ledger records it, and
+    what changed since the last look (the runs each system gained; the ledger refuses a run
+    removed or changed after its look, docs/method.md §4e.12); '' at the first look (the line
+    under each decision table says it) and when the runs declare their looks."""
     looks = settings.looks
-    if looks.get("source") != RECORDED_LOOKS:
-        return ""
     look = int(looks.get("look") or 1)
+    if looks.get("source") != RECORDED_LOOKS or look < 2:
+        return ""
     where = f"recorded in {looks.get('path')}"
-    if look < 2:
-        return f"look 1, {where}: the first analysis of these runs"
     added = looks.get("added") or {}
-    gained = ", ".join(f"{system} +{plural(int(n), 'run')}" for system, n in added.items())
+    gained = "; ".join(f"{system}: +{plural(int(n), 'run')}" for system, n in added.items())
     since = f"; new since look {look - 1}: {gained}" if gained else ""
     return f"{look_phrase(look, RECORDED_LOOKS)}, {where}{since}"
 

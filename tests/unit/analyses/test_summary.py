@@ -39,9 +39,9 @@ from infrepro.core.decisions import (
 from infrepro.core.vocabulary import SYSTEM, TABLE_SPECS, columns
 from infrepro.io.results import read_result_table
 from infrepro.plumbing.atomic import write_csv
-from infrepro.report.decisions import book_of, records_of, sentence, verdict_text
+from infrepro.report.decisions import PILCROW, book_of, records_of, sentence, verdict_text
 from infrepro.report.inputs import ReportSettings
-from infrepro.report.paper import PILCROW, latex_table, markdown_table, verdict_cell
+from infrepro.report.paper import latex_table, markdown_table, verdict_cell
 from infrepro.report.sections import decision
 from infrepro.report.verdict import badge
 from infrepro.stats.calibrated import band_log10_p, critical_t, moderated_variances
@@ -478,13 +478,15 @@ def test_a_verdict_that_rests_on_the_band_says_so_on_every_surface(shift: float)
     checked = against(decide(data, FitLog("y"), any_ratio))["B"]
     assert b.verdict == BETTER and checked.assumption == ""
     assert bool(b.assumption) == (checked.verdict != BETTER)
-    texts = (verdict_text(b), sentence(b, "Y"), badge(b, "").badge)
+    texts = (sentence(b, "Y"), badge(b, "").badge)
     if b.assumption:
         assert b.assumption == "run-mean SDs within a factor of 2"
         assert all("assuming run-mean SDs within a factor of 2" in t for t in texts)
-        assert verdict_cell(b) == BETTER + PILCROW
+        assert verdict_cell(b) == verdict_text(b) == BETTER + PILCROW
+        assert verdict_text(b, spelled=True) == f"{BETTER} (assuming {b.assumption})"
     else:
-        assert not any("assuming" in t for t in texts) and verdict_cell(b) == BETTER
+        assert not any("assuming" in t for t in texts)
+        assert verdict_cell(b) == verdict_text(b) == BETTER
 
 
 def test_the_band_assumption_is_found_across_shifts() -> None:
