@@ -30,7 +30,7 @@ S^-1 = sigma^-2 (I - Z K Z'), K = Lambda A^-1 Lambda, so the work is in q x q ma
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -175,7 +175,7 @@ class DdfCore:
     _satt: tuple[np.ndarray, list[np.ndarray]] | None = field(default=None, repr=False)
     products: Callable[[], BlockProducts] | None = field(default=None, repr=False)
     kr_how: str = "auto"  # how kr_parts computes by default (tests compare "dense"/"structured")
-    _kr: dict[str, tuple[np.ndarray, list[np.ndarray], np.ndarray]] = field(
+    _kr: dict[str, tuple[np.ndarray, np.ndarray | list[np.ndarray], np.ndarray]] = field(
         default_factory=dict, repr=False
     )
     _stacks: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
@@ -186,9 +186,11 @@ class DdfCore:
         self._kr.clear()
         self._stacks.clear()
 
-    def stacked(self, P: list[np.ndarray]) -> np.ndarray:
+    def stacked(self, P: np.ndarray | list[np.ndarray]) -> np.ndarray:
         """The P_i of :meth:`kr_parts` stacked as one (parameters * p) x p matrix, once per
         fit: a one-row contrast's P_i w are then one matrix-vector product."""
+        if isinstance(P, np.ndarray):  # already stacked (kr.kr_pieces): a view, no copy
+            return P.reshape(-1, P.shape[-1])
         key = id(P)  # P stays alive in the kr_parts cache, so its id names it
         if key not in self._stacks:
             self._stacks[key] = np.concatenate(P, axis=0)
@@ -242,8 +244,10 @@ class DdfCore:
         return self._satt
 
     # ---- Kenward-Roger ---------------------------------------------------------------------
-    def kr_parts(self, how: str | None = None) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
-        """pbkrtest's vcovAdj: (Phi_A, P list, W).
+    def kr_parts(
+        self, how: str | None = None
+    ) -> tuple[np.ndarray, np.ndarray | list[np.ndarray], np.ndarray]:
+        """pbkrtest's vcovAdj: (Phi_A, the P_r (stacked, or a list for the dense way), W).
 
         ``how`` (default ``kr_how``): "dense" (the q x q Woodbury reference, needs X and Z),
         "structured" (kr.py, from the cross-products, linear in the number of segments) or
@@ -320,22 +324,34 @@ class DdfCore:
 def _kr_adjusted(
     Phi: np.ndarray,
     ktr: np.ndarray,
-    P: list[np.ndarray],
-    Q: dict[tuple[int, int], np.ndarray],
-) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    P: np.ndarray | list[np.ndarray],
+    Q: Mapping[tuple[int, int], np.ndarray],
+) -> tuple[np.ndarray, np.ndarray | list[np.ndarray], np.ndarray]:
     """Phi_A = Phi + 2 Phi [sum_rs W_rs (Q_rs - P_r Phi P_s)] Phi with W = 2 I^-1,
     I_rs = K_rs - 2 tr(Phi Q_rs) + tr(Phi P_r Phi P_s) (pbkrtest's vcovAdj).
 
     With B_r = P_r Phi, tr(Phi P_r Phi P_s) = tr(B_r B_s) for all pairs is one product of the
     flattened B_r with the flattened B_s', and sum_rs W_rs P_r Phi P_s = sum_r B_r M_r with
     M_r = sum_s W_rs P_s is one product of the B_r side by side with the M_r stacked: p^3
-    per variance parameter instead of per pair (pbkrtest loops over pairs)."""
+    per variance parameter instead of per pair (pbkrtest loops over pairs).
+
+    Memory: P_r, B_r and M_r are (parameters x p x p) each, and there are about as many
+    parameters as systems when every system has its own run variance, as p grows with the
+    systems: every such stack is made once and dropped when done (at most three at a time),
+    and each Q_rs, of which there are (parameters)^2 / 2, only while it is used (``Q`` may form
+    them when asked for: kr.PairProducts)."""
     n_g = len(P)
     p = Phi.shape[0]
-    B = np.stack([Pi @ Phi for Pi in P])  # B_r = P_r Phi
+    B = np.empty((n_g, p, p))
+    for r in range(n_g):
+        B[r] = P[r] @ Phi  # B_r = P_r Phi
     flat = B.reshape(n_g, p * p)
     flat_t = B.transpose(0, 2, 1).reshape(n_g, p * p)
     trace_bb = flat @ flat_t.T  # tr(B_r B_s) = sum_kl (B_r)_kl (B_s)_lk
+    del flat, flat_t
+    # B_r side by side (p x parameters p), for sum_r B_r M_r below
+    side = B.transpose(1, 0, 2).reshape(p, n_g * p)
+    del B
     ie2 = np.empty((n_g, n_g))
     for i in range(n_g):
         for j in range(i, n_g):
@@ -352,8 +368,10 @@ def _kr_adjusted(
     U = U + U.T
     for i in range(n_g):
         U += W[i, i] * Q[(i, i)]
-    M = np.tensordot(W, np.stack(P), axes=(1, 0))  # M_r = sum_s W_rs P_s
-    U -= np.concatenate(list(B), axis=1) @ np.concatenate(list(M), axis=0)
+    stacked = P if isinstance(P, np.ndarray) else np.stack(P)
+    M = np.tensordot(W, stacked, axes=(1, 0))  # M_r = sum_s W_rs P_s, (parameters, p, p)
+    U -= side @ M.reshape(n_g * p, p)  # the M_r stacked
+    del side, M
     phi_a = Phi + 2.0 * Phi @ U @ Phi
     return phi_a, P, W
 
@@ -429,7 +447,7 @@ def _kr_adjust(core: DdfCore, L: np.ndarray) -> tuple[float, float, float]:
 ROWS_AT_ONCE = 256  # one-row contrasts whose traces one product computes (bounds its memory)
 
 
-def _row_traces(core: DdfCore, P: list[np.ndarray], rows: np.ndarray) -> np.ndarray:
+def _row_traces(core: DdfCore, P: np.ndarray | list[np.ndarray], rows: np.ndarray) -> np.ndarray:
     """tr U_i of each one-row contrast l (a row of ``rows``; result: rows x parameters).
 
     Theta = l l' / (l' Phi l) is rank one, so tr U_i = w' P_i w / (l' w) with w = Phi l: p^2

@@ -38,6 +38,7 @@ when the blocks are not grouped: linear in the number of segments, instead of O(
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -277,11 +278,80 @@ def kr_traces(bp: BlockProducts, pt: _Parts, mo: _Moments, rows: list[np.ndarray
     return ktr
 
 
+PANEL_ENTRIES = 2_000_000  # M_1 (E_s U) is formed for this many (q x p) entries of terms at a time
+
+
+class PairProducts(Mapping[tuple[int, int], np.ndarray]):
+    """pbkrtest's Q_rs (r <= s; the last index is the residual), each formed when asked for.
+
+    Q_rs = U_r' (M_1 E_s U)_r / s2^3 for random terms r and s (U = Z'V^-1 X, ``_r`` its rows of
+    term r), Q_s,e = U_s' (Z'V^-2 X)_s / s2^3 and Q_e,e = X'V^-3 X / s2^3. Kept are the panels
+    (M_1 E_s U)_r, q_r x p each, not the p x p products: with a run variance per system there
+    are about (systems)^2 / 2 pairs and p grows with the systems, so all Q_rs at once take
+    (systems)^4 floats (58 GB at 200 systems), the panels (systems)^3 with q_r = 3 runs.
+    Every Q_rs is the same product of the same two arrays whenever it is formed."""
+
+    def __init__(
+        self,
+        u: np.ndarray,
+        rows: list[np.ndarray],
+        panels: dict[tuple[int, int], np.ndarray],
+        zv2x: np.ndarray,
+        xv3x: np.ndarray,
+        s2: float,
+    ) -> None:
+        self.u_rows = [u[r] for r in rows]  # U_r, each its own (q_r x p) copy
+        self.panels = panels
+        self.zv2x_rows = [zv2x[r] for r in rows]
+        self.k = len(rows)
+        self.xv3x = xv3x
+        self.s2 = s2
+
+    def __getitem__(self, key: tuple[int, int]) -> np.ndarray:
+        r, s = key
+        k, s2 = self.k, self.s2
+        if s == k:
+            if r == k:
+                return self.xv3x / s2**3
+            return self.u_rows[r].T @ self.zv2x_rows[r] / s2**3
+        return self.u_rows[r].T @ self.panels[r, s] / s2**3
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return ((r, s) for s in range(self.k + 1) for r in range(s + 1))
+
+    def __len__(self) -> int:
+        return (self.k + 1) * (self.k + 2) // 2
+
+
+def _pair_panels(
+    pt: _Parts, u: np.ndarray, rows: list[np.ndarray], n_block_slots: int
+) -> dict[tuple[int, int], np.ndarray]:
+    """The panels (M_1 E_s U)_r of PairProducts, r <= s: M_1 applied to the E_s U of a part's
+    terms side by side (block terms, then rest terms), a few terms at a time
+    (PANEL_ENTRIES), keeping only rows r <= s of each."""
+    q, p = u.shape
+    panels: dict[tuple[int, int], np.ndarray] = {}
+    at_once = max(1, PANEL_ENTRIES // max(1, q * p))
+    for in_block in (True, False):
+        terms = [s for s, rs in enumerate(rows) if len(rs) and (rs[0] < n_block_slots) == in_block]
+        for start in range(0, len(terms), at_once):
+            chunk = terms[start : start + at_once]
+            v = np.zeros((q, p * len(chunk)))
+            for i, s in enumerate(chunk):
+                v[rows[s], i * p : (i + 1) * p] = u[rows[s]]
+            mv = _apply_m1(pt, v, in_block)
+            for i, s in enumerate(chunk):
+                for r in range(s + 1):
+                    panels[r, s] = mv[rows[r], i * p : (i + 1) * p]
+    return panels
+
+
 def kr_pieces(
     bp: BlockProducts, theta: np.ndarray, sigma: float, n: int
-) -> tuple[np.ndarray, list[np.ndarray], dict[tuple[int, int], np.ndarray]]:
-    """pbkrtest's K (traces), P and Q (r <= s; the last index is the residual), as
-    ddf.DdfCore's dense reference computes them, from the cross-products alone."""
+) -> tuple[np.ndarray, np.ndarray, PairProducts]:
+    """pbkrtest's K (traces), P (stacked, parameters x p x p) and Q (r <= s; the last index is
+    the residual; PairProducts), as ddf.DdfCore's dense reference computes them, from the
+    cross-products alone."""
     pt = _parts(bp, theta)
     mo = _moments(bp, pt, n)
     labels = np.concatenate([bp.slot_term.reshape(-1), bp.rest_term])
@@ -289,25 +359,13 @@ def kr_pieces(
     s2 = sigma**2
     qr = bp.qr
     u = mo.zv1x
-    k = len(rows)
-    P = [-(u[r].T @ u[r]) / s2**2 for r in rows] + [-mo.m2_rr[qr:, qr:] / s2**2]
-    Q: dict[tuple[int, int], np.ndarray] = {}
     p = u.shape[1]
-    for in_block in (True, False):  # M_1 (E_s U) for every term s of a part, in one pass
-        terms = [
-            s for s, rs in enumerate(rows) if len(rs) and (rs[0] < bp.slot_term.size) == in_block
-        ]
-        if not terms:
-            continue
-        v = np.zeros((u.shape[0], p * len(terms)))
-        for i, s in enumerate(terms):
-            v[rows[s], i * p : (i + 1) * p] = u[rows[s]]
-        mv = _apply_m1(pt, v, in_block)
-        for i, s in enumerate(terms):
-            for r in range(s + 1):
-                Q[r, s] = u[rows[r]].T @ mv[rows[r], i * p : (i + 1) * p] / s2**3
-    for s, rs in enumerate(rows):
-        Q[s, k] = u[rs].T @ mo.zv2x[rs] / s2**3
-    Q[k, k] = mo.xv3x / s2**3
+    P = np.empty((len(rows) + 1, p, p))
+    for i, r in enumerate(rows):
+        m = -(u[r].T @ u[r]) / s2**2
+        P[i] = 0.5 * (m + m.T)
+    m = -mo.m2_rr[qr:, qr:] / s2**2
+    P[-1] = 0.5 * (m + m.T)
+    Q = PairProducts(u, rows, _pair_panels(pt, u, rows, bp.slot_term.size), mo.zv2x, mo.xv3x, s2)
     ktr = kr_traces(bp, pt, mo, rows) / s2**2
-    return ktr, [0.5 * (m + m.T) for m in P], Q
+    return ktr, P, Q

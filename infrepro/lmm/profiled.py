@@ -45,6 +45,18 @@ GROUP_ENTRIES_MAX = 5_000_000  # memory cap (floats) for the grouped block tenso
 # entries (floats) and this rest width
 GROUPED_ENTRIES_MAX = 50_000_000
 GROUPED_WIDTH_MAX = 2000
+# a model with MANY_TERMS or more random terms (a run variance per system) takes the dense path
+# while an evaluation's work stays below DENSE_WORK_MAX for each of the 2k + 1 evaluations a
+# gradient costs on the sparse path (it has no analytic gradient; a Hessian by differences of
+# values takes 2k^2 + 1), up to width DENSE_WIDTH_MANY_TERMS (its w x w matrices: 200 MB each).
+# The run-aware conditional model at 200 systems (202 terms, the 1,800 runs x bins as blocks,
+# width 1601) went sparse: 0.27 s an evaluation, 405 a gradient, hours a fit; dense, its value
+# and gradient take 0.7 s
+MANY_TERMS = 8
+DENSE_WIDTH_MANY_TERMS = 5000
+# ... and groups its blocks with a tensor of up to this many entries (200 MB): that model's
+# three block patterns x 1601^2 halve its value and gradient (0.9 -> 0.5 s)
+GROUP_ENTRIES_MANY_TERMS = 25_000_000
 
 
 def slot_terms(layout: Layout, k: int) -> np.ndarray:
@@ -69,9 +81,11 @@ def block_groups(
     return first, inverse.reshape(-1), counts
 
 
-def groups_well(n_groups: int, nb: int, m: int, width: int) -> bool:
-    """Whether _DenseSchur groups the blocks (the condition of _DenseSchur._group)."""
-    return n_groups * m * 2 <= nb and n_groups * m * m * width * width <= GROUP_ENTRIES_MAX
+def groups_well(n_groups: int, nb: int, m: int, width: int, cap: float | None = None) -> bool:
+    """Whether _DenseSchur groups the blocks (the condition of _DenseSchur._group; ``cap``:
+    the grouped tensor's entries at most, GROUP_ENTRIES_MAX by default)."""
+    limit = GROUP_ENTRIES_MAX if cap is None else cap
+    return n_groups * m * 2 <= nb and n_groups * m * m * width * width <= limit
 
 
 SPARSE_DENSE_FACTOR_MAX = 3000  # sparse path: factor the rest block densely up to this size
@@ -210,8 +224,9 @@ class _DenseSchur(_Base):
 
     has_gradient = True
 
-    def __init__(self, base_args: tuple, cp: CrossProducts) -> None:
+    def __init__(self, base_args: tuple, cp: CrossProducts, group_cap: float | None = None) -> None:
         super().__init__(*base_args)
+        self.group_cap = group_cap  # the grouped tensor's entries at most (groups_well)
         nb, m, qr, p, w = self.nb, self.m, self.qr, self.p, self.width
         assert cp.cbf_dense is not None and cp.cff_dense is not None
         self.cbr = np.concatenate([cp.cbf_dense, cp.cby.reshape(nb, m, p + 1)], axis=2)
@@ -229,7 +244,7 @@ class _DenseSchur(_Base):
         nb, m, w = self.nb, self.m, self.width
         first, inverse, counts = block_groups(self.cbb, self.slot_term)
         ng = len(first)
-        self.grouped = groups_well(ng, nb, m, w)
+        self.grouped = groups_well(ng, nb, m, w, self.group_cap)
         if not self.grouped:
             self.rep_slot, self.rep_cbb = self.slot_term, self.cbb
             self.rep_count = np.ones(nb)
@@ -438,6 +453,7 @@ class ProfiledDeviance:
         layout = choose_layout(codes, nlevels, p, [w is not None for w in wts])
         width = layout.n_rest + p + 1
         cbb = block_cross_products(layout, codes)
+        group_cap: float | None = None  # GROUP_ENTRIES_MAX
         if path == "auto":
             nb, m = layout.n_blocks, layout.m
             work = float(nb) * m * width * width
@@ -452,6 +468,14 @@ class ProfiledDeviance:
                 n_groups = len(block_groups(cbb, slot_terms(layout, len(codes)))[0])
                 if groups_well(n_groups, nb, m, width):
                     path = "dense"
+            if (
+                path == "sparse"
+                and len(codes) >= MANY_TERMS
+                and fits
+                and width <= DENSE_WIDTH_MANY_TERMS
+                and work <= (2 * len(codes) + 1) * DENSE_WORK_MAX
+            ):
+                path, group_cap = "dense", GROUP_ENTRIES_MANY_TERMS
         if path not in ("dense", "sparse"):
             raise ValueError(f"unknown path {path!r}")
         self.path = path
@@ -462,7 +486,7 @@ class ProfiledDeviance:
         )
         args = (layout, list(nlevels), n, p, reml)
         self.impl: _DenseSchur | _SparseSchur = (
-            _DenseSchur(args, cp) if path == "dense" else _SparseSchur(args, cp)
+            _DenseSchur(args, cp, group_cap) if path == "dense" else _SparseSchur(args, cp)
         )
         self.has_gradient = self.impl.has_gradient
         self.m = layout.m

@@ -32,21 +32,28 @@ def letter_names(n: int) -> list[str]:
 
 
 def _absorb(m: np.ndarray) -> np.ndarray:
-    """Remove a column contained in another (the first such pair found, then again)."""
-    changed = True
-    while changed and m.shape[1] > 1:
-        changed = False
-        for j in range(m.shape[1] - 1):
-            for k in range(j + 1, m.shape[1]):
-                if np.all(m[m[:, k], j]):
-                    m, changed = np.delete(m, k, axis=1), True
-                elif np.all(m[m[:, j], k]):
-                    m, changed = np.delete(m, j, axis=1), True
-                if changed:
-                    break
-            if changed:
-                break
-    return m
+    """Remove a column contained in another (the first such pair found, then again).
+
+    multcomp's order: the first pair (j, k > j) in which column k lies within column j (then k
+    goes) or column j within column k (then j goes), searched again from the start after each
+    removal. Whether one column lies within another does not change as others go, so it is
+    found once for all pairs (``outside[k, j]``: the rows of column k outside column j) and
+    each search is a scan of that matrix, not a pass over the rows per pair: with letters for
+    100 systems, 12 million such passes took 106 s of the decision's 162 s.
+    """
+    keep = list(range(m.shape[1]))
+    if len(keep) <= 1:
+        return m
+    ones = m.astype(np.int64)
+    within = (ones.T @ (1 - ones)) == 0  # within[k, j]: column k lies within column j
+    while len(keep) > 1:
+        sub = within[np.ix_(keep, keep)]
+        pairs = np.flatnonzero(np.triu(sub.T | sub, 1))  # (j, k > j), j first
+        if not pairs.size:
+            break
+        j, k = divmod(int(pairs[0]), len(keep))
+        del keep[k if sub[k, j] else j]
+    return m[:, keep]
 
 
 def _sweep_column(mat: np.ndarray, locked: np.ndarray, i: int) -> None:

@@ -233,7 +233,8 @@ def run_in_worker(
     so each worker imports pandas, scipy and the analyses once instead of once per job. Each job
     logs to its rule's log file as a script job does (`run_rule_script`); its exception is
     re-raised here. A pool whose worker died (killed, out of memory) fails the job that was
-    running and is replaced for later jobs. ``preload``: scripts of the jobs that come next,
+    running, with :class:`WorkerDied` saying which job, why and what to do (also in the job's
+    log), and is replaced for later jobs. ``preload``: scripts of the jobs that come next,
     loaded by the workers this job leaves idle (`preload_in_workers`), after this job is queued.
     """
     global _POOL, _RUNNING
@@ -244,14 +245,43 @@ def run_in_worker(
         job = pool.submit(_run_script_in_worker, str(script), smk)
         preload_in_workers(preload, workers)
         job.result()
-    except BrokenProcessPool:
+    except BrokenProcessPool as err:
         with _POOL_LOCK:
             if _POOL is pool:
                 _POOL = None
-        raise
+        message = worker_died(smk, workers)
+        if len(smk.log):  # the job's log is empty otherwise: its process was killed
+            with open(str(smk.log[0]), "a", encoding="utf-8") as handle:
+                handle.write(message + "\n")
+        raise WorkerDied(message) from err
     finally:
         with _POOL_LOCK:
             _RUNNING -= 1
+
+
+class WorkerDied(RuntimeError):
+    """A job's worker process ended without a result or an error of the job's own: it was
+    killed, most often by the kernel for memory (issue 45)."""
+
+
+def worker_died(smk: Any, workers: int) -> str:
+    """What Snakemake's error and the job's log say when the job's worker process died: which
+    job, the likely cause and what to do (Python's own message, "A process in the process pool
+    was terminated abruptly", says none of them)."""
+    wildcards = getattr(smk, "wildcards", None)  # Snakemake's Wildcards: items() as a dict's
+    items = list(wildcards.items()) if hasattr(wildcards, "items") else []
+    job = f"rule {smk.rule}" + (f" ({', '.join(f'{k}={v}' for k, v in items)})" if items else "")
+    return (
+        f"{job}: its worker process ended abruptly, without a result or an error of the job's "
+        f"own: it was killed (or another of the {workers} workers was, which fails every job "
+        "they were running). The usual cause is memory: the kernel's out-of-memory killer ends "
+        "the largest process when the machine runs out (`dmesg | grep -i -E 'out of "
+        "memory|killed process'` shows it, with the process' resident memory). What to do: give "
+        "Snakemake the memory the machine has, `--resources mem_mb=<MiB>`, so that it runs "
+        "together only jobs whose declared mem_mb fit in it, or run with fewer --cores; a job "
+        "that alone needs more memory than the machine has needs a smaller design (fewer "
+        "systems or segments)."
+    )
 
 
 def preload_in_workers(scripts: Sequence[str | Path], workers: int) -> None:

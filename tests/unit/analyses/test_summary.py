@@ -245,6 +245,38 @@ def test_letters_chain_and_separated_pairs() -> None:
     assert compact_letters(["x", "y"], ["y", "x"], [("x", "y")]) == {"x": "a", "y": "b"}
 
 
+def _absorb_pass_by_pass(m: np.ndarray) -> np.ndarray:
+    """multcomp's absorb as a loop over the pairs, one pass over the rows each, from the start
+    after every removal (stats.letters._absorb before it found containment once, issue 45)."""
+    changed = True
+    while changed and m.shape[1] > 1:
+        changed = False
+        for j in range(m.shape[1] - 1):
+            for k in range(j + 1, m.shape[1]):
+                if np.all(m[m[:, k], j]):
+                    m, changed = np.delete(m, k, axis=1), True
+                elif np.all(m[m[:, j], k]):
+                    m, changed = np.delete(m, j, axis=1), True
+                if changed:
+                    break
+            if changed:
+                break
+    return m
+
+
+def test_absorb_removes_the_columns_the_pass_by_pass_loop_removes() -> None:
+    """Random letter matrices with duplicate, nested and empty columns: the same columns go."""
+    from infrepro.stats.letters import _absorb
+
+    rng = np.random.default_rng(45)
+    for _ in range(500):
+        rows, cols = int(rng.integers(1, 10)), int(rng.integers(1, 12))
+        m = rng.random((rows, cols)) < rng.uniform(0.2, 0.95)
+        extra = [m[:, : int(rng.integers(0, cols + 1))], np.zeros((rows, 1), dtype=bool)]
+        m = np.hstack([m, *extra])[:, rng.permutation(cols + extra[0].shape[1] + 1)]
+        assert np.array_equal(_absorb(m.copy()), _absorb_pass_by_pass(m.copy()))
+
+
 def test_systems_and_outputs_get_letters_apart() -> None:
     """Output-level separations never split the systems' groups (§4c.6)."""
     runs = {"A": 3, "B": 3, "C": 1, "D": 1}

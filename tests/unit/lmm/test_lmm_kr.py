@@ -229,3 +229,22 @@ def test_one_row_df_at_a_equal_to_one_half_is_the_limit_4() -> None:
     assert _kr_df(1, 0.5, 0.5)[0] == 4.0
     for a in (0.5 - 1e-12, 0.5 + 1e-12):
         assert _kr_df(1, a, a)[0] == pytest.approx(4.0, abs=1e-9)
+
+
+def test_pair_products_term_by_term_equal_all_at_once(monkeypatch) -> None:
+    """The Q_rs panels formed one term at a time (a small kr.PANEL_ENTRIES, as with many
+    systems) give the Phi_A and W of all terms at once; Q is formed when asked for, each time
+    the same."""
+    from infrepro.lmm import kr
+
+    result = fit(FORMULAS[6], _design(0.15, seed=3), reml=True)
+    core = result.ddf_core
+    at_once = core.kr_parts("structured")
+    core.clear_cache()
+    monkeypatch.setattr(kr, "PANEL_ENTRIES", 1)
+    by_term = core.kr_parts("structured")
+    assert _rel(at_once[0], by_term[0]) < 1e-12 and _rel(at_once[2], by_term[2]) < 1e-12
+    _, _, Q = kr.kr_pieces(core.products(), core.theta, core.sigma, core.n)
+    k = len(core.term_cols)  # random terms; index k is the residual
+    assert len(Q) == len(list(Q)) == (k + 1) * (k + 2) // 2
+    assert np.array_equal(Q[1, 2], Q[1, 2]) and Q[0, k].shape == Q[k, k].shape == (core.p,) * 2

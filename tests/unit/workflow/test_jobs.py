@@ -217,3 +217,36 @@ def test_a_failed_script_job_fails_with_its_traceback_in_the_log(tmp_path: Path)
     log = (tmp_path / "job.log").read_text()
     assert "rule plain failed" in log and "ValueError: planted failure" in log
     assert not (tmp_path / "out.json").exists()
+
+
+KILLED = """
+import os, signal
+
+def main(smk):
+    os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's out-of-memory killer does
+"""
+
+
+def test_a_killed_worker_fails_its_job_saying_which_why_and_what_to_do(tmp_path: Path) -> None:
+    """The job whose worker was killed fails with WorkerDied naming the rule and its wildcards,
+    memory and what to do, also in its log (empty otherwise); later jobs get a new pool."""
+    script, log = tmp_path / "killed.py", tmp_path / "job.log"
+    script.write_text(KILLED, encoding="utf-8")
+    wildcards = {"metric": "chrf"}  # Snakemake's Wildcards have items() too
+    smk = SimpleNamespace(
+        output=[], log=[str(log)], rule="analysis_conditional", wildcards=wildcards
+    )
+    try:
+        with pytest.raises(jobs.WorkerDied) as err:
+            jobs.run_in_worker(script, smk, 1)
+        message = str(err.value)
+        assert message.startswith("rule analysis_conditional (metric=chrf): its worker process")
+        assert "out-of-memory killer" in message and "--resources mem_mb=" in message
+        assert message in log.read_text(encoding="utf-8")
+        later = tmp_path / "script.py"
+        later.write_text(SCRIPT, encoding="utf-8")
+        out = tmp_path / "env.json"
+        jobs.run_in_worker(later, SimpleNamespace(output=[str(out)], log=[], rule="test"), 1)
+        assert out.exists()
+    finally:
+        jobs.finish_run()
