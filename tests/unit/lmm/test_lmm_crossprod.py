@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from synthetic_systems import systems_data
 
 import infrepro.lmm.profiled as profiled
 from infrepro.lmm.crossprod import _count_matrix, _weighted_dense
@@ -17,19 +18,15 @@ SYSTEMS = 9
 
 
 def _runs(seed: int = 2) -> pd.DataFrame:
-    """SYSTEMS systems x 3 runs x 30 segments, some rows dropped, a numeric property."""
+    """SYSTEMS systems x 3 runs x 30 segments (tests/synthetic_systems), a tenth of the rows
+    dropped, a numeric property x (centred: x_c)."""
+    names = [f"S{k}" for k in range(SYSTEMS)]
+    runs = systems_data(dict.fromkeys(names, 3), dict.fromkeys(names, 0.0), seed=seed, segments=30)
     rng = np.random.default_rng(seed)
-    rows = [
-        (f"s{g:02d}", f"S{k}", f"S{k}_{r}")
-        for k in range(SYSTEMS)
-        for r in range(3)
-        for g in range(30)
-        if rng.random() > 0.1
-    ]
-    d = pd.DataFrame(rows, columns=["segment_id", "system", "run_id"])
+    d = runs.evaluation[rng.random(len(runs.evaluation)) > 0.1].reset_index(drop=True)
+    d = d.rename(columns={"y": "score"})
     d["x"] = rng.normal(size=len(d)).round(2)
     d["x_c"] = d["x"] - d["x"].mean()
-    d["score"] = rng.normal(size=len(d))
     return d
 
 
