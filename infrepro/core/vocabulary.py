@@ -34,9 +34,10 @@ RUNS_TABLE = "runs"  # results/tables/runs.csv: the runs a runs pattern found
 PRODUCED, REMOVED = "produced", "removed"  # its `status` values
 BIN_SUFFIX = "_bin"  # the binned version of a numeric property: ``length`` -> ``length_bin``
 RESERVED = (RUN, SYSTEM, HYPOTHESES, DEV_SCORE, SEGMENT)
-# A run id names output files: letters, digits and ``. _ + = @ -``, a letter or digit first
-# (fullmatch it: "$" would allow a final newline)
-RUN_ID_FORM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=@-]*")
+# A run id names output files: letters and digits of any script (str.isalnum: ``Γάμμα_1``,
+# ``modèle_1``) and ``. _ + = @ -``, a letter or digit first (fullmatch it: "$" would allow a
+# final newline)
+RUN_ID_FORM = re.compile(r"[^\W_][\w.+=@-]*")
 # The model residual's row in the variance tables' ``component`` column, beside the facets': a
 # facet of that name would be indistinguishable from it, so facets may not have it.
 RESIDUAL = "Residual"

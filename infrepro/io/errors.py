@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 
@@ -29,14 +30,28 @@ class InputError(ValueError):
 def located(
     path: str | Path | None, problem: str, *, line: int | None = None, column: str | None = None
 ) -> str:
-    """``file:line: column 'c': problem``: an error's text, or a warning's about an input."""
-    where = "<config>" if path is None else str(path)
+    """``file:line: column 'c': problem``: an error's text, or a warning's about an input. A
+    path's invisible and control characters are written as escapes (``outputs/ab\\u202ecd``):
+    a right-to-left override in a folder's name would otherwise reverse the rest of the line in
+    the terminal."""
+    where = "<config>" if path is None else shown_path(str(path))
     if line is not None:
         where += f":{line}"
     prefix = f"{where}: "
     if column is not None:
         prefix += f"column '{column}': "
     return prefix + problem
+
+
+def shown_path(path: str) -> str:
+    """``path`` with each format, control and line-separator character (Unicode categories Cf,
+    Cc, Zl, Zp: bidirectional controls, zero-width characters, the byte-order mark) escaped."""
+    return "".join(
+        (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")
+        if unicodedata.category(c) in ("Cf", "Cc", "Zl", "Zp")
+        else c
+        for c in path
+    )
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:

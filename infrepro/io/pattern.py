@@ -58,7 +58,7 @@ WILDCARD = re.compile(
 )
 SEPARATOR = "_"  # between the values of a run id
 LEDGER_NAME = "runs.ledger.tsv"  # a pattern's look ledger (infrepro.io.ledger), in its folder
-VALUE_FORM = re.compile(r"[A-Za-z0-9._+=@-]+")  # the characters a run id may hold
+VALUE_FORM = re.compile(r"[\w.+=@-]+")  # the characters a run id may hold (RUN_ID_FORM)
 
 
 def is_pattern(runs: object) -> bool:

@@ -83,6 +83,16 @@ def test_run_ids_join_the_values_the_system_first(tree: Path) -> None:
     assert rows[0][2] == "outputs/base/1.txt"  # relative to the experiment folder
 
 
+def test_names_in_any_script_are_run_ids(tree: Path) -> None:
+    """Letters of any script name a system and its runs' files (a user trial found Γάμμα
+    refused, by a message that said letters were allowed)."""
+    write(tree, "outputs/Γάμμα/1.txt", "outputs/modèle/1.txt", "outputs/名前/2.txt")
+    header, *rows = runs_of(PATTERN)
+    found = {r[0]: r[1] for r in rows}
+    assert found["Γάμμα_1"] == "Γάμμα" and found["modèle_1"] == "modèle"
+    assert found["名前_2"] == "名前"
+
+
 def test_hidden_files_and_the_ledger_are_no_runs(tree: Path) -> None:
     write(tree, "outputs/.cache/1.txt", "outputs/comp/.1.txt.swp", "outputs/runs.ledger.tsv")
     assert LEDGER_NAME.endswith(SUFFIX)
@@ -130,7 +140,7 @@ def test_a_value_across_folders_is_refused_naming_the_file(tree: Path) -> None:
     ("path", "problem"),
     [
         ("outputs/my model/1.txt", "U+0020"),
-        ("outputs/modèle/1.txt", "U+00E8"),
+        ("outputs/mode\u0300le/1.txt", "U+0300"),  # decomposed (NFD): a combining accent
         ("outputs/_base/1.txt", "must start with a letter or digit"),
         ("outputs/comp/=1+1.txt", "spreadsheet formulas"),
     ],
@@ -239,3 +249,15 @@ def test_a_parse_finds_the_files_once_and_a_new_file_is_a_new_run(
     more = kept_experiment(pattern_config, check_hypotheses=True, path=store)
     assert walks == ["outputs"] * 3 and more.run_ids == [*first.run_ids, "comp_3"]
     assert more == load_experiment(pattern_config)
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u200b", "\ufeff"])
+def test_a_refusal_writes_the_paths_invisible_characters_as_escapes(tree: Path, char: str) -> None:
+    """A folder named with a right-to-left override was printed raw at the start of the
+    refusal, reversing the rest of the line in the terminal (found in a user trial)."""
+    write(tree, f"outputs/ab{char}cd/1.txt")
+    with pytest.raises(InputError) as err:
+        runs_of(PATTERN)
+    escaped = f"\\u{ord(char):04x}"
+    assert char not in str(err.value)
+    assert str(err.value).startswith(f"outputs/ab{escaped}cd/1.txt: runs ")
