@@ -42,6 +42,16 @@ def t_boundary(n: np.ndarray | int, alpha: float, scale: float) -> np.ndarray:
     return np.sqrt((n - 1.0) * x)
 
 
+def pairs_for_a_bound(alpha: float, scale: float, most: int = 100_000) -> int:
+    """The fewest pairs n at which ``t_boundary`` is finite, i.e. q < a, equivalently
+    (n − 1) log(1 + n c²) > −2 log α (increasing in n): below it the sequence is (−∞, ∞)
+    however large the difference (with c = 1.5: 4 pairs at α = 0.05, 5 at 0.0125)."""
+    n = 2
+    while n < most and (n - 1) * np.log1p(n * scale**2) <= -2.0 * np.log(alpha):
+        n += 1
+    return n
+
+
 def log_t_evalue(t: np.ndarray | float, n: np.ndarray | int, scale: float) -> np.ndarray:
     """log E_n(t) of ``t_boundary``'s mixture: −½ log a + (n/2) [log(1 + t²/ν) −
     log(1 + t²/(a ν))], ν = n − 1, a = 1 + n c² (+inf at |t| = inf)."""

@@ -71,6 +71,7 @@ from infrepro.stats.anytime import (
     anytime_p,
     confidence_sequence,
     paired_differences,
+    pairs_for_a_bound,
     t_boundary,
 )
 from infrepro.stats.group_sequential import BAND_LOOK_ALPHA_FACTOR, Spending
@@ -480,9 +481,22 @@ class Sequential:
             look_runs_system=at.n_b,
             plan_alpha=alpha_j,
             action=STOP_SIGNIFICANT if verdict in DIRECTIONAL else CONTINUE,
-            note=_joined(record.note, ANYTIME_NOTE),
+            note=_joined(record.note, ANYTIME_NOTE, self._unbounded(n, alpha_j, lower, upper)),
         )
         return _readings(record, revised)
+
+    def _unbounded(self, n: int, alpha_j: float, lower: float, upper: float) -> str:
+        """Why an anytime-valid interval is (−∞, ∞): too few pairs for the sequence at its
+        level, however large the difference (§4e.7); '' when it is bounded."""
+        if math.isfinite(lower) or math.isfinite(upper):
+            return ""
+        need = pairs_for_a_bound(alpha_j, self.options.scale)
+        return (
+            f"the anytime-valid interval is unbounded with {n} pairs of runs: at α = "
+            f"{alpha_j:g} it is bounded from {need} pairs (runs of each system), whatever the "
+            "difference; a plan declared before the looks (analyses.sequential.max_runs) keeps "
+            "nearly the fixed-sample power"
+        )
 
     def _anytime_rows(
         self,
@@ -517,7 +531,11 @@ class Sequential:
                 p_value=format_p(_log10(p[i])),
                 log10_p=_log10(p[i]),
                 crossed=excludes,
-                note="",
+                note=(
+                    f"unbounded below {pairs_for_a_bound(alpha_j, scale)} pairs"
+                    if np.isinf(cs.lower[i]) and np.isinf(cs.upper[i])
+                    else ""
+                ),
             )
             if excludes and claimed is None:
                 claimed = lk

@@ -28,7 +28,12 @@ from infrepro.core.decisions import (
 from infrepro.core.schema import with_defaults
 from infrepro.core.vocabulary import LOOK, RUN, SYSTEM
 from infrepro.report.decisions import records_of
-from infrepro.stats.anytime import anytime_p, confidence_sequence
+from infrepro.stats.anytime import (
+    anytime_p,
+    confidence_sequence,
+    pairs_for_a_bound,
+    t_boundary,
+)
 from infrepro.stats.group_sequential import BAND_LOOK_ALPHA_FACTOR, efficacy_boundaries
 from infrepro.stats.sequential_plan import plan_alpha
 from infrepro.validation.few_runs import METRIC, RUN_SD, _frame
@@ -152,6 +157,30 @@ def test_the_anytime_mode_is_the_sequence_of_runs_paired_in_arrival_order() -> N
     assert (record.lower, record.upper) == pytest.approx((cs.lower[-1], cs.upper[-1]))
     assert 10.0**record.log10_p == pytest.approx(anytime_p(d, 1.5)[-1], rel=1e-6)
     assert record.conditional_power != record.conditional_power  # NaN: no plan, no power
+
+
+def test_an_unbounded_sequence_says_how_many_pairs_it_needs() -> None:
+    """A user trial: 3 seeds, then a fourth for a few systems, and every "better" of look 1
+    (t ≈ 20) became "no difference shown" with the interval (−∞, ∞): with 3 pairs the
+    sequence has no bound at α = 0.05 whatever the difference. The record and the look history
+    say so, with the pairs it needs (4)."""
+    data = with_options(look_experiment(2, 3, 1.0, 20.0, 7), {})
+    found = tables(data)
+    record = baseline_record(found)
+    assert (record.lower, record.upper) == (-math.inf, math.inf)
+    assert record.verdict == "no difference shown"
+    assert "unbounded with 3 pairs of runs: at α = 0.05 it is bounded from 4 pairs" in record.note
+    looks = found["looks"]
+    last = looks[(looks["family"] == FAMILY_BASELINE) & (looks[LOOK] == 2)]
+    assert list(last["note"]) == ["unbounded below 4 pairs"]
+    bounded = baseline_record(tables(with_options(look_experiment(2, 4, 1.0, 20.0, 7), {})))
+    assert math.isfinite(bounded.lower) and "unbounded" not in bounded.note
+
+
+@pytest.mark.parametrize("alpha", [0.2, 0.05, 0.0125, 0.01, 0.001])
+def test_pairs_for_a_bound_is_where_the_boundary_becomes_finite(alpha: float) -> None:
+    n = pairs_for_a_bound(alpha, 1.5)
+    assert np.isinf(t_boundary(n - 1, alpha, 1.5)) and np.isfinite(t_boundary(n, alpha, 1.5))
 
 
 def _family(seed: int) -> MetricData:
