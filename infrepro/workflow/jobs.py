@@ -23,6 +23,7 @@ import logging
 import multiprocessing
 import os
 import pickle
+import resource
 import runpy
 import subprocess
 import sys
@@ -34,6 +35,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from infrepro.workflow.resources import parquet_rows
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -249,6 +252,7 @@ def run_in_worker(
         with _POOL_LOCK:
             if _POOL is pool:
                 _POOL = None
+        pool.shutdown(wait=True)  # a broken pool: its processes are joined, the dead one reaped
         message = worker_died(smk, workers)
         if len(smk.log):  # the job's log is empty otherwise: its process was killed
             with open(str(smk.log[0]), "a", encoding="utf-8") as handle:
@@ -271,17 +275,34 @@ def worker_died(smk: Any, workers: int) -> str:
     wildcards = getattr(smk, "wildcards", None)  # Snakemake's Wildcards: items() as a dict's
     items = list(wildcards.items()) if hasattr(wildcards, "items") else []
     job = f"rule {smk.rule}" + (f" ({', '.join(f'{k}={v}' for k, v in items)})" if items else "")
+    # the largest ended child of this process: the pool has reaped the killed worker by now
+    reached = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024  # KiB on Linux
     return (
-        f"{job}: its worker process ended abruptly, without a result or an error of the job's "
-        f"own: it was killed (or another of the {workers} workers was, which fails every job "
-        "they were running). The usual cause is memory: the kernel's out-of-memory killer ends "
-        "the largest process when the machine runs out (`dmesg | grep -i -E 'out of "
-        "memory|killed process'` shows it, with the process' resident memory). What to do: give "
-        "Snakemake the memory the machine has, `--resources mem_mb=<MiB>`, so that it runs "
-        "together only jobs whose declared mem_mb fit in it, or run with fewer --cores; a job "
-        "that alone needs more memory than the machine has needs a smaller design (fewer "
-        "systems or segments)."
+        f"{job}{_job_size(smk)}: its worker process ended abruptly, without a result or an error "
+        f"of the job's own: it was killed (or another of the {workers} workers was, which fails "
+        "every job they were running). The largest process of this run that has ended (most "
+        f"likely that worker) reached {reached:,} MiB. The usual cause is memory: the kernel's "
+        "out-of-memory killer ends the largest process when the machine runs out (`dmesg | "
+        "grep -i -E 'out of memory|killed process'` shows it). What to do: give Snakemake the "
+        "memory the machine has, `--resources mem_mb=<MiB>`, so that it runs together only "
+        "jobs whose declared mem_mb fit in it, or run with fewer --cores; on a cluster, the "
+        "SLURM profile (profiles/slurm) gives each job its own memory; a job that alone needs "
+        "more memory than the machine has needs a smaller design (fewer systems or segments)."
     )
+
+
+def _job_size(smk: Any) -> str:
+    """``, 240,000 rows (declared mem_mb 5,100)``: the rows of the job's Parquet inputs and
+    the memory its rule declared, where known."""
+    inputs = [str(p) for p in getattr(smk, "input", []) if str(p).endswith(".parquet")]
+    mem_mb = getattr(getattr(smk, "resources", None), "mem_mb", None)
+    parts = []
+    with contextlib.suppress(Exception):  # an unreadable footer: say nothing of the rows
+        if inputs:
+            parts.append(f"{parquet_rows(inputs):,} rows")
+    if isinstance(mem_mb, int | float):
+        parts.append(f"declared mem_mb {int(mem_mb):,}")
+    return f", {', '.join(parts)}" if parts else ""
 
 
 def preload_in_workers(scripts: Sequence[str | Path], workers: int) -> None:

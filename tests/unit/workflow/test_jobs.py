@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 
 from infrepro.workflow import jobs
@@ -223,6 +225,9 @@ KILLED = """
 import os, signal
 
 def main(smk):
+    held = bytearray(300 * 2**20)  # 300 MiB resident before the kill
+    for i in range(0, len(held), 4096):
+        held[i] = 1
     os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's out-of-memory killer does
 """
 
@@ -233,14 +238,26 @@ def test_a_killed_worker_fails_its_job_saying_which_why_and_what_to_do(tmp_path:
     script, log = tmp_path / "killed.py", tmp_path / "job.log"
     script.write_text(KILLED, encoding="utf-8")
     wildcards = {"metric": "chrf"}  # Snakemake's Wildcards have items() too
+    table = tmp_path / "evaluation.parquet"
+    pd.DataFrame({"y": range(12_345)}).to_parquet(table)
     smk = SimpleNamespace(
-        output=[], log=[str(log)], rule="analysis_conditional", wildcards=wildcards
+        input=[str(table)],
+        output=[],
+        log=[str(log)],
+        rule="analysis_conditional",
+        wildcards=wildcards,
+        resources=SimpleNamespace(mem_mb=5100),
     )
     try:
         with pytest.raises(jobs.WorkerDied) as err:
             jobs.run_in_worker(script, smk, 1)
         message = str(err.value)
-        assert message.startswith("rule analysis_conditional (metric=chrf): its worker process")
+        assert message.startswith(
+            "rule analysis_conditional (metric=chrf), 12,345 rows, declared mem_mb 5,100: its "
+            "worker process"
+        )
+        reached = int(re.search(r"reached ([\d,]+) MiB", message)[1].replace(",", ""))
+        assert reached >= 300
         assert "out-of-memory killer" in message and "--resources mem_mb=" in message
         assert message in log.read_text(encoding="utf-8")
         later = tmp_path / "script.py"
