@@ -54,12 +54,16 @@ MODEL_TABLES = ("glrt", "tests", "means", "contrasts")
 @dataclass(frozen=True)
 class Cost:
     """Peak memory (MiB) and CPU seconds of one job as lines in millions of evaluation rows:
-    ``base + per_mrow * rows / 1e6`` (infrepro/workflow/resources.py adds headroom and retries)."""
+    ``base + per_mrow * rows / 1e6``, and for memory ``+ per_system2 * systems²``: the
+    run-aware models hold dense matrices of the runs, a run variance per system, whose width
+    grows with the systems at a fixed number of rows a system (infrepro/workflow/resources.py
+    adds headroom and retries)."""
 
     base_mib: float
     mib_per_mrow: float
     base_s: float
     s_per_mrow: float
+    mib_per_system2: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,12 @@ def resolve(path: str) -> Callable[..., Any]:
     return found
 
 
+# MiB per squared number of systems of the analyses whose models hold a run variance per system
+# (conditional's per-bin models, the decision's model M, comparison's run-aware fit): fitted to
+# the largest-job peaks of benchmarks/results/growth.md (systems axis, 3 runs x 400 segments a
+# system), beyond the rows' line below
+SYSTEMS_MIB = {"conditional": 0.1, "summary": 0.04, "comparison": 0.04}
+
 # Costs fitted to benchmarks/results/analysis_scale.md: lines on or above every measured point at
 # 1x, 3x and 10x the paper (peak MiB, remeasured after the FitCache of issue 14, which keeps one
 # property's model matrices alive; wall seconds on a loaded 2-core machine, from before it).
@@ -114,7 +124,7 @@ ANALYSES: dict[str, AnalysisSpec] = {
             # comparisons: the decision's family, whose pairs it fits (baseline or all pairs)
             # bootstrap.seed: the bootstrap LR test's draws (bootstrap_lrt is their number)
             ("dev_score_better", "bootstrap_lrt", "bootstrap.seed", "facets", "comparisons"),
-            Cost(300, 510, 5, 9),
+            Cost(300, 510, 5, 9, SYSTEMS_MIB["comparison"]),
         ),
         AnalysisSpec(
             CONDITIONAL,
@@ -122,7 +132,7 @@ ANALYSES: dict[str, AnalysisSpec] = {
             (*MODEL_TABLES, "slopes", "predictions", *LOG_TABLES),
             # the within-bin pairs: the decision's family or all (docs/method.md §4.2.3)
             ("conditional_pairs", "comparisons"),
-            Cost(350, 580, 10, 26),
+            Cost(350, 580, 10, 26, SYSTEMS_MIB["conditional"]),
         ),
         AnalysisSpec(
             VARIANCE,
@@ -161,7 +171,8 @@ ANALYSES: dict[str, AnalysisSpec] = {
                 "planning.min_effect",
                 "sequential",
             ),
-            Cost(300, 510, 5, 9),  # one fit of the comparison's size (not measured apart)
+            # one fit of the comparison's size (the rows' line not measured apart)
+            Cost(300, 510, 5, 9, SYSTEMS_MIB["summary"]),
             report_reads=("alpha",),  # its verdicts and the p it adjusts use the report's alpha
         ),
         AnalysisSpec(

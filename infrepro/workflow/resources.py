@@ -39,9 +39,11 @@ MB_PER_MIB = 1.048576
 class Cost(registry.Cost):
     """A job's cost model (registry.Cost) with the headroom that sizes its request."""
 
-    def mem_mb(self, rows: int, attempt: int = 1) -> int:
-        """``mem_mb`` (MB, as Snakemake and SLURM count) for a table of ``rows`` rows."""
-        mib = (self.base_mib + self.mib_per_mrow * rows / 1e6) * MEM_HEADROOM
+    def mem_mb(self, rows: int, attempt: int = 1, systems: int = 0) -> int:
+        """``mem_mb`` (MB, as Snakemake and SLURM count) for a table of ``rows`` rows of
+        ``systems`` systems."""
+        mib = self.base_mib + self.mib_per_mrow * rows / 1e6 + self.mib_per_system2 * systems**2
+        mib *= MEM_HEADROOM
         return max(MIN_MEM_MB, math.ceil(mib * MB_PER_MIB / 100) * 100) * max(1, attempt)
 
     def runtime(self, rows: int, attempt: int = 1) -> int:
@@ -73,17 +75,31 @@ def parquet_rows(paths: Iterable[Any]) -> int:
     return sum(pq.ParquetFile(_exists(str(path))).metadata.num_rows for path in paths)
 
 
+def count_systems(runs: Any) -> int:
+    """The systems of the runs table (its ``system`` column alone is read)."""
+    import pyarrow.compute as pc  # at job-scheduling time only, as parquet_rows
+    import pyarrow.parquet as pq
+
+    from infrepro.core.vocabulary import SYSTEM
+
+    column = pq.read_table(_exists(str(_single(runs)[0])), columns=[SYSTEM]).column(0)
+    return len(pc.unique(column))
+
+
 def _single(value: Any) -> list[Any]:
     return [value] if isinstance(value, str | os.PathLike) else list(value)
 
 
 def analysis_resources(analysis: str) -> tuple[Callable[..., int], Callable[..., int]]:
     """``mem_mb`` and ``runtime`` callables of one analysis's rule: its cost at the evaluation
-    table's rows (read from the Parquet footer when the job is submitted)."""
+    table's rows (read from the Parquet footer when the job is submitted) and, for memory, the
+    runs table's systems."""
     cost = ANALYSIS_COST[analysis]
 
     def mem_mb(wildcards: Any, input: Any, attempt: int = 1) -> int:
-        return cost.mem_mb(parquet_rows(_single(input.evaluation)), attempt)
+        rows = parquet_rows(_single(input.evaluation))
+        systems = count_systems(input.runs) if cost.mib_per_system2 else 0
+        return cost.mem_mb(rows, attempt, systems)
 
     def runtime(wildcards: Any, input: Any, attempt: int = 1) -> int:
         return cost.runtime(parquet_rows(_single(input.evaluation)), attempt)

@@ -55,16 +55,48 @@ def test_the_measured_peaks_are_covered_with_headroom() -> None:
         assert mem >= 1.4 * peak_mib * resources.MB_PER_MIB, (scale, job, mem, peak_mib)
 
 
-def test_analysis_resources_read_the_rows_of_the_evaluation_table(tmp_path: Path) -> None:
+def runs_table(path: Path, systems: int, runs: int = 3) -> str:
+    """A runs table of ``systems`` systems with ``runs`` runs each."""
+    names = [f"S{k:03d}" for k in range(systems) for _ in range(runs)]
+    pq.write_table(
+        pa.table({"run_id": [f"{n}_{i}" for i, n in enumerate(names)], "system": names}), path
+    )
+    return str(path)
+
+
+def test_analysis_resources_read_the_rows_and_the_systems(tmp_path: Path) -> None:
     rows = 10 * PAPER_ROWS
     evaluation = str(fake_table(tmp_path / "evaluation.parquet", rows))
+    runs = runs_table(tmp_path / "runs.parquet", 7)
     for analysis in ANALYSES:
         wildcards = SimpleNamespace(metric="ter")
-        job_input = SimpleNamespace(evaluation=evaluation)
+        job_input = SimpleNamespace(evaluation=evaluation, runs=runs)
         cost = resources.ANALYSIS_COST[analysis]
         mem_mb, runtime = resources.analysis_resources(analysis)
-        assert mem_mb(wildcards, job_input) == cost.mem_mb(rows)
+        assert mem_mb(wildcards, job_input) == cost.mem_mb(rows, systems=7)
         assert runtime(wildcards, job_input, 2) == cost.runtime(rows, 2)
+
+
+# The largest-job peaks (MiB) of the systems axis of benchmarks/results/growth.md (3 runs x 400
+# segments a system, plain Snakemake: a job's own processes): (analysis, systems) -> peak
+MEASURED_SYSTEMS_PEAK_MIB = {
+    ("conditional", 100): 1414,
+    ("summary", 100): 735,
+    ("comparison", 100): 747,
+}
+
+
+def test_many_systems_are_covered_with_headroom() -> None:
+    """A run variance per system makes the run-aware models' memory grow with the systems
+    squared at a fixed number of rows a system: at 100 systems (120,000 rows) the conditional
+    analysis peaked at 1,414 MiB against the 1,000 MB that the rows alone asked for (a job a
+    SLURM cluster would have killed). Every request now covers the measured peak."""
+    for (analysis, systems), peak_mib in MEASURED_SYSTEMS_PEAK_MIB.items():
+        rows = systems * 3 * 400
+        mem = resources.ANALYSIS_COST[analysis].mem_mb(rows, systems=systems)
+        assert mem >= 1.2 * peak_mib * resources.MB_PER_MIB, (analysis, systems, mem, peak_mib)
+    rows_only = resources.ANALYSIS_COST["conditional"].mem_mb(100 * 3 * 400)
+    assert rows_only < MEASURED_SYSTEMS_PEAK_MIB["conditional", 100] * resources.MB_PER_MIB
 
 
 def test_assemble_counts_the_rows_of_every_score_table(tmp_path: Path) -> None:
@@ -101,7 +133,7 @@ def test_a_missing_input_is_reported_as_that_file_not_found(tmp_path: Path) -> N
     missing = str(tmp_path / "results" / "evaluation.parquet")
     mem_mb, _ = resources.analysis_resources("comparison")
     with pytest.raises(FileNotFoundError) as err:
-        mem_mb(SimpleNamespace(metric="ter"), SimpleNamespace(evaluation=missing))
+        mem_mb(SimpleNamespace(metric="ter"), SimpleNamespace(evaluation=missing, runs=missing))
     assert err.value.filename == missing
 
 
