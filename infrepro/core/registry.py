@@ -107,7 +107,7 @@ def resolve(path: str) -> Callable[..., Any]:
 # (conditional's per-bin models, the decision's model M, comparison's run-aware fit): fitted to
 # the largest-job peaks of benchmarks/results/growth.md (systems axis, 3 runs x 400 segments a
 # system), beyond the rows' line below
-SYSTEMS_MIB = {"conditional": 0.1, "summary": 0.04, "comparison": 0.04}
+SYSTEMS_MIB = {"conditional": 0.12, "summary": 0.05, "comparison": 0.05}
 
 # Costs fitted to benchmarks/results/analysis_scale.md: lines on or above every measured point at
 # 1x, 3x and 10x the paper (peak MiB, remeasured after the FitCache of issue 14, which keeps one

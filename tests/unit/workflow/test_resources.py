@@ -83,6 +83,9 @@ MEASURED_SYSTEMS_PEAK_MIB = {
     ("conditional", 100): 1414,
     ("summary", 100): 735,
     ("comparison", 100): 747,
+    ("conditional", 200): 5616,
+    ("summary", 200): 2257,
+    ("comparison", 200): 2259,
 }
 
 
