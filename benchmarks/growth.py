@@ -5,15 +5,20 @@ and peak memory at every size, for two source trees side by side; the log-log sl
 the ``mem_mb`` the SLURM profile would ask for it.
 
 Usage: `python benchmarks/growth.py [--before /tmp/ci] [--after .] [--axes systems runs
-segments] [--quick] [--until 01:00] [--workdir /tmp/infrepro-growth] [--report-only]`
+segments facet_levels] [--sizes N ...] [--only before|after] [--quick] [--until 01:00]
+[--workdir /tmp/infrepro-growth] [--report-only]`
 
 The experiment is many_systems.py's (`write_experiment`: seeded, planted system, run, segment
 and length effects) with one metric, `chrf` on the points scale (0-100, declared `scale:
 points`), one facet (the seed) and one numeric property (`length`); default analyses. Axes
 (the base in brackets): systems 10, 25, 50, 100, 200 [3 runs per system, 400 segments]; runs
-per system 3, 10, 30, 100 [4 systems, 400 segments]; segments 1,000, 10,000, 100,000 [2 systems,
-20 runs per system]. Along one axis the evaluation table's rows are proportional to the axis,
-so an exponent in the axis is the exponent in rows.
+per system 3, 10, 30, 100, 300 [4 systems, 400 segments]; segments 1,000, 10,000, 100,000
+[2 systems, 20 runs per system]; the facet's levels 2, 5, 10, 30 at constant rows [4 systems,
+30 runs per system, 400 segments; the facet `grid`, run i of a system at level i mod L, instead
+of the seed].
+Along the first three axes the evaluation table's rows are proportional to the axis, so an
+exponent in the axis is the exponent in rows. The older tree is not run above 100 systems
+(it is killed for memory at 200, issue 45).
 
 Every run is plain Snakemake (``INFREPRO_PLAIN_SNAKEMAKE=1``: no worker pool, every job a
 Python process of its own, the same tables), `--cores 2`, from scratch. Per job: wall time from
@@ -51,8 +56,14 @@ from paper_scale.monitor import _descendants, _read, _vm_hwm
 REPO = Path(__file__).resolve().parents[1]
 AXES = {  # axis: (sizes, base design)
     "systems": ([10, 25, 50, 100, 200], {"systems": 10, "runs": 3, "segments": 400}),
-    "runs": ([3, 10, 30, 100], {"systems": 4, "runs": 3, "segments": 400}),
+    "runs": ([3, 10, 30, 100, 300], {"systems": 4, "runs": 3, "segments": 400}),
     "segments": ([1_000, 10_000, 100_000], {"systems": 2, "runs": 20, "segments": 1_000}),
+    # the facet's levels at constant rows: facet `grid` (run i of a system at level i mod L)
+    # instead of the seed
+    "facet_levels": (
+        [2, 5, 10, 30],
+        {"systems": 4, "runs": 30, "segments": 400, "facet_levels": 2},
+    ),
 }
 QUICK = {  # --quick: tiny sizes, one tree, seconds
     "systems": ([3, 6], {"systems": 3, "runs": 2, "segments": 50}),
@@ -77,6 +88,15 @@ REASONS = {  # (stage, axis): why its cost grows faster than the axis (suspected
         "table (metaparam.py: evaluation[evaluation[system] == s] in a loop over the systems: "
         "systems x rows comparisons)"
     ),
+    ("analysis_metaparam", "runs"): (
+        "its facet here is the seed, whose levels are the runs: the per-system fits of "
+        "facet x property have 2 fixed effects per run (p ~ runs over n ~ runs rows)"
+    ),
+    ("analysis_conditional", "runs"): (
+        "the run-aware model's random run intercepts and slopes (2 columns per run): "
+        "Kenward-Roger's structured path holds the run columns' block densely "
+        "(lmm/crossprod.py cff_dense, q_R x q_R) and inverts it (suspected)"
+    ),
     ("paper_tables", "systems"): "under 2.5 CPU-s at 200 systems, mostly start-up: not assessed",
     ("analysis_comparison", "systems"): (
         "the headline model with a run variance per system (vocabulary.headline_formula)"
@@ -99,16 +119,24 @@ FIT_LAST = (
 LINEAR = 1.2  # exponents above this are named
 
 
-def write_design(root: Path, systems: int, runs: int, segments: int) -> None:
-    """many_systems.py's experiment with one metric on the points scale (its `ter` dropped)."""
+def write_design(
+    root: Path, systems: int, runs: int, segments: int, facet_levels: int | None = None
+) -> None:
+    """many_systems.py's experiment with one metric on the points scale (its `ter` dropped);
+    with ``facet_levels`` L, the facet is `grid` (run i of each system at level i mod L), not
+    the seed."""
     write_experiment(root, systems, runs, segments)
     scores = pd.read_csv(root / "scores.csv", dtype={"seed": str})
     scores["chrf"] = (scores["chrf"] * 100).round(4)
+    if facet_levels:
+        scores["grid"] = "g" + ((scores["seed"].astype(int) - 1) % facet_levels).astype(str)
     scores.drop(columns="ter").to_csv(root / "scores.csv", index=False)
     config = yaml.safe_load((root / "config.yaml").read_text())
     config["columns"]["metrics"] = ["chrf"]
     config["better"] = {"chrf": "higher"}
     config["scale"] = {"chrf": "points"}
+    if facet_levels:
+        config["columns"]["facets"] = ["grid"]
     (root / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
 
 
@@ -372,10 +400,16 @@ def report(rows: dict, axes: dict, trees: dict, out: Path, figure: Path, meta: d
         "every 0.1 s; the worker pool's runs take less CPU, the tables are the same). Wall per "
         "stage: the sum over the rule's jobs of Snakemake's logged times (1 s resolution; two "
         "jobs at a time share the 2 cores); CPU per stage: the jobs' processes' user + system "
-        "time; memory per stage: the largest job's peak resident set. Along one axis the "
-        "evaluation table's rows are proportional to the axis, so the exponent in the axis is "
-        "the exponent in rows. The machine was shared (1-minute load in the JSON): the CPU "
-        "times carry the comparisons, the wall times are inflated by the load. Exponent: the "
+        "time; memory per stage: the largest job's peak resident set (summed over the job's "
+        "processes: an upper bound for the report, which forks); Snakemake MiB: its own "
+        "process's peak (it checks the inputs while parsing); all MiB: the largest sum of "
+        "the resident sets of every process of the run at one poll. Along the systems, runs "
+        "and segments axes the evaluation table's rows are proportional to the axis, so the "
+        "exponent in the axis is the exponent in rows. The machine was shared (1-minute load "
+        "in the JSON; others' test suites ran at times): the CPU times carry the comparisons, "
+        "the wall times are inflated by the load. One run per size and tree: the CPU ratios "
+        "where both trees do the same work (the runs and facet-level axes) show the noise. "
+        "Exponent: the "
         f"slope of log(cost) on log(size) between the last {FIT_LAST} sizes a stage finished "
         "(the local exponent at the largest size: start-up costs, imports of about 1-2 CPU-s "
         f"per job, bias a fit over more sizes low); **bold** above {LINEAR}.",
@@ -395,7 +429,9 @@ def report(rows: dict, axes: dict, trees: dict, out: Path, figure: Path, meta: d
         lines += [f"## Axis: {axis} ({fixed})", "", f"Trees measured: {commits}.", ""]
         names = [n for n in trees if any((n, s) in runs for s in sizes)]
         header = ["size", "rows"] + [
-            f"{n} {what}" for n in names for what in ("wall s", "CPU s", "largest MiB", "all MiB")
+            f"{n} {what}"
+            for n in names
+            for what in ("wall s", "CPU s", "largest job MiB", "Snakemake MiB", "all MiB")
         ]
         lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
         for size in sizes:
@@ -406,11 +442,11 @@ def report(rows: dict, axes: dict, trees: dict, out: Path, figure: Path, meta: d
             for name in names:
                 run = runs.get((name, size))
                 if run is None:
-                    cells += ["not run"] + ["–"] * 3
+                    cells += ["not run"] + ["–"] * 4
                     continue
                 status = "" if run["ok"] else f" ({_failure(run)})"
                 cells += [f"{run['wall_s']:.0f}{status}", f"{_cpu(run):.0f}",
-                          f"{_largest(run['stages']):.0f}",
+                          f"{_largest(run['stages']):.0f}", f"{run['snakemake_peak_mib']:.0f}",
                           f"{run['total_peak_mib']:.0f}"]  # fmt: skip
             lines.append("| " + " | ".join(cells) + " |")
         notes = [f"- {n} at {sz:,}: {NOTES[(axis, n, sz)]}" for n, sz in sorted(runs)
@@ -423,6 +459,8 @@ def report(rows: dict, axes: dict, trees: dict, out: Path, figure: Path, meta: d
         ]
         if missing:
             notes.append("- **not measured** (the deadline of this session): " + ", ".join(missing))
+        if axis == "facet_levels":
+            notes.append("- the rows are constant along this axis: the exponent is in the levels")
         if axis in BEFORE_MAX:
             notes.append(
                 f"- before above {BEFORE_MAX[axis]:,}: not run (at 200 systems the "
@@ -490,11 +528,40 @@ def report(rows: dict, axes: dict, trees: dict, out: Path, figure: Path, meta: d
             "base": base, "sizes": sizes, "stages": axis_fit,
             "runs": {f"{n} {s}": runs[(n, s)] for n, s in runs},
         }  # fmt: skip
+    at = lines.index(f"![growth curves]({figure.name})")
+    lines[at:at] = _headline(summary)
     lines += _exponents(summary)
     lines += _memory_check(rows, trees)
     publish(out, lines)
     out.with_suffix(".json").write_text(json.dumps(summary, indent=1))
     _figure(summary, figure)
+
+
+def _headline(summary: dict) -> list[str]:
+    """Per axis: the whole run's CPU exponent and the stages above LINEAR (after tree)."""
+    lines = ["## Summary", ""]
+    for axis, data in summary["axes"].items():
+        runs = data["runs"]
+        whole = {}
+        for name in ("before", "after"):
+            done = sorted(r["size"] for r in runs.values() if r["tree_name"] == name and r["ok"])
+            cpu = [_cpu(runs[f"{name} {size}"]) for size in done]
+            span = f" over {done[-2]:,}-{done[-1]:,}" if len(done) > 1 else ""
+            whole[name] = f"{_exp(fit(done, cpu))}{span}"
+        above = [
+            f"{rule} (CPU {_exp(f['after']['exponent']['cpu'])}, "
+            f"memory {_exp(f['after']['exponent']['mem'])})"
+            for rule, f in sorted(data["stages"].items())
+            if "after" in f
+            and any((f["after"]["exponent"][w] or 0) > LINEAR for w in ("cpu", "mem"))
+        ]
+        lines.append(
+            f"- **{axis}**: whole run's CPU exponent {whole['after']} after "
+            f"({whole['before']} before); stages above {LINEAR} after: "
+            + (", ".join(above) if above else "none")
+            + "."
+        )
+    return lines + [""]
 
 
 def _exponents(summary: dict) -> list[str]:
@@ -527,7 +594,41 @@ def _exponents(summary: dict) -> list[str]:
                 if after is not None and after > LINEAR and reason not in named:
                     named.append(reason)
         lines.append(f"| {rule} | " + " | ".join(cells) + f" | {'; '.join(named)} |")
-    return lines + [""]
+    return lines + [""] + _same_interval(summary)
+
+
+def _same_interval(summary: dict) -> list[str]:
+    """Where the after tree ran further than the before tree: the after tree's exponents over
+    the before tree's last interval, so that the two compare like with like."""
+    lines = []
+    for axis, data in summary["axes"].items():
+        cells = []
+        for rule, fits in sorted(data["stages"].items()):
+            if "before" not in fits or "after" not in fits:
+                continue
+            before, after = fits["before"], fits["after"]
+            span = before["sizes"][-FIT_LAST:]
+            if span == after["sizes"][-FIT_LAST:] or not set(span) <= set(after["sizes"]):
+                continue
+            picked = [after["sizes"].index(size) for size in span]
+            exps = {
+                what: fit(span, [after[key][i] for i in picked])
+                for what, key in (("cpu", "cpu_s"), ("mem", "peak_mib"))
+            }
+            if any((v or 0) > LINEAR for v in exps.values()) or any(
+                (before["exponent"][w] or 0) > LINEAR for w in ("cpu", "mem")
+            ):
+                cells.append(
+                    f"{rule} CPU {_exp(exps['cpu'])} ({_exp(before['exponent']['cpu'])}), "
+                    f"memory {_exp(exps['mem'])} ({_exp(before['exponent']['mem'])})"
+                )
+        if cells:
+            lines += [
+                f"On the {axis} axis, the after tree over the before tree's last interval "
+                f"({span[0]:,}-{span[-1]:,}; before in brackets): " + "; ".join(cells) + ".",
+                "",
+            ]
+    return lines
 
 
 def _finished(run: dict, rule: str, what: str) -> float | None:
