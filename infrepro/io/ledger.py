@@ -118,8 +118,8 @@ def options_of(config: Mapping[str, object], prefix: str = "") -> dict[str, str]
 
 def _json(value: object) -> str:
     """An option's value as the ledger compares it: JSON, keys sorted, characters as
-    themselves."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    themselves; a value JSON has no type for (a YAML date) as its text."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
 def read_ledger(path: str | Path) -> list[LedgerRun]:

@@ -140,3 +140,13 @@ def test_a_ledger_without_options_lines_names_no_options(tmp_path: Path) -> None
     _seen(ledger, {"A": 2})
     second = _seen(ledger, {"A": 3}, config=CONFIG)
     assert "changed" not in second and "options changed" not in str(_look_fact(second))
+
+
+def test_an_option_json_has_no_type_for_is_recorded_as_its_text(tmp_path: Path) -> None:
+    """YAML reads an unquoted 2026-12-06 as a date, which JSON cannot write."""
+    import datetime
+
+    ledger = tmp_path / "runs.ledger.tsv"
+    _seen(ledger, {"A": 2}, config={"report": {"date": datetime.date(2026, 12, 6)}})
+    second = _seen(ledger, {"A": 3}, config={"report": {"date": "2026-12-07"}})
+    assert second["changed"] == [["report.date", '"2026-12-06"', '"2026-12-07"']]
