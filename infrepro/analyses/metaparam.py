@@ -96,7 +96,7 @@ def facet_variants(
 ) -> Iterator[tuple[str, pd.DataFrame, str]]:
     """A system's rows with a value of ``facet``, per property variant: (variant, rows,
     reference level), the reference being the facet's first level in sorted order."""
-    rows = data.evaluation[data.evaluation[SYSTEM] == system].dropna(subset=[facet])
+    rows = data.system_rows(system).dropna(subset=[facet])
     reference = sorted(distinct_strings(rows[facet]))[0]
     for variant, variant_rows, _ in property_rows(data, rows):
         yield variant, variant_rows, reference

@@ -225,7 +225,7 @@ def variance_components(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame
     reliability: list[dict[str, object]] = []
     dstudy: list[dict[str, object]] = []
     for system in data.systems:
-        rows = data.evaluation[data.evaluation[SYSTEM] == system]
+        rows = data.system_rows(system)
         if rows[RUN].nunique() < 2:
             log.skip(
                 VARIANCE,

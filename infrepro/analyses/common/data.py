@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -112,6 +113,18 @@ class MetricData:
         if self.is_numeric(prop) and self.bin_column(prop) in self.evaluation:
             variants.append(self.bin_column(prop))
         return variants
+
+    @functools.cached_property
+    def _system_positions(self) -> dict[object, Any]:
+        """Each system's row positions in the evaluation table, found in one pass."""
+        return self.evaluation.groupby(SYSTEM, sort=False, observed=True).indices
+
+    def system_rows(self, system: str) -> pd.DataFrame:
+        """``evaluation[evaluation[SYSTEM] == system]`` (the same rows, order and index), from
+        positions found once for every system: a loop over the systems that filtered the whole
+        table for each cost systems x rows (the meta-parameter analysis at 200 systems)."""
+        positions = self._system_positions.get(system)
+        return self.evaluation.iloc[positions if positions is not None else []]
 
     def rows_of(
         self, systems: list[str] | None = None, runs: list[str] | None = None
