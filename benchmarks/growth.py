@@ -93,9 +93,10 @@ REASONS = {  # (stage, axis): why its cost grows faster than the axis (suspected
         "facet x property have 2 fixed effects per run (p ~ runs over n ~ runs rows)"
     ),
     ("analysis_conditional", "runs"): (
-        "the run-aware model's random run intercepts and slopes (2 columns per run): "
-        "Kenward-Roger's structured path holds the run columns' block densely "
-        "(lmm/crossprod.py cff_dense, q_R x q_R) and inverts it (suspected)"
+        "not profiled; suspected: the run-aware model's random run intercepts and slopes (2 "
+        "columns per run: 2,400 at 4 x 300 runs, 800 at 4 x 100) pass the dense "
+        "Kenward-Roger's limit (lmm/ddf.py DENSE_KR_MAX_COLUMNS = 1,200), and the structured "
+        "path holds the run columns' block densely (lmm/crossprod.py cff_dense, q_R x q_R)"
     ),
     ("paper_tables", "systems"): "under 2.5 CPU-s at 200 systems, mostly start-up: not assessed",
     ("analysis_comparison", "systems"): (
@@ -108,6 +109,11 @@ NOTES = {  # (axis, tree, size): what the reader of a measurement must know
         "axis' runs on the other core: its CPU times are the measure, its wall is inflated"
     ),
 }
+NOTES[("runs", "after", 300)] = (
+    "ran beside the before tree's run at 300 for its first 7 minutes (00:12-00:19 UTC), "
+    "with others' test suites on the machine (load 4-8): both runs were stopped at the "
+    "20-minute timeout with analysis_conditional the only analysis left"
+)
 BEFORE_MAX = {"systems": 100}  # the older tree is killed for memory at 200 systems (~21 GB)
 INTERVAL = 0.1
 SCRIPT = re.compile(r"/scripts/(\w+)\.py\b")
@@ -560,8 +566,38 @@ def _headline(summary: dict) -> list[str]:
             f"({whole['before']} before); stages above {LINEAR} after: "
             + (", ".join(above) if above else "none")
             + "."
+            + _bounds(axis, data)
         )
     return lines + [""]
+
+
+def _bounds(axis: str, data: dict) -> str:
+    """The stages a run stopped before they finished: the least exponent their CPU time then
+    implies against the size before (a lower bound: they were still running)."""
+    out = []
+    for run in sorted(data["runs"].values(), key=lambda r: (r["tree_name"], r["size"])):
+        if run["ok"]:
+            continue
+        for rule, stage in sorted(run["stages"].items()):
+            if "wall_s" in stage or not stage.get("jobs") or rule.startswith(("(", "script:")):
+                continue
+            fits = data["stages"].get(rule, {}).get(run["tree_name"], {})
+            earlier = [
+                (size, cpu)
+                for size, cpu in zip(fits.get("sizes", []), fits.get("cpu_s", []), strict=True)
+                if size < run["size"] and cpu
+            ]
+            if not earlier:
+                continue
+            size, cpu = earlier[-1]
+            bound = math.log(stage["cpu_s"] / cpu) / math.log(run["size"] / size)
+            out.append(
+                f"{run['tree_name']} {rule} unfinished at {run['size']:,} after "
+                f"{stage['cpu_s']:.0f} CPU-s ({cpu:.0f} at {size:,}): CPU exponent "
+                f"**≥ {bound:.2f}**"
+                + (f" ({REASONS[(rule, axis)]})" if (rule, axis) in REASONS else "")
+            )
+    return " Stopped: " + "; ".join(out) + "." if out else ""
 
 
 def _exponents(summary: dict) -> list[str]:
