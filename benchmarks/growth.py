@@ -743,6 +743,7 @@ def _figure(summary: dict, path: Path) -> None:
 
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.fonttype"] = "none"  # text as text: a smaller, diffable file
+    matplotlib.rcParams["svg.hashsalt"] = "growth"  # its ids the same on every run
     import matplotlib.pyplot as plt
 
     axes = [a for a in summary["axes"] if summary["axes"][a]["stages"]]
