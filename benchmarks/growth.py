@@ -764,23 +764,15 @@ def _figure(summary: dict, path: Path) -> None:
         colours = dict(zip(top, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
         for rule in top:
             for name, f in stages[rule].items():
-                label = f"{rule} ({name})"
-                grid[0][col].plot(
-                    f["sizes"],
-                    [v or np.nan for v in f["cpu_s"]],
-                    styles.get(name, "-"),
-                    marker="o",
-                    color=colours[rule],
-                    label=label,
-                )
-                grid[1][col].plot(
-                    f["sizes"],
-                    [v or np.nan for v in f["peak_mib"]],
-                    styles.get(name, "-"),
-                    marker="o",
-                    color=colours[rule],
-                    label=label,
-                )
+                for row, key in enumerate(("cpu_s", "peak_mib")):  # the two rows of panels
+                    grid[row][col].plot(
+                        f["sizes"],
+                        [v or np.nan for v in f[key]],
+                        styles.get(name, "-"),
+                        marker="o",
+                        color=colours[rule],
+                        label=f"{rule} ({name})",
+                    )
         for row, what in enumerate(("CPU s per stage", "peak MiB of the stage's largest job")):
             ax = grid[row][col]
             ax.set_xscale("log")
