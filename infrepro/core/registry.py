@@ -54,16 +54,19 @@ MODEL_TABLES = ("glrt", "tests", "means", "contrasts")
 @dataclass(frozen=True)
 class Cost:
     """Peak memory (MiB) and CPU seconds of one job as lines in millions of evaluation rows:
-    ``base + per_mrow * rows / 1e6``, and for memory ``+ per_system2 * systems²``: the
-    run-aware models hold dense matrices of the runs, a run variance per system, whose width
-    grows with the systems at a fixed number of rows a system (infrepro/workflow/resources.py
-    adds headroom and retries)."""
+    ``base + per_mrow * rows / 1e6``, and for memory ``+ per_system2 * systems² + per_run2 *
+    runs²`` (runs: of the system with the most): the run-aware models hold dense matrices of
+    the runs, a run variance per system, whose width grows with the systems at a fixed number
+    of rows a system, and the meta-parameter models' fixed effects are the levels of a facet,
+    as many as a system's runs when it is the seed (infrepro/workflow/resources.py adds headroom
+    and retries)."""
 
     base_mib: float
     mib_per_mrow: float
     base_s: float
     s_per_mrow: float
     mib_per_system2: float = 0.0
+    mib_per_run2: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,8 @@ ANALYSES: dict[str, AnalysisSpec] = {
             "infrepro.analyses.metaparam:metaparameter_interactions",
             (*MODEL_TABLES, "slopes", "predictions", "importance", *LOG_TABLES),
             ("facets", "metaparam_facets"),
-            Cost(300, 900, 30, 100),
+            # 3,686 MiB at 300 runs a system, the seed its facet (benchmarks/results/growth.md)
+            Cost(300, 900, 30, 100, mib_per_run2=0.04),
             # it ranks each system's facets by the variance components (the dominant facet)
             needs=(Need(VARIANCE, "variance_components", "components", ("component",)),),
         ),

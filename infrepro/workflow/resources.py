@@ -39,10 +39,11 @@ MB_PER_MIB = 1.048576
 class Cost(registry.Cost):
     """A job's cost model (registry.Cost) with the headroom that sizes its request."""
 
-    def mem_mb(self, rows: int, attempt: int = 1, systems: int = 0) -> int:
+    def mem_mb(self, rows: int, attempt: int = 1, systems: int = 0, runs: int = 0) -> int:
         """``mem_mb`` (MB, as Snakemake and SLURM count) for a table of ``rows`` rows of
-        ``systems`` systems."""
-        mib = self.base_mib + self.mib_per_mrow * rows / 1e6 + self.mib_per_system2 * systems**2
+        ``systems`` systems, ``runs`` runs the system with the most."""
+        mib = self.base_mib + self.mib_per_mrow * rows / 1e6
+        mib += self.mib_per_system2 * systems**2 + self.mib_per_run2 * runs**2
         mib *= MEM_HEADROOM
         return max(MIN_MEM_MB, math.ceil(mib * MB_PER_MIB / 100) * 100) * max(1, attempt)
 
@@ -75,15 +76,17 @@ def parquet_rows(paths: Iterable[Any]) -> int:
     return sum(pq.ParquetFile(_exists(str(path))).metadata.num_rows for path in paths)
 
 
-def count_systems(runs: Any) -> int:
-    """The systems of the runs table (its ``system`` column alone is read)."""
+def run_counts(runs: Any) -> tuple[int, int]:
+    """The runs table's systems and the runs of the system with the most (its ``system``
+    column alone is read)."""
     import pyarrow.compute as pc  # at job-scheduling time only, as parquet_rows
     import pyarrow.parquet as pq
 
     from infrepro.core.vocabulary import SYSTEM
 
     column = pq.read_table(_exists(str(_single(runs)[0])), columns=[SYSTEM]).column(0)
-    return len(pc.unique(column))
+    counts = pc.value_counts(column).field("counts")
+    return len(counts), int(pc.max(counts).as_py() or 0)
 
 
 def _single(value: Any) -> list[Any]:
@@ -93,13 +96,15 @@ def _single(value: Any) -> list[Any]:
 def analysis_resources(analysis: str) -> tuple[Callable[..., int], Callable[..., int]]:
     """``mem_mb`` and ``runtime`` callables of one analysis's rule: its cost at the evaluation
     table's rows (read from the Parquet footer when the job is submitted) and, for memory, the
-    runs table's systems."""
+    runs table's systems and runs."""
     cost = ANALYSIS_COST[analysis]
 
     def mem_mb(wildcards: Any, input: Any, attempt: int = 1) -> int:
         rows = parquet_rows(_single(input.evaluation))
-        systems = count_systems(input.runs) if cost.mib_per_system2 else 0
-        return cost.mem_mb(rows, attempt, systems)
+        counts = (0, 0)
+        if cost.mib_per_system2 or cost.mib_per_run2:
+            counts = run_counts(input.runs)
+        return cost.mem_mb(rows, attempt, *counts)
 
     def runtime(wildcards: Any, input: Any, attempt: int = 1) -> int:
         return cost.runtime(parquet_rows(_single(input.evaluation)), attempt)

@@ -73,7 +73,7 @@ def test_analysis_resources_read_the_rows_and_the_systems(tmp_path: Path) -> Non
         job_input = SimpleNamespace(evaluation=evaluation, runs=runs)
         cost = resources.ANALYSIS_COST[analysis]
         mem_mb, runtime = resources.analysis_resources(analysis)
-        assert mem_mb(wildcards, job_input) == cost.mem_mb(rows, systems=7)
+        assert mem_mb(wildcards, job_input) == cost.mem_mb(rows, systems=7, runs=3)
         assert runtime(wildcards, job_input, 2) == cost.runtime(rows, 2)
 
 
@@ -98,6 +98,11 @@ def test_many_systems_are_covered_with_headroom() -> None:
         rows = systems * 3 * 400
         mem = resources.ANALYSIS_COST[analysis].mem_mb(rows, systems=systems)
         assert mem >= 1.2 * peak_mib * resources.MB_PER_MIB, (analysis, systems, mem, peak_mib)
+    # 4 systems x 300 runs x 400 segments, the seed the facet (metaparam's fixed effects):
+    # 3,686 MiB measured, 1,200 MB asked for by the rows alone
+    metaparam, rows = resources.ANALYSIS_COST["metaparam"], 4 * 300 * 400
+    peak = 3686 * resources.MB_PER_MIB
+    assert metaparam.mem_mb(rows, systems=4, runs=300) >= 1.4 * peak > metaparam.mem_mb(rows)
     rows_only = resources.ANALYSIS_COST["conditional"].mem_mb(100 * 3 * 400)
     assert rows_only < MEASURED_SYSTEMS_PEAK_MIB["conditional", 100] * resources.MB_PER_MIB
 
