@@ -106,15 +106,11 @@ def resolve(path: str) -> Callable[..., Any]:
     return found
 
 
-# MiB per squared number of systems of the analyses whose models hold a run variance per system
-# (conditional's per-bin models, the decision's model M, comparison's run-aware fit): fitted to
-# the largest-job peaks of benchmarks/results/growth.md (systems axis, 3 runs x 400 segments a
-# system), beyond the rows' line below
-SYSTEMS_MIB = {"conditional": 0.12, "summary": 0.05, "comparison": 0.05}
-
-# Costs fitted to benchmarks/results/analysis_scale.md: lines on or above every measured point at
-# 1x, 3x and 10x the paper (peak MiB, remeasured after the FitCache of issue 14, which keeps one
-# property's model matrices alive; wall seconds on a loaded 2-core machine, from before it).
+# Costs fitted to benchmarks/results/analysis_scale.md (the per-system² and per-run² memory
+# terms to the largest-job peaks of benchmarks/results/growth.md): lines on or above every
+# measured point at 1x, 3x and 10x the paper (peak MiB, remeasured after the FitCache of issue
+# 14, which keeps one property's model matrices alive; wall seconds on a loaded 2-core machine,
+# from before it).
 # metaparam's memory grows with runs too (its fixed effects are the levels of the dominant
 # facet, e.g. the seeds, times each property's bins): the 10x point has 2.5x the paper's runs.
 ANALYSES: dict[str, AnalysisSpec] = {
@@ -127,7 +123,7 @@ ANALYSES: dict[str, AnalysisSpec] = {
             # comparisons: the decision's family, whose pairs it fits (baseline or all pairs)
             # bootstrap.seed: the bootstrap LR test's draws (bootstrap_lrt is their number)
             ("dev_score_better", "bootstrap_lrt", "bootstrap.seed", "facets", "comparisons"),
-            Cost(300, 510, 5, 9, SYSTEMS_MIB["comparison"]),
+            Cost(300, 510, 5, 9, mib_per_system2=0.05),  # run-aware fit: a run variance per system
         ),
         AnalysisSpec(
             CONDITIONAL,
@@ -135,7 +131,7 @@ ANALYSES: dict[str, AnalysisSpec] = {
             (*MODEL_TABLES, "slopes", "predictions", *LOG_TABLES),
             # the within-bin pairs: the decision's family or all (docs/method.md §4.2.3)
             ("conditional_pairs", "comparisons"),
-            Cost(350, 580, 10, 26, SYSTEMS_MIB["conditional"]),
+            Cost(350, 580, 10, 26, mib_per_system2=0.12),  # per-bin models: the same
         ),
         AnalysisSpec(
             VARIANCE,
@@ -176,7 +172,7 @@ ANALYSES: dict[str, AnalysisSpec] = {
                 "sequential",
             ),
             # one fit of the comparison's size (the rows' line not measured apart)
-            Cost(300, 510, 5, 9, SYSTEMS_MIB["summary"]),
+            Cost(300, 510, 5, 9, mib_per_system2=0.05),  # model M: the same
             report_reads=("alpha",),  # its verdicts and the p it adjusts use the report's alpha
         ),
         AnalysisSpec(

@@ -47,11 +47,14 @@ def shown_path(path: str) -> str:
     """``path`` with each format, control and line-separator character (Unicode categories Cf,
     Cc, Zl, Zp: bidirectional controls, zero-width characters, the byte-order mark) escaped."""
     return "".join(
-        (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")
-        if unicodedata.category(c) in ("Cf", "Cc", "Zl", "Zp")
-        else c
-        for c in path
+        escaped(c) if unicodedata.category(c) in ("Cf", "Cc", "Zl", "Zp") else c for c in path
     )
+
+
+def escaped(char: str) -> str:
+    """``\\u202e``: a character as its Python escape, for messages that must show it."""
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:

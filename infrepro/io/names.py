@@ -38,7 +38,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from infrepro.io.errors import InputError
+from infrepro.io.errors import InputError, escaped
 
 BIDI_CONTROLS = frozenset(
     "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
@@ -112,15 +112,10 @@ def code_point(char: str) -> str:
 def spelling(name: str) -> str:
     """A name quoted so that its whitespace and invisible characters show, with its code points
     escaped when that is what tells it from a lookalike (``'café' (caf\\u0065\\u0301)``)."""
-    quoted = "".join(_escaped(c) if invisible(c) or c in BIDI_CONTROLS else c for c in repr(name))
+    quoted = "".join(escaped(c) if invisible(c) or c in BIDI_CONTROLS else c for c in repr(name))
     if not name.isascii():
         quoted += f" ({ascii(name)[1:-1]})"
     return quoted
-
-
-def _escaped(char: str) -> str:
-    code = ord(char)
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def difference(one: str, other: str) -> str:
