@@ -510,6 +510,7 @@ class Sequential:
         """The look history of the confidence sequence ``cs`` of ``d`` (anytime-valid p ``p``);
         the look of the first claim."""
         scale = self.options.scale
+        unbounded = f"unbounded below {pairs_for_a_bound(alpha_j, scale)} pairs"
         claimed: PairLook | None = None
         for lk in looks:
             n = min(lk.n_a, lk.n_b)
@@ -531,11 +532,7 @@ class Sequential:
                 p_value=format_p(_log10(p[i])),
                 log10_p=_log10(p[i]),
                 crossed=excludes,
-                note=(
-                    f"unbounded below {pairs_for_a_bound(alpha_j, scale)} pairs"
-                    if np.isinf(cs.lower[i]) and np.isinf(cs.upper[i])
-                    else ""
-                ),
+                note=unbounded if np.isinf(cs.lower[i]) and np.isinf(cs.upper[i]) else "",
             )
             if excludes and claimed is None:
                 claimed = lk
