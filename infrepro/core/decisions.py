@@ -88,11 +88,13 @@ def choice(option: str, value: object, allowed: tuple[str, ...]) -> str:
     return chosen
 
 
-MAX_T = "max-t"  # analyses.adjust
+STEP_DOWN = "step-down"  # analyses.adjust (§4c.10)
+MAX_T = "max-t"
 HOLM = "holm"
 BONFERRONI = "bonferroni"  # what a family's sequential verdicts use, α / m each (§4e.11)
 SIMULTANEOUS = "simultaneous"  # the kinds of an improvement's interval, before its level
 UNADJUSTED = "unadjusted"
+STEP_LEVEL = STEP_DOWN  # each interval at its step's level (§4c.10)
 REPEATED = "repeated"
 ANYTIME_VALID = "anytime-valid"
 MEANS_LEVEL = 0.95  # the model means' and ranks' intervals: descriptive, whatever α (§4c.2, §4c.7)
@@ -123,14 +125,22 @@ def family_label(family: str, size: int, adjust: str) -> str:
     comparison, unadjusted`` when the family has one member (nothing to adjust)."""
     if size == 1:
         return "one comparison, unadjusted"
-    method = {MAX_T: "max-t", BONFERRONI: "Bonferroni"}.get(adjust, "Holm")
     scope = "comparisons with the baseline" if family == FAMILY_BASELINE else "pairs"
-    return f"{method} over {size} {scope}"
+    return f"{method_name(adjust)} over {size} {scope}"
+
+
+def method_name(adjust: str) -> str:
+    """An adjustment as the labels name it: ``step-down``, ``max-t``, ``Bonferroni``,
+    ``Holm``."""
+    return {STEP_DOWN: "step-down", MAX_T: "max-t", BONFERRONI: "Bonferroni", HOLM: "Holm"}[adjust]
 
 
 def interval_kind(adjust: str, alpha: float) -> str:
-    """What an improvement's interval is under an adjustment method at level 1 − α."""
-    return interval_label(SIMULTANEOUS if adjust in (MAX_T, BONFERRONI) else UNADJUSTED, alpha)
+    """What an improvement's interval is under an adjustment method at level 1 − α: the
+    single-step procedures' are simultaneous, the step-down's at their step's level, Holm's
+    unadjusted."""
+    kinds = {STEP_DOWN: STEP_LEVEL, MAX_T: SIMULTANEOUS, BONFERRONI: SIMULTANEOUS}
+    return interval_label(kinds.get(adjust, UNADJUSTED), alpha)
 
 
 def df_number(df: float, digits: int = 3) -> str:

@@ -9,25 +9,28 @@ names the model, the df method, the family, the interval and α.
 
 from __future__ import annotations
 
+import functools
+import math
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.resources import files
 
 import pandas as pd
 
 from infrepro.core.decisions import (
-    BONFERRONI,
     FAMILY_BASELINE,
-    MAX_T,
     MEANS_LEVEL,
     NOT_SHOWN,
     OUTPUTS,
     PLAN,
     RECORDED_LOOKS,
+    STEP_DOWN,
     VS_OUTPUT,
     PairDecision,
     interval_parts,
     level_text,
+    method_name,
     runs_phrase,
 )
 from infrepro.core.vocabulary import SYSTEM, file_stem
@@ -83,7 +86,7 @@ def header(records: list[PairDecision]) -> list[tuple[str, ...]]:
     p = p_name(first) if first is not None else "p"  # "repeated p" for a plan's verdicts
     p_title: tuple[str, ...] = (p,)
     if first is not None and first.family_size > 1:  # "p / (max-t, / 2 vs baseline)"
-        method = {MAX_T: "max-t", BONFERRONI: "Bonferroni"}.get(first.family_adjust, "Holm")
+        method = method_name(first.family_adjust)
         scope = "vs baseline" if first.family == FAMILY_BASELINE else "pairs"
         p_title = (p, f"({method},", f"{first.family_size} {scope})")
     means = level_text(MEANS_LEVEL)
@@ -218,6 +221,47 @@ def letters_text(table: pd.DataFrame, records: list[PairDecision]) -> str:
     return text + " "
 
 
+MEASURED_LEVELS = "stepdown_levels.csv"  # benchmarks/stepdown.py writes it (§4c.10)
+
+
+@functools.cache
+def _measured_levels() -> pd.DataFrame:
+    return pd.read_csv(str(files("infrepro") / "assets" / MEASURED_LEVELS))
+
+
+def spent_text(records: list[PairDecision], alpha: float) -> str:
+    """What the step-down's intervals are and how much of α it was measured to spend on the
+    null design nearest the family's (its systems, one run or several), at the measured α
+    nearest ``alpha`` (named): '' for another procedure or a family of one (§4c.10)."""
+    first = records[0] if records else None
+    if first is None or first.family_size < 2 or first.family_adjust != STEP_DOWN:
+        return ""
+    size = first.family_size
+    systems = size + 1 if first.family == FAMILY_BASELINE else (1 + math.isqrt(1 + 8 * size)) // 2
+    runs = 3 if any(max(r.runs_reference, r.runs_system) >= 2 for r in records) else 1
+    rows = _measured_levels()
+    rows = rows[(rows["family"] == first.family) & (rows["runs"] == runs)]
+    text = (
+        "Step-down intervals: each at the level of the step that decided its pair, so it "
+        "excludes 0 exactly when p < α; they are not simultaneous. "
+    )
+    if rows.empty:
+        return text
+    nearest = min(set(rows["systems"]), key=lambda k: (abs(math.log(k / systems)), k))
+    level = min(set(rows["alpha"]), key=lambda a: (abs(math.log(a / alpha)), a))
+    rows = rows[(rows["systems"] == nearest) & (rows["alpha"] == level)]
+    ratios = sorted(set(rows["ratio"]))
+    design = "one run each" if runs == 1 else "3-5 runs each"
+    if len(ratios) > 1:
+        design += f", run-SD ratios {ratios[0]:g}-{ratios[-1]:g}"
+    return text + (
+        f"Its family-wise false claims at α = {level:g} on {nearest} identical systems ({design}, "
+        f"{rows['experiments'].min()} experiments a design): at most "
+        f"{rows['false_claims'].max():.3f} (95 % upper bound {rows['upper'].max():.3f}; "
+        "benchmarks/results/stepdown.md). "
+    )
+
+
 def caption(
     table: pd.DataFrame,
     records: list[PairDecision],
@@ -241,6 +285,7 @@ def caption(
         f"Improvement over the baseline (positive = better) with {kind}. "
         f"p: {family}α = {alpha:g}. "
     )
+    text += spent_text(records, alpha)
     if any(verdict_cell(r) == NO_DIFFERENCE for r in records):
         text += f"{NO_DIFFERENCE} in the Verdict column: no difference shown (p not below α). "
     text += letters_text(table, records)

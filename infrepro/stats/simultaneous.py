@@ -87,7 +87,8 @@ class MaxT:
     ``level``: p*_j, the marginal p below which contrast j is significant at family level α;
     ``df_used``: ν'_j (0 = normal); ``error``: estimated absolute error of the family
     probabilities P(max|Z| ≤ x) (three standard errors over the replicates, largest over the
-    grid; 0 when exact), which bounds that of every p̃_j."""
+    grid; 0 when exact), which bounds that of every p̃_j; ``log10_p``: the marginal p it
+    reads."""
 
     log10_p_adjusted: np.ndarray
     p_adjusted: np.ndarray
@@ -95,6 +96,7 @@ class MaxT:
     level: np.ndarray
     df_used: np.ndarray
     error: float
+    log10_p: np.ndarray  # the marginal p at ν'_j (the unrounded df for a family of one)
 
 
 # --------------------------------------------------------------------------- variable order
@@ -525,18 +527,25 @@ def _log_p1(c: np.ndarray, nu: np.ndarray) -> np.ndarray:
     return out
 
 
-def _critical(dist: _MaxNormal, nu: np.ndarray, alpha: float) -> np.ndarray:
-    """q with P(max|T| ≥ q) = α for each ν: between the marginal quantile (H ≥ 1) and
-    Bonferroni's (H ≤ m), by the Illinois method on ln p₁(q) + ln H(q) − ln α, all ν at
-    once."""
+def _critical(
+    dist: _MaxNormal, nu: np.ndarray, alpha: float, extra: np.ndarray | float = 0.0
+) -> np.ndarray:
+    """q with P(max|T| ≥ q) + e p₁(q) = α for each ν (and e, ``extra``: the step-down's tests
+    outside the block, §4c.10; 0 for max-t): between the quantiles where p₁ (H + e) is
+    p₁ (1 + e) and p₁ (m + e), by the Illinois method on ln p₁(q) + ln(H(q) + e) − ln α, all
+    ν at once."""
+    e = np.broadcast_to(np.asarray(extra, dtype=float), nu.shape)
+    log_e = np.log(np.where(e > 0, e, 1.0))
 
-    def isf(p: float) -> np.ndarray:
+    def isf(p: np.ndarray) -> np.ndarray:
         return np.where(nu == 0, stats.norm.isf(p), stats.t.isf(p, np.where(nu == 0, 1.0, nu)))
 
     def excess(q: np.ndarray) -> np.ndarray:
-        return _log_p1(q, nu) + _log_ratio(dist, q, nu) - math.log(alpha)
+        log_h = _log_ratio(dist, q, nu)
+        log_h = np.where(e > 0, np.logaddexp(log_h, log_e), log_h)
+        return _log_p1(q, nu) + log_h - math.log(alpha)
 
-    lo, hi = isf(alpha / 2.0), isf(alpha / (2.0 * dist.m))
+    lo, hi = isf(alpha / (2.0 * (1.0 + e))), isf(alpha / (2.0 * (dist.m + e)))
     f_lo, f_hi = excess(lo), excess(hi)
     done = (f_lo <= 0) | (f_hi >= 0)
     root = np.where(f_lo <= 0, lo, hi)
@@ -578,16 +587,40 @@ def max_t(t: np.ndarray, df: np.ndarray, corr: np.ndarray, alpha: float) -> MaxT
         nu = np.where(np.isfinite(df), df, 0.0)
     log10_p = _log_p1(stat, nu) / LN10
     if m == 1:
-        q = _critical_single(float(nu[0]), alpha)
-        return MaxT(log10_p, 10.0**log10_p, np.array([q]), np.array([alpha]), nu, 0.0)
+        q = marginal_critical(float(nu[0]), alpha)
+        return MaxT(log10_p, 10.0**log10_p, np.array([q]), np.array([alpha]), nu, 0.0, log10_p)
     dist = _max_normal_of(corr.tobytes(), m)
     log10_adj = np.minimum(log10_p + _log_ratio(dist, stat, nu) / LN10, 0.0)
     values, where = np.unique(nu, return_inverse=True)
     critical = _critical(dist, values, alpha)[where]
     level = np.exp(_log_p1(critical, nu))
-    return MaxT(log10_adj, 10.0**log10_adj, critical, level, nu, dist.error)
+    return MaxT(log10_adj, 10.0**log10_adj, critical, level, nu, dist.error, log10_p)
 
 
-def _critical_single(nu: float, alpha: float) -> float:
-    """The marginal two-sided critical value (ν = 0: normal)."""
+def block_levels(
+    corr: np.ndarray, df: np.ndarray, alpha: float, extra: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The step-down's u_T (§4c.10) for each contrast j of a max-t block: the critical q_j and
+    marginal level u_j = p₁(q_j) with P(max|T| ≥ q_j) + e_j u_j = α, T ~ MVT(0, R, ν'_j),
+    e_j = ``extra`` (the tests outside the block at j's step). A block of one is its t test
+    with the unrounded df (as :func:`max_t`): u = α / (1 + e)."""
+    corr = np.atleast_2d(np.asarray(corr, dtype=float))
+    df = np.atleast_1d(np.asarray(df, dtype=float))
+    extra = np.atleast_1d(np.asarray(extra, dtype=float))
+    m = df.size
+    if m == 1:
+        nu = np.where(np.isfinite(df), df, 0.0)
+        level = alpha / (1.0 + extra)
+        q = np.array([marginal_critical(float(nu[0]), float(u)) for u in level])
+        return q, level
+    nu = emmeans_df(df)
+    dist = _max_normal_of(corr.tobytes(), m)
+    keys = np.stack([nu, extra], axis=1)
+    values, where = np.unique(keys, axis=0, return_inverse=True)
+    critical = _critical(dist, values[:, 0], alpha, values[:, 1])[where.ravel()]
+    return critical, np.exp(_log_p1(critical, nu))
+
+
+def marginal_critical(nu: float, alpha: float) -> float:
+    """The two-sided critical value at marginal level ``alpha`` with ν df (ν = 0: normal)."""
     return float(stats.norm.isf(alpha / 2.0) if nu == 0 else stats.t.isf(alpha / 2.0, nu))

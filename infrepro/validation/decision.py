@@ -89,17 +89,25 @@ def decision_designs(seed: int = 2031, two_system_seed: int = 13_000) -> dict[st
     return {d.key: d for d in out}
 
 
-def several_systems(k: int, seed: int, effects: list[float] | None = None) -> MetricData:
+def several_systems(
+    k: int,
+    seed: int,
+    effects: list[float] | None = None,
+    run_sds: tuple[float, float] = RUN_SDS,
+    runs_per_system: tuple[int, int] = RUNS,
+) -> MetricData:
     """k systems S00..S(k-1) (S00 the baseline) on 100 segments (SD 0.2, residual SD 0.05),
-    3-5 runs each, run SDs from 0.01 to 0.03 across systems, true means 0.4 + effects."""
+    3-5 runs each (``runs_per_system``), run SDs from 0.01 to 0.03 (``run_sds``) across
+    systems, true means 0.4 + effects."""
     rng = np.random.default_rng(seed)
     effects = effects or [0.0] * k
     segments = [f"g{j:03d}" for j in range(N_SEGMENTS)]
     seg = rng.normal(0, SEGMENT_SD, N_SEGMENTS)
     frames, runs = [], []
-    for i, run_sd in enumerate(np.linspace(*RUN_SDS, k)):
+    low, high = runs_per_system
+    for i, run_sd in enumerate(np.linspace(*run_sds, k)):
         system = f"S{i:02d}"
-        for r in range(int(rng.integers(RUNS[0], RUNS[1] + 1))):
+        for r in range(int(rng.integers(low, high + 1))):
             run = f"{system}_{r}"
             runs.append({RUN: run, SYSTEM: system})
             y = (

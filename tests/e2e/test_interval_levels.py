@@ -34,6 +34,6 @@ def test_report_alpha_other_than_0_05_labels_every_interval_on_every_surface(
         results = root / "results"
         assert check_views(results, "base", alpha=alpha) == 2
         decisions = read_result_table("decisions", results / "tables" / "decisions.csv")
-        assert set(decisions["interval"]) == {f"simultaneous {level}"}, alpha
+        assert set(decisions["interval"]) == {f"step-down {level}"}, alpha
         page = (results / "report.html").read_text(encoding="utf-8")
         assert f"α = {alpha:g}" in page

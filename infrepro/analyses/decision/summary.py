@@ -55,6 +55,7 @@ from infrepro.core.decisions import (
     ONE_RUN,
     OUTPUTS,
     REVERSED,
+    STEP_DOWN,
     SURVIVES,
     SYSTEMS,
     VS_OUTPUT,
@@ -108,7 +109,8 @@ def adjust_family(
     log10_p: list[float] | None = None,
 ) -> list[Adjusted]:
     """Adjusted p and critical values of a family's contrasts (``covariance``: their covariance
-    from M, computed only when max-t needs it). ``holm``: Holm's step-down on the marginal p,
+    from M, computed only when max-t needs it). ``step-down``: §4c.10's step-down, each
+    interval at its step's level. ``holm``: Holm's step-down on the marginal p,
     each test's critical value at α (unadjusted intervals). ``max-t``: when every contrast is
     M's t, the single-step max-t of §4c.10 with the contrasts' correlation (emmeans' ``mvt``);
     otherwise single-step Bonferroni (§4c.10); either way each test's critical value is at its
@@ -116,6 +118,8 @@ def adjust_family(
     marginal p may be given (``log10_p``: the facet-aware reading), else each test's own."""
     if not contrasts:
         return []
+    if adjust == STEP_DOWN:
+        return _step_down(contrasts, covariance, alpha, log10_p)
     plain = log10_p is None and all(c.test.kind == T_TEST for c in contrasts)
     if adjust == HOLM:
         marginal = [c.log10_p for c in contrasts] if log10_p is None else list(log10_p)
@@ -140,9 +144,7 @@ def adjust_family(
     from infrepro.stats.simultaneous import max_t
 
     assert covariance is not None
-    cov = covariance()
-    sd = np.sqrt(np.diag(cov))
-    corr = cov / np.outer(sd, sd)
+    corr = _correlation(covariance())
     t = np.array([c.delta.estimate / c.delta.se for c in contrasts])
     df = np.array([c.df for c in contrasts])
     result = max_t(t, df, corr, alpha)  # every contrast M's t: emmeans' adjust = "mvt" exactly
@@ -155,6 +157,54 @@ def adjust_family(
         for p, q, level, c in zip(
             result.log10_p_adjusted, result.critical, result.level, contrasts, strict=True
         )
+    ]
+
+
+def _correlation(cov: np.ndarray) -> np.ndarray:
+    sd = np.sqrt(np.diag(cov))
+    return cov / np.outer(sd, sd)
+
+
+def _step_down(
+    contrasts: list[Contrast],
+    covariance: Callable[[], np.ndarray] | None,
+    alpha: float,
+    log10_p: list[float] | None,
+) -> list[Adjusted]:
+    """The step-down of §4c.10: M's t tests (unless the marginal p are given) form the max-t
+    block, read at ν' with their correlation from M; every other test enters by the union
+    bound. Each interval is its own test's at the level of the step that decided it."""
+    from infrepro.stats.simultaneous import block_levels, marginal_critical, max_t
+    from infrepro.stats.stepdown import step_down, step_levels
+
+    m = len(contrasts)
+    marginal = np.array([c.log10_p for c in contrasts] if log10_p is None else log10_p, float)
+    block = np.array([log10_p is None and c.test.kind == T_TEST for c in contrasts])
+    joint = np.full(m, np.nan)
+    members = np.flatnonzero(block)
+    if members.size:
+        assert covariance is not None
+        corr = _correlation(covariance()[np.ix_(members, members)])
+        t = np.array([contrasts[i].delta.estimate / contrasts[i].delta.se for i in members])
+        df = np.array([contrasts[i].df for i in members])
+        result = max_t(t, df, corr, alpha)
+        marginal[members], joint[members] = result.log10_p, result.log10_p_adjusted
+    steps = step_down(marginal, joint, alpha)
+    u_block = np.full(m, np.nan)
+    if members.size:
+        _, u_block[members] = block_levels(corr, df, alpha, steps.others[members])
+    levels = step_levels(steps, block, u_block, alpha)
+    nu = dict(zip(members.tolist(), result.df_used if members.size else [], strict=True))
+    return [
+        Adjusted(
+            float(steps.log10_p_adjusted[i]),
+            marginal_critical(float(nu[i]), float(levels[i]))
+            if i in nu
+            else c.test.critical(float(levels[i])),
+            float(levels[i]),
+            STEP_DOWN,
+        )
+        for i, c in enumerate(contrasts)
     ]
 
 

@@ -235,16 +235,18 @@ NOTES = (
     (
         "Multiplicity",
         "Decisions (decisions.csv): adjusted over the family named in each table's p header, "
-        "by the single-step max-t procedure (simultaneous intervals: an interval excludes 0 "
-        "exactly when the adjusted p is below α) or Holm's step-down (unadjusted intervals), "
-        "as analyses.adjust says; group letters over all pairs. Pairwise GLRTs and run-aware "
-        "fits of the Significance section: Holm within each metric and analysis when there are "
-        "more than two systems. Property tests: Holm over each metric's numeric and categorical "
-        "properties, per analysis and subset (the run-aware F tests and the paper's GLRTs each "
-        "form their own family); binned versions test the same hypothesis again and are "
-        "descriptive, unadjusted. Within-bin differences (the decision family's pairs, or all "
-        "with analyses.conditional_pairs: all_pairs): Holm within a metric, analysis, subset "
-        "and property.",
+        "as analyses.adjust says: by the step-down (docs/method.md §4c.10; the default: "
+        "Holm's steps with the model's joint t law where pairs are its t tests; each interval "
+        "at the level of the step that decided it, so it excludes 0 exactly when the adjusted "
+        "p is below α), the single-step max-t procedure (simultaneous intervals, the same "
+        "equivalence) or Holm's step-down (unadjusted intervals); group letters over all "
+        "pairs. Pairwise GLRTs and run-aware fits of the Significance section: Holm within "
+        "each metric and analysis when there are more than two systems. Property tests: Holm "
+        "over each metric's numeric and categorical properties, per analysis and subset (the "
+        "run-aware F tests and the paper's GLRTs each form their own family); binned versions "
+        "test the same hypothesis again and are descriptive, unadjusted. Within-bin "
+        "differences (the decision family's pairs, or all with analyses.conditional_pairs: "
+        "all_pairs): Holm within a metric, analysis, subset and property.",
     ),
     (
         "Effect sizes",

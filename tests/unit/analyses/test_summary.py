@@ -323,7 +323,7 @@ def test_markdown_table(kreutzer_decision: MetricDecision) -> None:
     md = markdown_table(table, records, label="TER", better="lower", alpha=0.05)
     lines = md.splitlines()
     assert lines[0].startswith("| Rank (95 %) | System |") and "| Verdict |" in lines[0]
-    assert "| p (Bonferroni, 2 vs baseline) |" in lines[0]
+    assert "| p (step-down, 2 vs baseline) |" in lines[0]
     assert lines[2].startswith("| 1 (1–2) | Marking | 3 | **")
     assert "(baseline)" in lines[4] and "(one output)" in lines[4]
     marking = against(kreutzer_decision)["Marking"]
@@ -389,7 +389,7 @@ def test_report_section_from_the_csv(tmp_path: Path) -> None:
     (section,) = decision.build(tables, settings)
     assert [row[1].text for row in section.table.rows] == ["C", "B", "A", "D"]
     labels = [c.label for c in section.table.headers]
-    assert "p (Bonferroni over 3 comparisons with the baseline)" in labels
+    assert "p (step-down over 3 comparisons with the baseline)" in labels
     assert len(section.forest) == 1 and "<svg" in section.forest[0].svg
     assert len(section.sentences) == 3
     assert section.latex.startswith("% Engine: pdflatex") and "\\begin{table*}" in section.latex
@@ -580,20 +580,30 @@ def test_adding_a_run_never_withholds_a_verdict(n_a: int, n_b: int, side: int) -
         assert record.verdict == BETTER, (runs, record.p_value)
 
 
+@pytest.mark.parametrize("adjust", ["step-down", "max-t"])
 @pytest.mark.parametrize("family", [FAMILY_BASELINE, FAMILY_ALL])
-def test_an_interval_excludes_zero_exactly_when_the_verdict_is_directional(family: str) -> None:
-    """Issue 27, acceptance 3: under the default every record's interval and verdict come from
-    one procedure, t tests and calibrated tests alike, in both families (a family holding a
-    calibrated test is adjusted by single-step Bonferroni, §4c.10)."""
-    shifts = {"A": 0.0, "B": 0.03, "C": 0.08, "D": -0.05, "E": 0.05, "F": 0.0}
+def test_an_interval_excludes_zero_exactly_when_the_verdict_is_directional(
+    family: str, adjust: str
+) -> None:
+    """Issue 27, acceptance 3; issue 43, acceptance 3: every record's interval and verdict come
+    from one procedure, t tests and calibrated tests alike, in both families: the default
+    step-down (each interval at its step's level) and single-step max-t (Bonferroni where a
+    family holds a calibrated test, §4c.10)."""
+    shifts = {"A": 0.0, "B": 0.03, "C": 0.08, "D": -0.05, "E": 0.012, "F": 0.0}
     runs = {"A": 4, "B": 3, "C": 5, "D": 1, "E": 2, "F": 1}
-    result = decide(_synthetic(1, runs, shifts), FitLog("y"), Settings(family=family))
+    settings = Settings(family=family, adjust=adjust)
+    result = decide(_synthetic(1, runs, shifts), FitLog("y"), settings)
     records = [r for r in result.records if r.family == family]
     assert {r.comparison for r in records} >= {SYSTEMS, VS_OUTPUT}
     assert any(r.directional for r in records) and not all(r.directional for r in records)
+    method, kind = {
+        "step-down": ("step-down", "step-down"),
+        "max-t": ("bonferroni", "simultaneous"),
+    }[adjust]
     for r in records:
-        assert r.adjust == "bonferroni" and r.interval == "simultaneous 95 %"
+        assert r.adjust == method and r.interval == f"{kind} 95 %"
         assert (r.lower > 0 or r.upper < 0) == r.directional, r
+        assert (r.log10_p_adjusted < math.log10(0.05)) == r.directional, r
 
 
 def test_max_t_where_every_contrast_is_ms_t_bonferroni_where_a_test_is_calibrated() -> None:
@@ -602,9 +612,10 @@ def test_max_t_where_every_contrast_is_ms_t_bonferroni_where_a_test_is_calibrate
     run means, and B vs C is calibrated, so those families are Bonferroni: p̃ = m · p, each
     interval at α / m."""
     shift = {"A": 0.0, "B": 0.02, "C": 0.04}
-    outputs = decide(_synthetic(1, dict.fromkeys(shift, 1), shift), FitLog("y"), Settings())
+    single = Settings(adjust="max-t")
+    outputs = decide(_synthetic(1, dict.fromkeys(shift, 1), shift), FitLog("y"), single)
     assert {r.adjust for r in outputs.records} == {"max-t"}
-    result = decide(_synthetic(1, {"A": 1, "B": 3, "C": 4}, shift), FitLog("y"), Settings())
+    result = decide(_synthetic(1, {"A": 1, "B": 3, "C": 4}, shift), FitLog("y"), single)
     named = [r for r in result.records if r.family == FAMILY_BASELINE]
     assert {r.adjust for r in named} == {"bonferroni"}
     pairs = [r for r in result.records if r.family == FAMILY_ALL]
@@ -613,6 +624,31 @@ def test_max_t_where_every_contrast_is_ms_t_bonferroni_where_a_test_is_calibrate
         assert r.level == pytest.approx(0.05 / 3)
         assert r.log10_p_adjusted == pytest.approx(min(0.0, r.log10_p + math.log10(3)))
         assert (r.lower > 0 or r.upper < 0) == r.directional
+
+
+def test_the_default_step_down_is_holm_on_calibrated_tests_and_max_t_first_on_ms_t() -> None:
+    """§4c.10: with no M's t test in the family the step-down is Holm's procedure on the same
+    marginal p, verdict for verdict; on single outputs (every pair M's t) its first step is the
+    single-step max-t and no adjusted p exceeds max-t's or Holm's."""
+    shift = {"A": 0.0, "B": 0.02, "C": 0.04}
+    data = _synthetic(1, {"A": 1, "B": 3, "C": 4}, shift)
+    step = decide(data, FitLog("y"), Settings())
+    holm = decide(data, FitLog("y"), Settings(adjust="holm"))
+    for a, b in zip(step.records, holm.records, strict=True):
+        assert a.adjust == "step-down" and b.adjust == "holm"
+        assert a.log10_p_adjusted == pytest.approx(b.log10_p_adjusted, abs=1e-12)
+        assert a.verdict == b.verdict
+    outputs = _synthetic(1, dict.fromkeys(shift, 1), shift)
+    step = decide(outputs, FitLog("y"), Settings())
+    single = decide(outputs, FitLog("y"), Settings(adjust="max-t"))
+    holm = decide(outputs, FitLog("y"), Settings(adjust="holm"))
+    for family in (FAMILY_BASELINE, FAMILY_ALL):
+        trio = [[r for r in d.records if r.family == family] for d in (step, single, holm)]
+        first = min(range(len(trio[0])), key=lambda i: trio[0][i].log10_p)
+        assert trio[0][first].log10_p_adjusted == pytest.approx(trio[1][first].log10_p_adjusted)
+        for a, b, c in zip(*trio, strict=True):
+            assert a.log10_p_adjusted <= b.log10_p_adjusted + 1e-12
+            assert a.log10_p_adjusted <= c.log10_p_adjusted + 0.01  # Holm reads the unrounded df
 
 
 def test_the_report_reads_the_records_back_exactly() -> None:

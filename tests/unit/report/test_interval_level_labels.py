@@ -35,18 +35,18 @@ def decided(data, alpha: float, adjust: str) -> tuple[pd.DataFrame, list[PairDec
     return result.summary, [r for r in result.records if r.family == FAMILY_BASELINE]
 
 
-@pytest.mark.parametrize("adjust", ["max-t", "holm"])
+@pytest.mark.parametrize("adjust", ["step-down", "max-t", "holm"])
 @pytest.mark.parametrize("alpha", list(LEVELS))
 def test_report_alpha_other_than_0_05_labels_intervals_with_their_level(
     data, alpha: float, adjust: str
 ) -> None:
     summary, records = decided(data, alpha, adjust)
     level = LEVELS[alpha]
-    kind = "simultaneous" if adjust == "max-t" else "unadjusted"
+    kind = {"step-down": "step-down", "max-t": "simultaneous", "holm": "unadjusted"}[adjust]
     for record in records:
         assert record.interval == f"{kind} {level}", record.interval
         # the interval is the one of that level: Holm's is the t interval at 1 − α, max-t's
-        # critical value lies beyond it (simultaneous: wider)
+        # and the step-down's critical values lie beyond it (a level α / m or more, below α)
         t = stats.t.ppf(1 - alpha / 2, record.df)
         if adjust == "holm":
             assert record.critical == pytest.approx(t, rel=1e-9)
