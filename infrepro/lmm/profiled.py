@@ -89,6 +89,8 @@ def groups_well(n_groups: int, nb: int, m: int, width: int, cap: float | None = 
 
 
 SPARSE_DENSE_FACTOR_MAX = 3000  # sparse path: factor the rest block densely up to this size
+DENSE_CBF_FILL = 0.25  # sparse path: C_BF this full (every run scores every segment) is dense
+DENSE_CBF_ENTRIES_MAX = 20_000_000  # ... while it holds at most this many floats
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ class DenseCore(Core):
 class SparseCore(Core):
     """Sparse path: also C_BF Lambda_F and the rest-block solutions for [X y]."""
 
-    cbf: sp.csr_matrix
+    cbf: sp.csr_matrix | np.ndarray  # dense when C_BF is full
     h: np.ndarray
 
 
@@ -366,6 +368,11 @@ class _SparseSchur(_Base):
         self.cff = cp.cff_sparse
         self.cby, self.cfy, self.cyy = cp.cby, cp.cfy, cp.cyy
         self.factor_dense = self.qr <= SPARSE_DENSE_FACTOR_MAX
+        size = self.cbf.shape[0] * self.cbf.shape[1]
+        # A full C_BF (a crossed run factor: every run scores every segment) multiplies far
+        # faster as a dense array (BLAS) than as a sparse one, and S is then dense anyway
+        full = self.cbf.nnz >= DENSE_CBF_FILL * size and size <= DENSE_CBF_ENTRIES_MAX
+        self.cbf_full = self.cbf.toarray() if full and self.factor_dense else None
 
     def core(self, theta: np.ndarray) -> SparseCore:
         nb, m, qr = self.nb, self.m, self.qr
@@ -379,15 +386,20 @@ class _SparseSchur(_Base):
             mblk = sp.bsr_matrix(
                 (mats, np.arange(nb), np.arange(nb + 1)), shape=(nb * m, nb * m)
             ).tocsr()
-        cbf = self.cbf.copy()
-        cbf.data *= tf[cbf.indices]  # C_BF Lambda_F
-        mc = mblk @ cbf
         dtf = sp.diags(tf)
-        s = (dtf @ self.cff @ dtf + sp.identity(qr) - cbf.T @ mc).tocsc()
+        if self.cbf_full is not None:
+            cbf = self.cbf_full * tf[None, :]  # C_BF Lambda_F
+            mc = np.asarray(mblk @ cbf)
+            s = (dtf @ self.cff @ dtf).toarray() + np.eye(qr) - cbf.T @ mc
+        else:
+            cbf = self.cbf.copy()
+            cbf.data *= tf[cbf.indices]
+            mc = mblk @ cbf
+            s = (dtf @ self.cff @ dtf + sp.identity(qr) - cbf.T @ mc).tocsc()
         g = tf[:, None] * self.cfy - mc.T @ self.cby
         myy = self.cyy - self.cby.T @ (mblk @ self.cby)
         if self.factor_dense:
-            ls = np.linalg.cholesky(s.toarray())
+            ls = np.linalg.cholesky(s if isinstance(s, np.ndarray) else s.toarray())
             logdet_f = 2.0 * float(np.sum(np.log(np.diagonal(ls))))
 
             def solve_s(v: np.ndarray) -> np.ndarray:

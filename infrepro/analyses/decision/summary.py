@@ -179,32 +179,33 @@ def _step_down(
 
     m = len(contrasts)
     marginal = np.array([c.log10_p for c in contrasts] if log10_p is None else log10_p, float)
-    block = np.array([log10_p is None and c.test.kind == T_TEST for c in contrasts])
-    joint = np.full(m, np.nan)
-    members = np.flatnonzero(block)
-    if members.size:
+    members = [i for i, c in enumerate(contrasts) if log10_p is None and c.test.kind == T_TEST]
+    joint, u_block, nu = np.full(m, np.nan), np.full(m, np.nan), np.full(m, np.nan)
+    if members:
         assert covariance is not None
         corr = _correlation(covariance()[np.ix_(members, members)])
         t = np.array([contrasts[i].delta.estimate / contrasts[i].delta.se for i in members])
         df = np.array([contrasts[i].df for i in members])
-        result = max_t(t, df, corr, alpha)
-        marginal[members], joint[members] = result.log10_p, result.log10_p_adjusted
+        block = max_t(t, df, corr, alpha)
+        marginal[members], joint[members], nu[members] = (
+            block.log10_p,
+            block.log10_p_adjusted,
+            block.df_used,
+        )
     steps = step_down(marginal, joint, alpha)
-    u_block = np.full(m, np.nan)
-    if members.size:
+    if members:
         _, u_block[members] = block_levels(corr, df, alpha, steps.others[members])
-    levels = step_levels(steps, block, u_block, alpha)
-    nu = dict(zip(members.tolist(), result.df_used if members.size else [], strict=True))
+    levels = step_levels(steps, ~np.isnan(joint), u_block, alpha)
     return [
         Adjusted(
             float(steps.log10_p_adjusted[i]),
-            marginal_critical(float(nu[i]), float(levels[i]))
-            if i in nu
-            else c.test.critical(float(levels[i])),
-            float(levels[i]),
+            c.test.critical(float(level))
+            if np.isnan(nu[i])
+            else marginal_critical(float(nu[i]), float(level)),  # at ν', as the block reads it
+            float(level),
             STEP_DOWN,
         )
-        for i, c in enumerate(contrasts)
+        for i, (c, level) in enumerate(zip(contrasts, levels, strict=True))
     ]
 
 

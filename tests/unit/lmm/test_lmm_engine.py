@@ -99,6 +99,29 @@ def test_dense_sparse_and_grouped_paths_agree(terms: list, monkeypatch: pytest.M
         np.testing.assert_allclose(bd, bs, rtol=1e-8, atol=1e-12)
 
 
+@pytest.mark.parametrize("terms", LAYOUTS, ids=["crossed", "nested", "two-nested", "cells"])
+def test_a_full_block_by_rest_product_is_multiplied_densely_with_the_same_answer(
+    terms: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sparse path holds C_BF as a dense array when it is at least DENSE_CBF_FILL full
+    (every run scoring every segment): the criterion and the solution are the sparse
+    product's."""
+    df = _grid(drop=0.0)
+    theta = np.linspace(0.3, 1.2, len(terms))
+    full = _deviance(df, terms, True, "sparse")
+    monkeypatch.setattr(profiled, "DENSE_CBF_FILL", 2.0)
+    sparse = _deviance(df, terms, True, "sparse")
+    assert sparse.impl.cbf_full is None
+    if full.impl.cbf_full is None:  # this layout's C_BF is not full: nothing to compare
+        assert full.impl.cbf.nnz < 0.25 * np.prod(full.impl.cbf.shape)
+        return
+    assert full(theta) == pytest.approx(sparse(theta), rel=1e-12)
+    a, b = full.solve(theta), sparse.solve(theta)
+    np.testing.assert_allclose(a.beta, b.beta, rtol=1e-10, atol=1e-13)
+    for x, y in zip(a.b, b.b, strict=True):
+        np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-13)
+
+
 def test_sparse_lu_factor_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """The sparse LU branch (large crossed factor) gives the dense answer."""
     df = _grid(drop=0.3)
