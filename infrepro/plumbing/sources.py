@@ -8,7 +8,7 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
-SOURCE_SUFFIXES = frozenset({".py", ".html", ".css", ".js", ".yaml", ".json"})
+SOURCE_SUFFIXES = frozenset({".py", ".html", ".css", ".js", ".yaml", ".json", ".csv"})
 
 
 @cache

@@ -255,7 +255,8 @@ def spent_text(records: list[PairDecision], alpha: float) -> str:
     if len(ratios) > 1:
         design += f", run-SD ratios {ratios[0]:g}-{ratios[-1]:g}"
     return text + (
-        f"Its family-wise false claims at α = {level:g} on {nearest} identical systems ({design}, "
+        f"The step-down's family-wise false claims at α = {level:g} on {nearest} identical "
+        f"systems ({design}, "
         f"{rows['experiments'].min()} experiments a design): at most "
         f"{rows['false_claims'].max():.3f} (95 % upper bound {rows['upper'].max():.3f}; "
         "benchmarks/results/stepdown.md). "

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-LN10 = math.log(10.0)
+from infrepro.stats.pvalues import LN10
 
 
 @dataclass(frozen=True)
