@@ -68,7 +68,8 @@ def test_the_step_levels_agree_with_the_verdicts(
     in_block = np.array(inside[: p_arr.size])
     n_b = int(in_block.sum())
     block = np.full(p_arr.size, np.nan)
-    block[in_block] = np.log10(-np.expm1(n_b * np.log1p(-p_arr[in_block])))
+    with np.errstate(divide="ignore"):  # p = 1: log1p(−1) = −inf, a block p̃ of 1
+        block[in_block] = np.log10(-np.expm1(n_b * np.log1p(-p_arr[in_block])))
     result = step_down(np.log10(p_arr), block, alpha)
     # u_T of an independent block: 1 − (1 − u)^|B| + n_C u = α
     u_block = np.full(p_arr.size, np.nan)
