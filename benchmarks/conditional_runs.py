@@ -26,6 +26,7 @@ from infrepro.analyses.common.fitlog import FitLog
 from infrepro.analyses.conditional import conditional_analyses
 from infrepro.core.schema import defaults
 import pandas as pd
+import infrepro
 
 k, runs, segments = 4, int(sys.argv[1]), int(sys.argv[2])
 rng = np.random.default_rng(1)
@@ -47,7 +48,7 @@ tables = conditional_analyses(data, FitLog("y"))
 wall = time.perf_counter() - start
 out = {name: t.select_dtypes("number").to_numpy().tolist() for name, t in tables.items()}
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"wall": wall, "peak_mib": peak, "tables": out}))
+print(json.dumps({"wall": wall, "peak_mib": peak, "source": infrepro.__file__, "tables": out}))
 """
 
 
@@ -57,6 +58,7 @@ def measure(tree: Path, runs: int, segments: int) -> dict:
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(runs), str(segments)],
         env={"PYTHONPATH": str(tree.resolve()), "PATH": "/usr/bin:/bin"},
+        cwd=tree.resolve(),  # "python -c" puts the working folder first: the tree's package
         capture_output=True,
         text=True,
         check=True,
@@ -91,7 +93,7 @@ def main() -> None:
     for name, r in got.items():
         print(
             f"{name}: analysis {r['wall']:.1f} s, CPU {r['cpu']:.1f} s, "
-            f"peak {r['peak_mib']:.0f} MiB"
+            f"peak {r['peak_mib']:.0f} MiB ({r['source']})"
         )
     print(f"before / after: {got['before']['wall'] / got['after']['wall']:.2f}x")
     print("tables equal to 1e-6:", same(got["before"]["tables"], got["after"]["tables"]))
