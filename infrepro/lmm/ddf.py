@@ -378,13 +378,25 @@ def _kr_adjusted(
 
 # --------------------------------------------------------------------------- tests
 def _t_test(method: str, est: float, var: float, df: float) -> ContrastTest:
+    return _t_tests(method, np.array([est]), np.array([var]), np.array([df]))[0]
+
+
+def _t_tests(method: str, est: np.ndarray, var: np.ndarray, df: np.ndarray) -> list[ContrastTest]:
+    """The two-sided t test of each estimate with its variance and df (one scipy call)."""
     from scipy import stats
 
-    se = float(np.sqrt(var))
-    t = est / se if se > 0 else np.nan
-    logsf = float(stats.t.logsf(abs(t), df)) if np.isfinite(t) and df > 0 else np.nan
+    se = np.sqrt(var)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(se > 0, est / se, np.nan)
+    ok = np.isfinite(t) & (df > 0)
+    logsf = np.full(len(t), np.nan)
+    if ok.any():
+        logsf[ok] = stats.t.logsf(np.abs(t[ok]), df[ok])
     log10_p = (logsf + np.log(2.0)) / np.log(10.0)
-    return ContrastTest(method, est, se, t, 1, float(df), float(10.0**log10_p), float(log10_p))
+    return [
+        ContrastTest(method, float(e), float(s), float(x), 1, float(d), float(10.0**lp), float(lp))
+        for e, s, x, d, lp in zip(est, se, t, df, log10_p, strict=True)
+    ]
 
 
 def _f_test(method: str, f: float, q: int, df: float) -> ContrastTest:
@@ -430,14 +442,13 @@ def _kr_adjust(core: DdfCore, L: np.ndarray) -> tuple[float, float, float]:
         a1 = a2 = float(traces @ W @ traces)
     else:
         tp = L.T @ np.linalg.solve(L @ Phi @ L.T, L) @ Phi
-        u = [tp @ P[i] @ Phi for i in range(len(P))]
-        t = np.array([float(np.trace(ui)) for ui in u])
+        u = np.stack([tp @ P[i] @ Phi for i in range(len(P))])
+        t = np.einsum("kii->k", u)
         a1 = float(t @ W @ t)
-        a2 = 0.0
-        for i, ui in enumerate(u):
-            for j in range(i, len(P)):
-                e = 1.0 if i == j else 2.0
-                a2 += e * W[i, j] * float(np.sum(ui * u[j].T))
+        # tr(U_i U_j) = sum_kl (U_i)_kl (U_j)_lk for all pairs as one product, A2 = sum W * it
+        flat = u.reshape(len(P), -1)
+        flat_t = u.transpose(0, 2, 1).reshape(len(P), -1)
+        a2 = float(np.sum(W * (flat @ flat_t.T)))
     df2, scaling = _kr_df(q, a1, a2)
     lb = L @ core.beta
     wald = float(lb @ np.linalg.solve(L @ phi_a @ L.T, lb))
@@ -455,13 +466,18 @@ def _row_traces(core: DdfCore, P: np.ndarray | list[np.ndarray], rows: np.ndarra
     The rows share one product with the stacked P_i (read once, not once per contrast)."""
     w = rows @ core.vcov  # each row's Phi l (Phi is symmetric)
     scale = np.einsum("ij,ij->i", rows, w)
-    stacked = core.stacked(P)
-    traces = np.empty((len(rows), len(P)))
+    return _row_forms(core.stacked(P), len(P), w) / scale[:, None]
+
+
+def _row_forms(stacked: np.ndarray, count: int, rows: np.ndarray) -> np.ndarray:
+    """v' M_i v for each row v of ``rows`` and each of the ``count`` p x p matrices M_i
+    stacked as one (count * p) x p matrix (result: rows x count), in chunks of rows."""
+    forms = np.empty((len(rows), count))
     for start in range(0, len(rows), ROWS_AT_ONCE):
-        part = w[start : start + ROWS_AT_ONCE]
-        pw = (stacked @ part.T).reshape(len(P), -1, len(part))  # P_i w, per parameter
-        traces[start : start + len(part)] = np.einsum("kij,ji->jk", pw, part)
-    return traces / scale[:, None]
+        part = rows[start : start + ROWS_AT_ONCE]
+        mv = (stacked @ part.T).reshape(count, -1, len(part))  # M_i v, per matrix
+        forms[start : start + len(part)] = np.einsum("kij,ji->jk", mv, part)
+    return forms
 
 
 def _kr_df(q: int, a1: float, a2: float) -> tuple[float, float]:
@@ -492,21 +508,29 @@ def contest(core: DdfCore, L: np.ndarray, method: str) -> ContrastTest:
 
 def contest_rows(core: DdfCore, L: np.ndarray, method: str) -> list[ContrastTest]:
     """The t test of each row of L, as :func:`contest` gives it row by row; Kenward-Roger's
-    per-contrast traces of all rows in shared products (many contrasts of one fit: cell
-    differences, prediction bands)."""
+    per-contrast traces (or Satterthwaite's gradients l' J_i l) of all rows in shared products
+    and one call of the t distribution (many contrasts of one fit: cell differences,
+    prediction bands, model M's pairs)."""
     L = np.atleast_2d(np.asarray(L, dtype=float))
+    if len(L) == 0:
+        return []
+    if L.shape[1] != len(core.beta):
+        raise LmmError(f"contrast has {L.shape[1]} columns for {len(core.beta)} fixed effects")
     with single_threaded_blas():
-        if method != KENWARD_ROGER or len(L) == 0:
-            return [_contest(core, row[None, :], method) for row in L]
-        if L.shape[1] != len(core.beta):
-            raise LmmError(f"contrast has {L.shape[1]} columns for {len(core.beta)} fixed effects")
-        phi_a, P, W = core.kr_parts()
-        tests = []
-        for row, traces in zip(L, _row_traces(core, P, L), strict=True):
-            a = float(traces @ W @ traces)
-            df2, _ = _kr_df(1, a, a)
-            tests.append(_t_test(method, float(row @ core.beta), float(row @ phi_a @ row), df2))
-        return tests
+        if method == KENWARD_ROGER:
+            phi_a, P, W = core.kr_parts()
+            traces = _row_traces(core, P, L)
+            a = np.einsum("ij,jk,ik->i", traces, W, traces)
+            df = np.array([_kr_df(1, float(x), float(x))[0] for x in a])
+            var = np.einsum("ij,jk,ik->i", L, phi_a, L)
+        elif method == SATTERTHWAITE:
+            vcov_varpar, jac = core.satterthwaite_parts()
+            var = np.einsum("ij,jk,ik->i", L, core.vcov, L)
+            grad = _row_forms(core.stacked(jac), len(jac), L)  # l' J_i l, per parameter
+            df = 2.0 * var**2 / np.einsum("ij,jk,ik->i", grad, vcov_varpar, grad)
+        else:
+            raise LmmError(f"unknown df method {method!r}: {SATTERTHWAITE!r} or {KENWARD_ROGER!r}")
+        return _t_tests(method, L @ core.beta, var, df)
 
 
 def _contest(core: DdfCore, L: np.ndarray, method: str) -> ContrastTest:

@@ -356,18 +356,22 @@ def ratio_interval(
     if s2_a == 0.0 and s2_b == 0.0:
         return 0.0, math.inf
     ratio = math.inf if s2_a == 0.0 else s2_b / s2_a
-
-    def f_quantile(q: float) -> float:
-        if math.isinf(f_a) and math.isinf(f_b):
-            return 1.0
-        if math.isinf(f_a):
-            return float(stats.chi2.ppf(q, f_b) / f_b)
-        if math.isinf(f_b):
-            return float(f_a / stats.chi2.isf(q, f_a))
-        return float(stats.f.ppf(q, f_b, f_a))
-
+    upper, lower = (_f_quantile(q, float(f_a), float(f_b)) for q in (1.0 - beta / 2.0, beta / 2.0))
     with np.errstate(divide="ignore"):
-        return ratio / f_quantile(1.0 - beta / 2.0), ratio / f_quantile(beta / 2.0)
+        return ratio / upper, ratio / lower
+
+
+@lru_cache(maxsize=4096)
+def _f_quantile(q: float, f_a: float, f_b: float) -> float:
+    """The q quantile of F(f_B, f_A) (a chi-square's where one df is ∞): the same few df
+    serve every pair of a many-system decision."""
+    if math.isinf(f_a) and math.isinf(f_b):
+        return 1.0
+    if math.isinf(f_a):
+        return float(stats.chi2.ppf(q, f_b) / f_b)
+    if math.isinf(f_b):
+        return float(f_a / stats.chi2.isf(q, f_a))
+    return float(stats.f.ppf(q, f_b, f_a))
 
 
 def berger_boos_log10_p(

@@ -43,12 +43,7 @@ def contest_rows(
     log: FitLog, result: LmmResult, L: np.ndarray, *, analysis: str, subset: str, prop: str
 ) -> list[ContrastTest | None]:
     """:func:`contest` of each row of ``L`` (t tests), the same tests and recorded failures in
-    the same order, computed together (``LmmResult.contest_rows``: Kenward-Roger's traces)."""
-    if ddf_method(result) != KENWARD_ROGER:
-        return [
-            contest(log, result, row[None, :], analysis=analysis, subset=subset, prop=prop)
-            for row in np.atleast_2d(L)
-        ]
+    the same order, computed together (``LmmResult.contest_rows``: the df's products shared)."""
     try:
         with np.errstate(all="ignore"):
             tests = result.contest_rows(L, ddf_method(result))

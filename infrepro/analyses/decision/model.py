@@ -137,38 +137,40 @@ def decision_model(
     ``systems``, each pair's reference the earlier system); None (recorded) if a df fails."""
     model = DecisionModel(fitted.formula, fitted, ddf_method(fitted), systems, dict(runs))
     L = mean_rows(fitted, systems)
-    for system, row in zip(systems, L, strict=True):
-        mean = estimate_of(log, fitted, model.method, row, system)
-        if mean is None:
-            return None
-        model.means[system] = mean
-    for i, j in itertools.combinations(range(len(systems)), 2):
+    pairs = list(itertools.combinations(range(len(systems)), 2))
+    rows = np.vstack([L, *(L[j] - L[i] for i, j in pairs)])
+    names = [*systems, *(f"{systems[j]} vs {systems[i]}" for i, j in pairs)]
+    estimates = estimates_of(log, fitted, model.method, rows, names)
+    if estimates is None:
+        return None
+    n = len(systems)
+    model.means = dict(zip(systems, estimates[:n], strict=True))
+    for (i, j), delta, row in zip(pairs, estimates[n:], rows[n:], strict=True):
         a, b = systems[i], systems[j]
-        delta = estimate_of(log, fitted, model.method, L[j] - L[i], f"{b} vs {a}")
-        if delta is None:
-            return None
         kind = comparison_of(runs[a], runs[b])
         test = t_test(delta.estimate, delta.se, delta.df, model.method)
         test = replace(test, log10_p=t_log10_p(delta))
-        model.pairs.append(Contrast(a, b, kind, delta, L[j] - L[i], test))
+        model.pairs.append(Contrast(a, b, kind, delta, row, test))
     return model
 
 
-def estimate_of(
-    log: FitLog, fitted: LmmResult, method: str, row: np.ndarray, subset: str
-) -> Estimate | None:
-    """l'β̂ with its SE and df by ``method`` (the p comes from ``t_log10_p``, which never
-    underflows); None (recorded) if the df fails."""
+def estimates_of(
+    log: FitLog, fitted: LmmResult, method: str, rows: np.ndarray, subsets: list[str]
+) -> list[Estimate] | None:
+    """l'β̂ of each row with its SE and df by ``method``, all rows' df in shared products (the
+    p comes from ``t_log10_p``, which never underflows); None, the first failing row recorded
+    under its name in ``subsets``, if a df fails."""
     try:
         with np.errstate(all="ignore"):
-            test = fitted.contest(row[None, :], method)
+            tests = fitted.contest_rows(rows, method)
     except (LmmError, np.linalg.LinAlgError, ValueError) as err:
-        log.skip(SUMMARY, subset, "", f"{fitted_but(fitted)} its small-sample df failed: {err}")
+        log.skip(SUMMARY, subsets[0], "", f"{fitted_but(fitted)} its small-sample df failed: {err}")
         return None
-    if not (math.isfinite(test.dendf) and test.dendf > 0 and test.se > 0):
-        log.skip(SUMMARY, subset, "", f"{fitted_but(fitted)} {no_df(test.dendf, fitted)}")
-        return None
-    return Estimate(test.estimate, test.se, test.dendf)
+    for test, subset in zip(tests, subsets, strict=True):
+        if not (math.isfinite(test.dendf) and test.dendf > 0 and test.se > 0):
+            log.skip(SUMMARY, subset, "", f"{fitted_but(fitted)} {no_df(test.dendf, fitted)}")
+            return None
+    return [Estimate(test.estimate, test.se, test.dendf) for test in tests]
 
 
 def t_log10_p(estimate: Estimate) -> float:

@@ -28,7 +28,7 @@ from infrepro.analyses.decision.model import (
     DecisionModel,
     Estimate,
     calibrate,
-    estimate_of,
+    estimates_of,
     fit_decision_model,
     mean_rows,
 )
@@ -485,8 +485,9 @@ def facet_aware_pairs(data: MetricData, log: FitLog, model: DecisionModel) -> di
         if fitted is None:
             continue
         L = fitted.contrast_matrix({f"{SYSTEM}{pair.system}": 1.0})
-        estimate = estimate_of(log, fitted, ddf_method(fitted), L[0], subset)
-        if estimate is not None:
+        estimates = estimates_of(log, fitted, ddf_method(fitted), L, [subset])
+        if estimates is not None:
+            estimate = estimates[0]
             test = t_test(estimate.estimate, estimate.se, estimate.df, ddf_method(fitted))
             out[pair.system] = Contrast(base, pair.system, SYSTEMS, estimate, L[0], test)
     return out

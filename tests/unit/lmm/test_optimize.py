@@ -85,3 +85,43 @@ def test_check_takes_a_new_hessian_when_the_kept_one_is_not_clearly_within() -> 
     assert messages and messages[0].startswith("optimizer may not have converged")
     scaled = float(messages[0].rsplit("=", 1)[1])
     assert scaled > CONV_TOL
+
+
+def quartic_hessian(dev: Quartic, theta: np.ndarray) -> np.ndarray:
+    """The Quartic's Hessian in closed form."""
+    sq = theta**2
+    total = float(np.sum(sq))
+    diag = 4.0 * dev.a * (3.0 * sq - dev.b) + 4.0 * dev.c * total
+    return np.diag(diag) + 8.0 * dev.c * np.outer(theta, theta)
+
+
+@pytest.mark.parametrize("k", [optimize.CENTRAL_HESSIAN_MAX, optimize.CENTRAL_HESSIAN_MAX + 1])
+def test_hessian_by_central_differences_up_to_the_limit_forward_above(k: int) -> None:
+    """2k + 1 gradients (central) up to CENTRAL_HESSIAN_MAX parameters, k + 1 (forward) above;
+    either is the closed-form Hessian to the differences' accuracy."""
+    rng = np.random.default_rng(k)
+    dev = Quartic(rng.uniform(0.5, 2.0, k), rng.uniform(0.5, 3.0, k), 0.05)
+    theta = rng.uniform(0.3, 2.0, k)
+    oracle = _Oracle(dev)
+    _, hess = oracle.grad_hess(theta, dev(theta))
+    central = k <= optimize.CENTRAL_HESSIAN_MAX
+    assert oracle.n == (2 * k + 1 if central else k + 1)
+    exact = quartic_hessian(dev, theta)
+    error = np.max(np.abs(hess - exact)) / np.max(np.abs(exact))
+    assert error < (1e-7 if central else 1e-3)
+    assert central or error > 1e-7  # forward differences' first-order error: not central's
+
+
+def test_forward_hessians_reach_the_optimum_of_central_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With every Hessian by forward differences the polish lands where central ones do."""
+    rng = np.random.default_rng(11)
+    k = 6
+    dev = Quartic(rng.uniform(0.5, 2.0, k), rng.uniform(-1.0, 3.0, k), 0.01)
+    central = minimize_theta(dev, k)
+    monkeypatch.setattr(optimize, "CENTRAL_HESSIAN_MAX", 0)
+    forward = minimize_theta(dev, k)
+    assert forward.converged and central.converged
+    np.testing.assert_allclose(forward.theta, central.theta, rtol=1e-8, atol=1e-10)
+    assert forward.n_evals < central.n_evals
