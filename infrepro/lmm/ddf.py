@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from infrepro.lmm.errors import LmmError
-from infrepro.lmm.kr import BlockProducts, kr_pieces
+from infrepro.lmm.kr import BlockProducts, PairProducts, kr_pieces
 from infrepro.lmm.layout import Layout
 from infrepro.plumbing.blas import single_threaded_blas
 
@@ -352,28 +352,42 @@ def _kr_adjusted(
     # B_r side by side (p x parameters p), for sum_r B_r M_r below
     side = B.transpose(1, 0, 2).reshape(p, n_g * p)
     del B
-    ie2 = np.empty((n_g, n_g))
-    for i in range(n_g):
-        for j in range(i, n_g):
-            ie2[i, j] = ie2[j, i] = (
-                ktr[i, j] - 2.0 * float(np.sum(Phi * Q[(i, j)])) + float(trace_bb[i, j])
-            )
+    ie2 = ktr - 2.0 * _phi_traces(Q, Phi, n_g) + trace_bb
     condi = float(np.min(np.abs(np.linalg.eigvalsh(ie2))))
     W = 2.0 * (np.linalg.inv(ie2) if condi > 1e-10 else np.linalg.pinv(ie2))
     W = 0.5 * (W + W.T)
-    U = np.zeros((p, p))
-    for i in range(n_g - 1):
-        for j in range(i + 1, n_g):
-            U += W[i, j] * Q[(i, j)]
-    U = U + U.T
-    for i in range(n_g):
-        U += W[i, i] * Q[(i, i)]
+    U = _weighted_sum(Q, W, n_g)
     stacked = P if isinstance(P, np.ndarray) else np.stack(P)
     M = np.tensordot(W, stacked, axes=(1, 0))  # M_r = sum_s W_rs P_s, (parameters, p, p)
     U -= side @ M.reshape(n_g * p, p)  # the M_r stacked
     del side, M
     phi_a = Phi + 2.0 * Phi @ U @ Phi
     return phi_a, P, W
+
+
+def _phi_traces(Q: Mapping[tuple[int, int], np.ndarray], Phi: np.ndarray, n_g: int) -> np.ndarray:
+    """tr(Phi Q_rs) for all r <= s (symmetric): kr.PairProducts' own, else from each Q_rs."""
+    if isinstance(Q, PairProducts):
+        return Q.phi_traces(Phi)
+    out = np.empty((n_g, n_g))
+    for i in range(n_g):
+        for j in range(i, n_g):
+            out[i, j] = out[j, i] = float(np.sum(Phi * Q[(i, j)]))
+    return out
+
+
+def _weighted_sum(Q: Mapping[tuple[int, int], np.ndarray], W: np.ndarray, n_g: int) -> np.ndarray:
+    """sum_rs W_rs Q_rs (Q_sr = Q_rs'): kr.PairProducts' own, else from each Q_rs."""
+    if isinstance(Q, PairProducts):
+        return Q.weighted_sum(W)
+    U = np.zeros_like(Q[(n_g - 1, n_g - 1)])
+    for i in range(n_g - 1):
+        for j in range(i + 1, n_g):
+            U += W[i, j] * Q[(i, j)]
+    U = U + U.T
+    for i in range(n_g):
+        U += W[i, i] * Q[(i, i)]
+    return U
 
 
 # --------------------------------------------------------------------------- tests

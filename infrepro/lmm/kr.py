@@ -316,6 +316,33 @@ class PairProducts(Mapping[tuple[int, int], np.ndarray]):
             return self.u_rows[r].T @ self.zv2x_rows[r] / s2**3
         return self.u_rows[r].T @ self.panels[r, s] / s2**3
 
+    def _right(self, r: int, s: int) -> np.ndarray:
+        """The right factor of Q_rs = U_r' (it) / s2^3 for a random term r (s <= k)."""
+        return self.zv2x_rows[r] if s == self.k else self.panels[r, s]
+
+    def phi_traces(self, phi: np.ndarray) -> np.ndarray:
+        """tr(Phi Q_rs) for all r <= s, symmetric ((k + 1) x (k + 1)), for a symmetric Phi:
+        tr(Phi U_r' R) = sum((U_r Phi) * R), q_r x p per pair instead of a p x p Q_rs."""
+        k, s3 = self.k, self.s2**3
+        out = np.empty((k + 1, k + 1))
+        for r in range(k):
+            left = self.u_rows[r] @ phi
+            for s in range(r, k + 1):
+                out[r, s] = out[s, r] = float(np.sum(left * self._right(r, s))) / s3
+        out[k, k] = float(np.sum(phi * self.xv3x)) / s3
+        return out
+
+    def weighted_sum(self, w: np.ndarray) -> np.ndarray:
+        """sum_rs W_rs Q_rs over all r, s (Q_sr = Q_rs' for r < s) for a symmetric W: per
+        term r one product U_r' (sum_s W_rs R_rs), not a p x p product per pair."""
+        k, s3 = self.k, self.s2**3
+        total = np.zeros_like(self.xv3x)
+        for r in range(k):
+            off = sum(w[r, s] * self._right(r, s) for s in range(r + 1, k + 1))
+            part = self.u_rows[r].T @ off
+            total += part + part.T + w[r, r] * (self.u_rows[r].T @ self.panels[r, r])
+        return (total + w[k, k] * self.xv3x) / s3
+
     def __iter__(self) -> Iterator[tuple[int, int]]:
         return ((r, s) for s in range(self.k + 1) for r in range(s + 1))
 

@@ -5,7 +5,9 @@ Lambda changes nothing), so minimizing over all of R^k and reporting |theta| sol
 problem theta >= 0 without the spurious stationary points a hard bound at 0 creates (the
 gradient vanishes at theta_k = 0 by symmetry). Stages:
 1. L-BFGS-B from theta = 1 (lme4's start), with the analytic gradient when the deviance
-   provides one, else central differences;
+   provides one, else central differences; its memory holds k corrections (at least 10,
+   scipy's default): a run variance per system makes k ~ systems, where the default memory
+   took twice the evaluations (100 systems: 278 -> 112);
 2. a damped Newton polish on a finite-difference Hessian, kept while the steps shrink
    (simplified Newton): reaches the optimum far more tightly than lme4's own stopping rule;
 3. boundary checks: each small theta_k is tried at exactly 0 and kept there when the criterion
@@ -230,7 +232,7 @@ def minimize_theta(dev: Deviance, k: int, start: np.ndarray | None = None) -> Op
         x0,
         jac=True,
         method="L-BFGS-B",
-        options={"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-10, "maxls": 50},
+        options={"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-10, "maxls": 50, "maxcor": max(10, k)},
     )
     if not np.isfinite(res.fun):
         return OptimResult(

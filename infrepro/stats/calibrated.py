@@ -279,6 +279,7 @@ def _band_ratios(band: float) -> tuple[float, float]:
     return 1.0 / band**2, band**2
 
 
+@lru_cache(maxsize=1024)  # a pair's calibrated test, then its Berger-Boos p, ask for the same
 def band_log10_p(
     t: float,
     n_a: int,
