@@ -279,6 +279,7 @@ def kr_traces(bp: BlockProducts, pt: _Parts, mo: _Moments, rows: list[np.ndarray
 
 
 PANEL_ENTRIES = 2_000_000  # M_1 (E_s U) is formed for this many (q x p) entries of terms at a time
+REST_COLUMNS_ENTRIES = 25_000_000  # M_1's rest columns (q x q_R) are formed up to this many floats
 
 
 class PairProducts(Mapping[tuple[int, int], np.ndarray]):
@@ -361,6 +362,9 @@ def _pair_panels(
     at_once = max(1, PANEL_ENTRIES // max(1, q * p))
     for in_block in (True, False):
         terms = [s for s, rs in enumerate(rows) if len(rs) and (rs[0] < n_block_slots) == in_block]
+        if terms and not in_block and q * (q - n_block_slots) <= REST_COLUMNS_ENTRIES:
+            _rest_panels(pt, u, rows, n_block_slots, terms, panels)
+            continue
         for start in range(0, len(terms), at_once):
             chunk = terms[start : start + at_once]
             v = np.zeros((q, p * len(chunk)))
@@ -371,6 +375,27 @@ def _pair_panels(
                 for r in range(s + 1):
                     panels[r, s] = mv[rows[r], i * p : (i + 1) * p]
     return panels
+
+
+def _rest_panels(
+    pt: _Parts,
+    u: np.ndarray,
+    rows: list[np.ndarray],
+    n_block_slots: int,
+    terms: list[int],
+    panels: dict[tuple[int, int], np.ndarray],
+) -> None:
+    """The panels of the rest terms from M_1's rest columns, formed once (q x q_R): E_s U is
+    non-zero only in term s's rows, so M_1 E_s U = M_1[:, s] U_s, q x q_s x p a term instead of
+    M_1 applied to a q x p block (at 200 systems, a run term has 3 of q_R = 1,200 rest rows)."""
+    q = u.shape[0]
+    unit = np.zeros((q, q - n_block_slots))
+    unit[n_block_slots:] = np.eye(q - n_block_slots)
+    columns = _apply_m1(pt, unit, in_block=False)  # M_1[:, R]
+    for s in terms:
+        mv = columns[:, rows[s] - n_block_slots] @ u[rows[s]]
+        for r in range(s + 1):
+            panels[r, s] = mv[rows[r]]
 
 
 def kr_pieces(

@@ -248,3 +248,31 @@ def test_pair_products_term_by_term_equal_all_at_once(monkeypatch) -> None:
     k = len(core.term_cols)  # random terms; index k is the residual
     assert len(Q) == len(list(Q)) == (k + 1) * (k + 2) // 2
     assert np.array_equal(Q[1, 2], Q[1, 2]) and Q[0, k].shape == Q[k, k].shape == (core.p,) * 2
+
+
+def test_rest_columns_and_pair_sums_equal_the_products_pair_by_pair(monkeypatch) -> None:
+    """The rest terms' panels from M_1's rest columns (formed once) give what M_1 applied to
+    each term's E_s U gives; tr(Phi Q_rs) and sum W_rs Q_rs from the panels equal the sums
+    over each Q_rs formed (the dense reference's way)."""
+    from infrepro.lmm import ddf, kr
+
+    result = fit(FORMULAS[6], _design(0.15, seed=3), reml=True)
+    core = result.ddf_core
+    by_columns = core.kr_parts("structured")
+    core.clear_cache()
+    monkeypatch.setattr(kr, "REST_COLUMNS_ENTRIES", 0)
+    by_term = core.kr_parts("structured")
+    assert _rel(by_columns[0], by_term[0]) < 1e-12 and _rel(by_columns[2], by_term[2]) < 1e-12
+    monkeypatch.undo()
+    _, _, Q = kr.kr_pieces(core.products(), core.theta, core.sigma, core.n)
+    n_g = len(core.term_cols) + 1
+    every = {key: Q[key] for key in Q}  # a plain mapping: each Q_rs formed
+    assert not isinstance(every, kr.PairProducts)
+    np.testing.assert_allclose(
+        ddf._phi_traces(Q, core.vcov, n_g), ddf._phi_traces(every, core.vcov, n_g), rtol=1e-12
+    )
+    w = np.random.default_rng(4).normal(size=(n_g, n_g))
+    w = w + w.T
+    np.testing.assert_allclose(
+        ddf._weighted_sum(Q, w, n_g), ddf._weighted_sum(every, w, n_g), rtol=1e-10, atol=1e-12
+    )
