@@ -7,6 +7,7 @@ ranked first are shown and the rest collapsed."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -211,9 +212,26 @@ def facet_groups(tables: dict[str, pd.DataFrame], metric: str, subset: str) -> s
     )
 
 
-def reliability_note(tables: dict[str, pd.DataFrame], metric: str, systems: list[str]) -> str:
+def _others(label: str, values: list[float], where: str, digits: int = 2, unit: str = "") -> str:
+    """``; the other 195 systems 0.62-0.80 (each under Reliability)``: what the note does not
+    list system by system (the systems whose cards are collapsed), as a range."""
+    if not values:
+        return ""
+    low, high = fixed(min(values), digits), fixed(max(values), digits)
+    span = low if low == high else f"{low}–{high}"
+    return f"; {label} of the other {plural(len(values), 'system')} {span}{unit} (each {where})"
+
+
+def reliability_note(
+    tables: dict[str, pd.DataFrame], metric: str, systems: list[str], others: Sequence[str] = ()
+) -> str:
     """``Reliability φ of one run's scores: baseline 0.77 (good), ...; the mean of n runs per
-    facet level reaches 0.8 ...``"""
+    facet level reaches 0.8 ...``, each of ``systems``; of ``others``, the range of φ."""
+    phis = []
+    for system in others:
+        row = first(tables["reliability"], metric=metric, system=system, vca=VCA_RUN_AWARE)
+        if row is not None and flag(row.get(CONVERGED)) is not False:
+            phis.append(float(row["phi"]))
     parts, needs = [], []
     for system in systems:
         row = first(tables["reliability"], metric=metric, system=system, vca=VCA_RUN_AWARE)
@@ -238,13 +256,22 @@ def reliability_note(tables: dict[str, pd.DataFrame], metric: str, systems: list
     if not parts:
         return ""
     text = "Reliability φ of a single run's segment scores: " + ", ".join(parts)
+    text += _others("φ", phis, "under Reliability")
     if needs:
         text += "; averaging over runs, φ ≥ 0.8 needs " + ", ".join(needs)
     return text + " (the D-study under Reliability)."
 
 
-def metaparameter_note(tables: dict[str, pd.DataFrame], metric: str, systems: list[str]) -> str:
-    """``Meta-parameters: lambda explains 16.1% of competitor's score variance (...)``."""
+def metaparameter_note(
+    tables: dict[str, pd.DataFrame], metric: str, systems: list[str], others: Sequence[str] = ()
+) -> str:
+    """``Meta-parameters: lambda explains 16.1% of competitor's score variance (...)``, each of
+    ``systems``; of ``others``, the range of the first meta-parameter's share."""
+    shares = []
+    for system in others:
+        ranked = select(tables["importance"], metric=metric, system=system)
+        if not ranked.empty:
+            shares.append(float(ranked.sort_values("rank").iloc[0]["percent"]))
     parts = []
     for system in reversed(systems):
         ranked = select(tables["importance"], metric=metric, system=system)
@@ -261,7 +288,10 @@ def metaparameter_note(tables: dict[str, pd.DataFrame], metric: str, systems: li
             f"{top['facet']} explains {fixed(top['percent'], 1)}% of {system}'s score variance"
             + (f" ({rest})" if rest else "")
         )
-    return "Meta-parameters: " + "; ".join(parts) + "." if parts else ""
+    if not parts:
+        return ""
+    share = _others("the first meta-parameter's share", shares, "under Meta-parameters", 1, "%")
+    return "Meta-parameters: " + "; ".join(parts) + share + "."
 
 
 def input_note(
@@ -397,10 +427,14 @@ def build(
                 cards.append(card(tables, settings, record, bins))
         if not cards:
             continue
+        # the systems of the cards shown are named, the others' values given as a range
+        named = {settings.baseline, *(c.competitor for c in cards[:TOP])}
+        listed = [s for s in settings.systems if s in named]
+        others = [s for s in settings.systems if s not in named]
         shared = [
             effect_note(tables, metric),
-            reliability_note(tables, metric, settings.systems),
-            metaparameter_note(tables, metric, settings.systems),
+            reliability_note(tables, metric, listed, others),
+            metaparameter_note(tables, metric, listed, others),
         ]
         out.append(
             MetricCards(
