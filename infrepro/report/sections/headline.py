@@ -219,7 +219,7 @@ def _others(label: str, values: list[float], where: str, digits: int = 2, unit: 
         return ""
     low, high = fixed(min(values), digits), fixed(max(values), digits)
     span = low if low == high else f"{low}–{high}"
-    return f"; {label} of the other {plural(len(values), 'system')} {span}{unit} (each {where})"
+    return f"; {label} of the other {plural(len(values), SYSTEM)} {span}{unit} (each {where})"
 
 
 def reliability_note(
