@@ -30,14 +30,14 @@ S^-1 = sigma^-2 (I - Z K Z'), K = Lambda A^-1 Lambda, so the work is in q x q ma
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
 from infrepro.lmm.errors import LmmError
-from infrepro.lmm.kr import BlockProducts, PairProducts, kr_pieces
+from infrepro.lmm.kr import BlockProducts, PairMatrices, kr_pieces
 from infrepro.lmm.layout import Layout
 from infrepro.plumbing.blas import single_threaded_blas
 
@@ -284,7 +284,7 @@ class DdfCore:
 
     def _kr_pieces_dense(
         self,
-    ) -> tuple[np.ndarray, list[np.ndarray], dict[tuple[int, int], np.ndarray]]:
+    ) -> tuple[np.ndarray, list[np.ndarray], PairMatrices]:
         """The traces K, P and Q of vcovAdj through q x q Woodbury algebra (the reference)."""
         n, q = self.n, self.q
         X, Z = self.X, self.Z
@@ -310,7 +310,7 @@ class DdfCore:
         SO = [sinv(o) for o in OO[:-1]] + [sinv(TT)]
         P = [-(o.T @ TT) for o in OO]
         P = [0.5 * (m + m.T) for m in P]
-        Q = {(r, s): OO[r].T @ SO[s] for r in range(n_g) for s in range(r, n_g)}
+        Q = PairMatrices({(r, s): OO[r].T @ SO[s] for r in range(n_g) for s in range(r, n_g)}, n_g)
         ktr = np.zeros((n_g, n_g))
         for r, cr in enumerate(self.term_cols):
             for s in range(r, len(self.term_cols)):
@@ -325,7 +325,7 @@ def _kr_adjusted(
     Phi: np.ndarray,
     ktr: np.ndarray,
     P: np.ndarray | list[np.ndarray],
-    Q: Mapping[tuple[int, int], np.ndarray],
+    Q: PairMatrices,
 ) -> tuple[np.ndarray, np.ndarray | list[np.ndarray], np.ndarray]:
     """Phi_A = Phi + 2 Phi [sum_rs W_rs (Q_rs - P_r Phi P_s)] Phi with W = 2 I^-1,
     I_rs = K_rs - 2 tr(Phi Q_rs) + tr(Phi P_r Phi P_s) (pbkrtest's vcovAdj).
@@ -352,42 +352,17 @@ def _kr_adjusted(
     # B_r side by side (p x parameters p), for sum_r B_r M_r below
     side = B.transpose(1, 0, 2).reshape(p, n_g * p)
     del B
-    ie2 = ktr - 2.0 * _phi_traces(Q, Phi, n_g) + trace_bb
+    ie2 = ktr - 2.0 * Q.phi_traces(Phi) + trace_bb
     condi = float(np.min(np.abs(np.linalg.eigvalsh(ie2))))
     W = 2.0 * (np.linalg.inv(ie2) if condi > 1e-10 else np.linalg.pinv(ie2))
     W = 0.5 * (W + W.T)
-    U = _weighted_sum(Q, W, n_g)
+    U = Q.weighted_sum(W)
     stacked = P if isinstance(P, np.ndarray) else np.stack(P)
     M = np.tensordot(W, stacked, axes=(1, 0))  # M_r = sum_s W_rs P_s, (parameters, p, p)
     U -= side @ M.reshape(n_g * p, p)  # the M_r stacked
     del side, M
     phi_a = Phi + 2.0 * Phi @ U @ Phi
     return phi_a, P, W
-
-
-def _phi_traces(Q: Mapping[tuple[int, int], np.ndarray], Phi: np.ndarray, n_g: int) -> np.ndarray:
-    """tr(Phi Q_rs) for all r <= s (symmetric): kr.PairProducts' own, else from each Q_rs."""
-    if isinstance(Q, PairProducts):
-        return Q.phi_traces(Phi)
-    out = np.empty((n_g, n_g))
-    for i in range(n_g):
-        for j in range(i, n_g):
-            out[i, j] = out[j, i] = float(np.sum(Phi * Q[(i, j)]))
-    return out
-
-
-def _weighted_sum(Q: Mapping[tuple[int, int], np.ndarray], W: np.ndarray, n_g: int) -> np.ndarray:
-    """sum_rs W_rs Q_rs (Q_sr = Q_rs'): kr.PairProducts' own, else from each Q_rs."""
-    if isinstance(Q, PairProducts):
-        return Q.weighted_sum(W)
-    U = np.zeros_like(Q[(n_g - 1, n_g - 1)])
-    for i in range(n_g - 1):
-        for j in range(i + 1, n_g):
-            U += W[i, j] * Q[(i, j)]
-    U = U + U.T
-    for i in range(n_g):
-        U += W[i, i] * Q[(i, i)]
-    return U
 
 
 # --------------------------------------------------------------------------- tests

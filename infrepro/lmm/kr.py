@@ -282,7 +282,36 @@ PANEL_ENTRIES = 2_000_000  # M_1 (E_s U) is formed for this many (q x p) entries
 REST_COLUMNS_ENTRIES = 25_000_000  # M_1's rest columns (q x q_R) are formed up to this many floats
 
 
-class PairProducts(Mapping[tuple[int, int], np.ndarray]):
+class PairMatrices(Mapping[tuple[int, int], np.ndarray]):
+    """pbkrtest's Q_rs, r <= s over n_g indices (the last is the residual), given as p x p
+    matrices (the dense reference's), with the two sums vcovAdj takes of them."""
+
+    def __init__(self, q: dict[tuple[int, int], np.ndarray], n_g: int) -> None:
+        self.q, self.n_g = q, n_g
+
+    def __getitem__(self, key: tuple[int, int]) -> np.ndarray:
+        return self.q[key]
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return ((r, s) for s in range(self.n_g) for r in range(s + 1))
+
+    def __len__(self) -> int:
+        return self.n_g * (self.n_g + 1) // 2
+
+    def phi_traces(self, phi: np.ndarray) -> np.ndarray:
+        """tr(Phi Q_rs) for all r <= s, symmetric (n_g x n_g), for a symmetric Phi."""
+        out = np.empty((self.n_g, self.n_g))
+        for r, s in self:
+            out[r, s] = out[s, r] = float(np.sum(phi * self[r, s]))
+        return out
+
+    def weighted_sum(self, w: np.ndarray) -> np.ndarray:
+        """sum_rs W_rs Q_rs over all r, s (Q_sr = Q_rs' for r < s) for a symmetric W."""
+        off = sum(w[r, s] * self[r, s] for r, s in self if r < s)
+        return off + np.transpose(off) + sum(w[r, r] * self[r, r] for r in range(self.n_g))
+
+
+class PairProducts(PairMatrices):
     """pbkrtest's Q_rs (r <= s; the last index is the residual), each formed when asked for.
 
     Q_rs = U_r' (M_1 E_s U)_r / s2^3 for random terms r and s (U = Z'V^-1 X, ``_r`` its rows of
@@ -305,6 +334,7 @@ class PairProducts(Mapping[tuple[int, int], np.ndarray]):
         self.panels = panels
         self.zv2x_rows = [zv2x[r] for r in rows]
         self.k = len(rows)
+        self.n_g = self.k + 1  # the random terms and the residual
         self.xv3x = xv3x
         self.s2 = s2
 
@@ -343,12 +373,6 @@ class PairProducts(Mapping[tuple[int, int], np.ndarray]):
             part = self.u_rows[r].T @ off
             total += part + part.T + w[r, r] * (self.u_rows[r].T @ self.panels[r, r])
         return (total + w[k, k] * self.xv3x) / s3
-
-    def __iter__(self) -> Iterator[tuple[int, int]]:
-        return ((r, s) for s in range(self.k + 1) for r in range(s + 1))
-
-    def __len__(self) -> int:
-        return (self.k + 1) * (self.k + 2) // 2
 
 
 def _pair_panels(

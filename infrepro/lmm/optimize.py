@@ -86,11 +86,12 @@ class _Oracle:
         h = _steps(x, 1e-4)
         if self.dev.has_gradient:
             _, g = self.fg(x)
+            central = k <= CENTRAL_HESSIAN_MAX
             hess = np.empty((k, k))
             for i in range(k):
                 e = np.zeros(k)
                 e[i] = h[i]
-                if k <= CENTRAL_HESSIAN_MAX:
+                if central:
                     hess[:, i] = (self.fg(x + e)[1] - self.fg(x - e)[1]) / (2.0 * h[i])
                 else:
                     hess[:, i] = (self.fg(x + e)[1] - g) / h[i]

@@ -237,12 +237,7 @@ def test_pair_products_term_by_term_equal_all_at_once(monkeypatch) -> None:
     the same."""
     from infrepro.lmm import kr
 
-    result = fit(FORMULAS[6], _design(0.15, seed=3), reml=True)
-    core = result.ddf_core
-    at_once = core.kr_parts("structured")
-    core.clear_cache()
-    monkeypatch.setattr(kr, "PANEL_ENTRIES", 1)
-    by_term = core.kr_parts("structured")
+    core, at_once, by_term = _structured_both_ways(monkeypatch, "PANEL_ENTRIES", 1)
     assert _rel(at_once[0], by_term[0]) < 1e-12 and _rel(at_once[2], by_term[2]) < 1e-12
     _, _, Q = kr.kr_pieces(core.products(), core.theta, core.sigma, core.n)
     k = len(core.term_cols)  # random terms; index k is the residual
@@ -254,25 +249,27 @@ def test_rest_columns_and_pair_sums_equal_the_products_pair_by_pair(monkeypatch)
     """The rest terms' panels from M_1's rest columns (formed once) give what M_1 applied to
     each term's E_s U gives; tr(Phi Q_rs) and sum W_rs Q_rs from the panels equal the sums
     over each Q_rs formed (the dense reference's way)."""
-    from infrepro.lmm import ddf, kr
+    from infrepro.lmm import kr
 
-    result = fit(FORMULAS[6], _design(0.15, seed=3), reml=True)
-    core = result.ddf_core
-    by_columns = core.kr_parts("structured")
-    core.clear_cache()
-    monkeypatch.setattr(kr, "REST_COLUMNS_ENTRIES", 0)
-    by_term = core.kr_parts("structured")
+    core, by_columns, by_term = _structured_both_ways(monkeypatch, "REST_COLUMNS_ENTRIES", 0)
     assert _rel(by_columns[0], by_term[0]) < 1e-12 and _rel(by_columns[2], by_term[2]) < 1e-12
     monkeypatch.undo()
     _, _, Q = kr.kr_pieces(core.products(), core.theta, core.sigma, core.n)
     n_g = len(core.term_cols) + 1
-    every = {key: Q[key] for key in Q}  # a plain mapping: each Q_rs formed
-    assert not isinstance(every, kr.PairProducts)
-    np.testing.assert_allclose(
-        ddf._phi_traces(Q, core.vcov, n_g), ddf._phi_traces(every, core.vcov, n_g), rtol=1e-12
-    )
+    every = kr.PairMatrices({key: Q[key] for key in Q}, n_g)  # each Q_rs formed
+    assert type(every).phi_traces is not type(Q).phi_traces
+    np.testing.assert_allclose(Q.phi_traces(core.vcov), every.phi_traces(core.vcov), rtol=1e-12)
     w = np.random.default_rng(4).normal(size=(n_g, n_g))
     w = w + w.T
-    np.testing.assert_allclose(
-        ddf._weighted_sum(Q, w, n_g), ddf._weighted_sum(every, w, n_g), rtol=1e-10, atol=1e-12
-    )
+    np.testing.assert_allclose(Q.weighted_sum(w), every.weighted_sum(w), rtol=1e-10, atol=1e-12)
+
+
+def _structured_both_ways(monkeypatch, name: str, value: int):  # type: ignore[no-untyped-def]
+    """A fit's structured KR parts by default and with kr.<name> = value."""
+    from infrepro.lmm import kr
+
+    core = fit(FORMULAS[6], _design(0.15, seed=3), reml=True).ddf_core
+    default = core.kr_parts("structured")
+    core.clear_cache()
+    monkeypatch.setattr(kr, name, value)
+    return core, default, core.kr_parts("structured")
