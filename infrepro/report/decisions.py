@@ -17,7 +17,6 @@ import pandas as pd
 
 from infrepro.core.decisions import (
     ANYTIME,
-    FAMILY_ALL,
     FAMILY_BASELINE,
     NOT_SHOWN,
     OUTPUTS,
@@ -56,9 +55,6 @@ class Book:
         """One family's records of a metric (the named one by default), in table order."""
         chosen = family or self.family
         return [r for k, r in self.records.items() if k[0] == metric and k[1] == chosen]
-
-    def all_pairs(self, metric: str) -> list[PairDecision]:
-        return self.family_records(metric, FAMILY_ALL)
 
     def __bool__(self) -> bool:
         return bool(self.records)

@@ -36,6 +36,7 @@ from infrepro.core.vocabulary import (
     RUN,
     SYSTEM,
     decision_formula,
+    decision_record_model,
 )
 from infrepro.lmm import LmmError, LmmResult
 from infrepro.stats.pvalues import t_log10_two_sided
@@ -96,6 +97,12 @@ class DecisionModel:
     def pair(self, a: str, b: str) -> Contrast:
         """The contrast of the unordered pair {a, b}."""
         return next(p for p in self.pairs if {p.reference, p.system} == {a, b})
+
+    def record_formula(self, metric: str) -> str:
+        """M as the tables name it (decisions.csv and summary.csv ``model``): its per-system
+        run terms written once as their rule, so that a row does not grow with the systems
+        (the fitted formula, each term spelled, is diagnostics.csv's)."""
+        return decision_record_model(metric, [s for s in self.systems if self.runs[s] >= 2])
 
 
 def mean_rows(fitted: LmmResult, systems: list[str]) -> np.ndarray:

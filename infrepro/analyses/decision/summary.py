@@ -76,7 +76,6 @@ from infrepro.core.vocabulary import (
     RUN,
     SYSTEM,
     columns,
-    decision_record_model,
     facet_aware_formula,
 )
 from infrepro.stats.calibrated import DEFAULT_SUPPORT
@@ -373,9 +372,7 @@ def _record(
         # one look (docs/method.md §4e.10): a look column lets ``looks.Sequential`` revise these
         **single_look(runs_ref, runs_sys),  # type: ignore[arg-type]
         few_runs=few_runs_note(c.reference, runs_ref, c.system, runs_sys, alpha),
-        model=decision_record_model(
-            ctx.metric, [name for name in model.systems if model.runs[name] >= 2]
-        ),
+        model=model.record_formula(ctx.metric),
         note="; ".join(notes),
     )
 
@@ -669,7 +666,7 @@ def decide(
                 + sum(sign * v > sign * ctx.best[system] for v in ctx.best.values()),
                 "best_run_wins": orders[system][0],
                 "best_run_wins_confirmed": orders[system][1],
-                "model": model.formula,
+                "model": model.record_formula(log.metric),
                 "df_method": model.method,
                 "note": "; ".join(notes),
             }
@@ -683,12 +680,19 @@ def decide(
 
 def summary_tables(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
     """The summary analysis' tables (its registry entry): the per-system decision table, the
-    decision records and, when the runs declare looks, their look history (§4e.10)."""
+    decision records of the named family (`analyses.comparisons`; with `baseline`, the all-pairs
+    records behind the letters are not written, §4c.5) and, when the runs declare looks, their
+    look history (§4e.10)."""
     from infrepro.analyses.decision.looks import sequential_of
 
     settings = settings_of(data.options)
     sequential = sequential_of(data, log, settings.alpha)
     decision = decide(data, log, settings, sequential)
-    frame = pd.DataFrame([r.row() for r in decision.records], columns=columns("decisions"))
-    looks = pd.DataFrame(columns=columns(LOOKS_TABLE)) if sequential is None else sequential.table()
+    named = [r.row() for r in decision.records if r.family == settings.family]
+    frame = pd.DataFrame(named, columns=columns("decisions"))
+    if sequential is None:
+        looks = pd.DataFrame(columns=columns(LOOKS_TABLE))
+    else:
+        looks = sequential.table()
+        looks = looks[looks["family"] == settings.family].reset_index(drop=True)
     return {SUMMARY: decision.summary, "decisions": frame, LOOKS_TABLE: looks}

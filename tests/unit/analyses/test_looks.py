@@ -191,14 +191,17 @@ def _family(seed: int) -> MetricData:
     return replace(data, runs=runs)
 
 
-def test_a_family_of_m_comparisons_spends_alpha_over_m_on_each() -> None:
+@pytest.mark.parametrize(("family", "m"), [(FAMILY_BASELINE, 2), (FAMILY_ALL, 3)])
+def test_a_family_of_m_comparisons_spends_alpha_over_m_on_each(family: str, m: int) -> None:
     data = with_options(_family(3), {"max_runs": 8})
-    records = records_of(tables(data)["decisions"])
+    data.options["comparisons"] = family
+    found = tables(data)
+    records = records_of(found["decisions"])
+    assert len(records) == m and {r.family for r in records} == {family}  # the named family's
     for record in records:
-        m = 2 if record.family == FAMILY_BASELINE else 3
         assert record.family_size == m
         assert record.plan_alpha == pytest.approx(ALPHA / m)
-    assert {r.family for r in records} == {FAMILY_BASELINE, FAMILY_ALL}
+    assert set(found["looks"]["family"]) == {family}
 
 
 def test_without_a_look_column_the_decision_is_todays() -> None:
