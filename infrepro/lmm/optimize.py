@@ -270,12 +270,18 @@ def _converged(
 ) -> bool:
     """Whether the scaled Newton step max |H^-1 g| / max(theta_k, 0.01) on the non-zero
     coordinates is at most CONV_TOL. The polish's last Hessian (taken within its last, tiny,
-    steps) judges first; a new one at theta decides when that is not clearly within it."""
+    steps) judges first; above CENTRAL_HESSIAN_MAX theta also where the chord steps it takes
+    contract to within CONV_TOL (:func:`_chord_bound`); a new one at theta decides when that
+    is not clearly within it."""
     free = x != 0.0
     hess = None
     if curvature is not None and np.array_equal(curvature.free, free):
-        scaled = _scaled_step(o.fg(x)[1], curvature.hess, x, free)
-        if scaled <= 0.1 * CONV_TOL:
+        g = o.fg(x)[1]
+        scaled = _scaled_step(g, curvature.hess, x, free)
+        if scaled <= 0.1 * CONV_TOL or (
+            len(x) > CENTRAL_HESSIAN_MAX
+            and _chord_bound(o, x, g, curvature.hess, free, scaled) <= CONV_TOL
+        ):
             hess = curvature.hess
     if hess is None:
         g, hess = o.grad_hess(x, fx)
@@ -290,6 +296,25 @@ def _converged(
         messages.append(f"optimizer may not have converged: max |H^-1 g| = {scaled:.2g}")
         return False
     return True
+
+
+def _chord_bound(
+    o: _Oracle, x: np.ndarray, g: np.ndarray, hess: np.ndarray, free: np.ndarray, scaled: float
+) -> float:
+    """How far theta may still be from the optimum, scaled as :func:`_scaled_step`, by the
+    chord iteration with a kept Hessian H: its step d = H^-1 g (``scaled``), the next one
+    H^-1 g(theta - d) (one gradient), their ratio c its contraction, and |d| / (1 - c) the
+    distance to its fixed point, the optimum (the a-posteriori bound of a contraction;
+    Deuflhard 2004, §2.1). inf unless c < 0.5: then a new Hessian decides (k + 1 gradients
+    instead of one: 53 s of the run-aware conditional fit at 200 systems)."""
+    if not scaled <= CONV_TOL:
+        return math.inf
+    step = np.zeros_like(x)
+    step[free] = np.linalg.solve(hess[np.ix_(free, free)], g[free])
+    ratio = _scaled_step(o.fg(x - step)[1], hess, x, free) / scaled if scaled > 0 else 0.0
+    if not ratio < 0.5:
+        return math.inf
+    return scaled / (1.0 - ratio)
 
 
 def _scaled_step(g: np.ndarray, hess: np.ndarray, x: np.ndarray, free: np.ndarray) -> float:

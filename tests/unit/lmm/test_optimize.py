@@ -125,3 +125,35 @@ def test_forward_hessians_reach_the_optimum_of_central_ones(
     assert forward.converged and central.converged
     np.testing.assert_allclose(forward.theta, central.theta, rtol=1e-8, atol=1e-10)
     assert forward.n_evals < central.n_evals
+
+
+@pytest.mark.parametrize(
+    ("scale", "offset", "hessians", "converged"),
+    [
+        (1.05, 5e-5, 0, True),  # kept Hessian 5 % off: its chord steps contract at ~0.05
+        (1 / 3, 2e-5, 1, True),  # 3x too flat: the chord steps overshoot, a new Hessian decides
+        (1e3, 5e-2, 1, False),  # 1000x too steep far from the optimum: steps contract at ~1
+    ],
+)
+def test_above_the_central_limit_a_contracting_chord_settles_the_check(
+    monkeypatch: pytest.MonkeyPatch, scale: float, offset: float, hessians: int, converged: bool
+) -> None:
+    """Above CENTRAL_HESSIAN_MAX theta, a kept Hessian whose scaled step is within CONV_TOL
+    but not clearly (0.1 CONV_TOL) judges alone when its chord steps contract (one gradient
+    more, not k + 1); otherwise a new Hessian decides, as below the limit."""
+    rng = np.random.default_rng(5)
+    k = optimize.CENTRAL_HESSIAN_MAX + 4
+    dev = Quartic(rng.uniform(0.5, 2.0, k), rng.uniform(0.5, 3.0, k), 0.0)
+    optimum = np.sqrt(dev.b)
+    x = optimum * (1.0 + offset * rng.choice([-1.0, 1.0], k))
+    free = np.ones(k, dtype=bool)
+    kept = _Curvature.at(scale * quartic_hessian(dev, x), free)
+    assert kept is not None
+    o = _Oracle(dev)
+    scaled = optimize._scaled_step(o.fg(x)[1], kept.hess, x, free)
+    assert 0.1 * CONV_TOL < scaled <= CONV_TOL or not converged  # the case the chord decides
+    calls = count_hessians(monkeypatch)
+    messages: list[str] = []
+    assert optimize._converged(o, x, dev(x), kept, messages) is converged
+    assert len(calls) == hessians
+    assert not converged or messages == []
