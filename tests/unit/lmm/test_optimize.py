@@ -81,7 +81,7 @@ def test_check_takes_a_new_hessian_when_the_kept_one_is_not_clearly_within() -> 
     steep = _Curvature.at(1e3 * o.grad_hess(x, dev(x))[1], free)
     assert steep is not None
     messages: list[str] = []
-    assert not optimize._converged(o, x, dev(x), steep, messages)
+    assert not optimize._converged(o, x, dev(x), steep, messages)[0]
     assert messages and messages[0].startswith("optimizer may not have converged")
     scaled = float(messages[0].rsplit("=", 1)[1])
     assert scaled > CONV_TOL
@@ -154,6 +154,25 @@ def test_above_the_central_limit_a_contracting_chord_settles_the_check(
     assert 0.1 * CONV_TOL < scaled <= CONV_TOL or not converged  # the case the chord decides
     calls = count_hessians(monkeypatch)
     messages: list[str] = []
-    assert optimize._converged(o, x, dev(x), kept, messages) is converged
+    assert optimize._converged(o, x, dev(x), kept, messages)[0] is converged
     assert len(calls) == hessians
     assert not converged or messages == []
+
+
+def test_a_check_that_took_a_hessian_and_failed_polishes_on_from_it_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where the check's own Hessian finds the step not within CONV_TOL (the polish stopped on
+    a decrease below 1e-12 of the criterion), Newton steps go on from that Hessian and the
+    point is judged again: converged, lower, with no further Hessian."""
+    dev = Quartic(np.array([1.0, 1.0]), np.array([1.0, 2.0]), 0.0)
+    x = np.array([1.05, 1.4])  # not at the optimum (1, sqrt 2)
+    o = _Oracle(dev)
+    free = np.ones(2, dtype=bool)
+    steep = _Curvature.at(1e3 * o.grad_hess(x, dev(x))[1], free)
+    calls = count_hessians(monkeypatch)
+    messages: list[str] = []
+    theta, value, converged = optimize._judged(o, x, dev(x), steep, messages)
+    assert converged and messages == [] and value < dev(x)
+    assert calls == [2]  # the check's Hessian, kept for the polish and the second check
+    np.testing.assert_allclose(theta, [1.0, np.sqrt(2.0)], rtol=1e-6)  # from 5e-2 off
