@@ -599,7 +599,9 @@ def _mean_columns(mean: Estimate, single: bool) -> dict[str, float]:
 # -- the analysis ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MetricDecision:
-    """One metric's decision: the per-system rows and the records of every family written."""
+    """One metric's decision: the per-system rows and the records of every family decided (the
+    named family's and, with `baseline`, all pairs' behind the letters; :func:`summary_tables`
+    writes the named family's, §4c.5)."""
 
     summary: pd.DataFrame
     records: list[PairDecision]
@@ -642,7 +644,7 @@ def decide(
     if revise is not None:
         all_pairs = revise(all_pairs, model)
         named = all_pairs if settings.family == FAMILY_ALL else revise(named, model)
-    written = named if settings.family == FAMILY_ALL else named + all_pairs
+    decided = named if settings.family == FAMILY_ALL else named + all_pairs
     groups, outputs = letters_apart(model, all_pairs, sign)
     ranks = rank_intervals(model, sign, settings.draws, settings.seed)
     orders = best_run_orders(ctx.best, all_pairs, sign)
@@ -675,7 +677,7 @@ def decide(
     order = np.argsort(-sign * table["model_mean"].to_numpy(), kind="stable")
     table = table.iloc[order].reset_index(drop=True)
     table["rank"] = np.arange(1, len(table) + 1)
-    return MetricDecision(table[columns(SUMMARY)], written)
+    return MetricDecision(table[columns(SUMMARY)], decided)
 
 
 def summary_tables(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:

@@ -72,14 +72,19 @@ def test_boundary_repolish_starts_from_the_kept_hessian(monkeypatch: pytest.Monk
     assert np.max(np.abs(grad[free])) < 1e-8
 
 
-def test_check_takes_a_new_hessian_when_the_kept_one_is_not_clearly_within() -> None:
+def steep_case() -> tuple[Quartic, np.ndarray, _Oracle, _Curvature]:
+    """A point 5e-2 off the optimum (1, sqrt 2) and a kept Hessian 1e3 too steep there, which
+    would call the point converged on its own."""
     dev = Quartic(np.array([1.0, 1.0]), np.array([1.0, 2.0]), 0.0)
-    x = np.array([1.05, 1.4])  # not at the optimum (1, sqrt 2)
+    x = np.array([1.05, 1.4])
     o = _Oracle(dev)
-    free = np.ones(2, dtype=bool)
-    # a kept Hessian 1e3 too steep would call this point converged on its own
-    steep = _Curvature.at(1e3 * o.grad_hess(x, dev(x))[1], free)
+    steep = _Curvature.at(1e3 * o.grad_hess(x, dev(x))[1], np.ones(2, dtype=bool))
     assert steep is not None
+    return dev, x, o, steep
+
+
+def test_check_takes_a_new_hessian_when_the_kept_one_is_not_clearly_within() -> None:
+    dev, x, o, steep = steep_case()
     messages: list[str] = []
     assert not optimize._converged(o, x, dev(x), steep, messages)[0]
     assert messages and messages[0].startswith("optimizer may not have converged")
@@ -165,11 +170,7 @@ def test_a_check_that_took_a_hessian_and_failed_polishes_on_from_it_once(
     """Where the check's own Hessian finds the step not within CONV_TOL (the polish stopped on
     a decrease below 1e-12 of the criterion), Newton steps go on from that Hessian and the
     point is judged again: converged, lower, with no further Hessian."""
-    dev = Quartic(np.array([1.0, 1.0]), np.array([1.0, 2.0]), 0.0)
-    x = np.array([1.05, 1.4])  # not at the optimum (1, sqrt 2)
-    o = _Oracle(dev)
-    free = np.ones(2, dtype=bool)
-    steep = _Curvature.at(1e3 * o.grad_hess(x, dev(x))[1], free)
+    dev, x, o, steep = steep_case()
     calls = count_hessians(monkeypatch)
     messages: list[str] = []
     theta, value, converged = optimize._judged(o, x, dev(x), steep, messages)
