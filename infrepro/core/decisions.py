@@ -352,6 +352,12 @@ class PairDecision:
         return NOT_SHOWN_BEYOND if math.isfinite(df) and df >= JUDGED_DF else NOT_JUDGED
 
     @property
+    def one_look(self) -> bool:
+        """Whether the verdict is the fixed-sample one read at the pair's one look, among later
+        looks of other systems' runs (§4e.12)."""
+        return not self.sequential and bool(self.look_source)
+
+    @property
     def family_adjust(self) -> str:
         """The adjustment the verdict's p comes from: the family's, or Bonferroni's α / m for
         a sequential verdict (§4e.11)."""

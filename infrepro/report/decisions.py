@@ -28,6 +28,7 @@ from infrepro.core.decisions import (
     PairDecision,
     df_number,
     family_label,
+    interval_parts,
     look_phrase,
     runs_phrase,
 )
@@ -134,12 +135,45 @@ def _verdict_word(record: PairDecision) -> str:
 
 
 def _sequential_mark(record: PairDecision) -> str:
-    """`` (plan, look 2)`` / `` (anytime-valid, look 3)``; '' for a single look."""
+    """`` (plan, look 2)`` / `` (anytime-valid, look 3)`` / `` (fixed-sample, look 1)`` (one
+    look of its own among later looks, §4e.12); '' for a single look."""
     if record.sequential == PLAN:
         return f" (plan, look {record.look})"
     if record.sequential == ANYTIME:
         return f" (anytime-valid, {look_phrase(record.look, record.look_source)})"
+    if record.one_look:
+        return f" (fixed-sample, {look_phrase(record.look, record.look_source)})"
     return ""
+
+
+def _distinct(values: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+def interval_kinds(records: list[PairDecision]) -> str:
+    """``step-down``, or ``step-down / anytime-valid`` when the records' intervals differ in
+    kind (one look of its own or a single-run side beside sequential verdicts, §4e.12): what a
+    column of their intervals is."""
+    return " / ".join(_distinct(interval_parts(r.interval)[0] for r in records))
+
+
+def interval_heading(records: list[PairDecision]) -> str:
+    """``step-down 95 % CI`` / ``step-down / anytime-valid 95 % CI``: a column of the records'
+    intervals, every kind in it named (each row's verdict names its own)."""
+    if not records:
+        return "CI"
+    return f"{interval_kinds(records)} {interval_parts(records[0].interval)[1]} CI"
+
+
+def p_heading(records: list[PairDecision]) -> str:
+    """``p (step-down over 5 comparisons with the baseline)``; with verdicts of several kinds
+    every p and family named: ``p / anytime-valid p (step-down over 5 ...; Bonferroni over 5
+    ...)``."""
+    if not records:
+        return "p"
+    names = " / ".join(_distinct(p_name(r) for r in records))
+    families = [family_text(r) for r in records if r.family_size > 1]
+    return f"{names} ({'; '.join(_distinct(families))})" if families else names
 
 
 def family_text(record: PairDecision) -> str:

@@ -30,11 +30,12 @@ from infrepro.core.decisions import (
     PairDecision,
     interval_parts,
     level_text,
+    look_phrase,
     method_name,
     runs_phrase,
 )
 from infrepro.core.vocabulary import SYSTEM, file_stem
-from infrepro.report.decisions import PILCROW, family_text, p_name, plan_text
+from infrepro.report.decisions import PILCROW, family_text, interval_kinds, p_name, plan_text
 from infrepro.report.escape import (
     latex_comment,
     latex_header,
@@ -83,17 +84,20 @@ class PaperRow:
 def header(records: list[PairDecision]) -> list[tuple[str, ...]]:
     """The column titles, as lines; the improvement names its interval, p its family."""
     first = records[0] if records else None
-    p = p_name(first) if first is not None else "p"  # "repeated p" for a plan's verdicts
+    # "repeated p" for a plan's verdicts; every kind named when they differ (§4e.12)
+    p = " / ".join(dict.fromkeys(p_name(r) for r in records)) or "p"
     p_title: tuple[str, ...] = (p,)
-    if first is not None and first.family_size > 1:  # "p / (max-t, / 2 vs baseline)"
-        method = method_name(first.family_adjust)
+    adjusted = [r for r in records if r.family_size > 1]
+    if first is not None and adjusted:  # "p / (max-t, / 2 vs baseline)"
+        method = " / ".join(dict.fromkeys(method_name(r.family_adjust) for r in adjusted))
+        sizes = " / ".join(dict.fromkeys(str(r.family_size) for r in adjusted))
         scope = "vs baseline" if first.family == FAMILY_BASELINE else "pairs"
-        p_title = (p, f"({method},", f"{first.family_size} {scope})")
+        p_title = (p, f"({method},", f"{sizes} {scope})")
     means = level_text(MEANS_LEVEL)
     improvement: tuple[str, ...] = ("Improvement",)
     if first is not None:  # the level the records' intervals were computed at (1 − α)
-        kind, level = interval_parts(first.interval)
-        improvement = ("Improvement", f"[{level} CI,", f"{kind}]")
+        level = interval_parts(first.interval)[1]
+        improvement = ("Improvement", f"[{level} CI,", f"{interval_kinds(records)}]")
     return [
         ("Rank", f"({means})"),
         ("System",),
@@ -135,7 +139,7 @@ def earlier_look(record: PairDecision | None) -> bool:
 def _improvement(record: PairDecision | None) -> tuple[str, str]:
     if record is None:
         return "(baseline)", ""
-    mark = DAGGER if earlier_look(record) else ""
+    mark = DAGGER if earlier_look(record) or record.one_look else ""
     return points(
         record.improvement, sign=True
     ) + mark, f"[{points(record.lower)}, {points(record.upper)}]"
@@ -229,6 +233,36 @@ def _measured_levels() -> pd.DataFrame:
     return pd.read_csv(str(files("infrepro") / "assets" / MEASURED_LEVELS))
 
 
+def kinds_text(records: list[PairDecision]) -> str:
+    """``step-down 95 % intervals``; when the comparisons decided at looks sit beside
+    fixed-sample ones (one look of their runs, a single output: §4e.12), each kind with the
+    rows it is (the fixed-sample rows carry † or ‡; names stay out of the caption)."""
+    if not records:
+        return "intervals"
+    labels = list(dict.fromkeys(r.interval for r in records))
+    if len(labels) == 1:
+        return f"{labels[0]} intervals"
+    looked = [r for r in records if r.sequential]
+    fixed = [r for r in records if not r.sequential]
+    kinds = [
+        " / ".join(dict.fromkeys(interval_parts(r.interval)[0] for r in group))
+        for group in (looked, fixed)
+    ]
+    marks = [
+        f"{mark} ({what})"
+        for mark, what, holds in (
+            (DAGGER, "one look of their runs", any(r.one_look for r in fixed)),
+            (DOUBLE_DAGGER, "a single output", any(not r.one_look for r in fixed)),
+        )
+        if holds
+    ]
+    level = interval_parts(labels[0])[1]
+    return (
+        f"{level} intervals, {kinds[0]} for the comparisons decided at looks, "
+        f"{kinds[1]} for those marked {' or '.join(marks)}"
+    )
+
+
 def spent_text(records: list[PairDecision], alpha: float) -> str:
     """What the step-down's intervals are and how much of α it was measured to spend on the
     null design nearest the family's (its systems, one run or several), at the measured α
@@ -272,9 +306,9 @@ def caption(
     unit: str = "points",
 ) -> str:
     """What the table shows and how: model, df method, family, interval, α, the marks."""
-    first = records[0] if records else None
-    family = f"{family_text(first)}, " if first is not None and first.family_size > 1 else ""
-    kind = f"{first.interval} intervals" if first is not None else "intervals"
+    families = list(dict.fromkeys(family_text(r) for r in records if r.family_size > 1))
+    family = "".join(f"{f}, " for f in families)
+    kind = kinds_text(records)
     marks = {m for r in records for m in verdict_cell(r) if m in MARK_TEXT}
     text = (
         f"{label} {'in points' if unit == 'points' else 'as given'} ({better} is better), "
@@ -294,11 +328,20 @@ def caption(
         f"Rank ({level_text(MEANS_LEVEL)}): the rank by model mean and the ranks of "
         f"{level_text(MEANS_LEVEL)} of parametric draws from the fit (per system)."
     )
-    if first is not None and first.sequential:
+    read = next((r for r in records if r.sequential), None)
+    if read is not None:
         text += (
-            f" Verdicts read at {'recorded' if first.look_source == RECORDED_LOOKS else 'declared'}"
-            f" looks ({plan_text(first)}): p is the {p_name(first)}, "
-            f"the interval the {first.interval} interval of the look the verdict was read at."
+            f" Verdicts read at {'recorded' if read.look_source == RECORDED_LOOKS else 'declared'}"
+            f" looks ({plan_text(read)}): p is the {p_name(read)}, "
+            f"the interval the {read.interval} interval of the look the verdict was read at."
+        )
+    held = sorted({r.look for r in records if r.one_look})
+    if held:
+        at = ", ".join(look_phrase(k, records[0].look_source) for k in held)
+        text += (
+            f" {DAGGER} one look of its runs (neither system has gained runs since): the "
+            f"fixed-sample verdict, its improvement, interval and p as read at that look ({at}; "
+            "that look's fit and family), the means from all runs."
         )
     looks = sorted(
         {(r.look, r.look_runs_reference, r.look_runs_system) for r in records if earlier_look(r)}

@@ -8,7 +8,7 @@ records them as a completed run does; the runs' content digests as scores mode c
 and the runs table gets the recorded looks as the ``prepare_runs`` / ``import_scores`` jobs give
 them (``with_recorded_looks``). The first look's verdict is the fixed-sample decision on its
 runs; from the second look on the decision is the summary analysis' own (``decide`` with its
-sequential path, ``sequential_of``), read at the last look: the anytime-valid verdict is
+sequential path, ``sequential_path``), read at the last look: the anytime-valid verdict is
 directional at the last look exactly when the confidence sequence left 0 at some earlier look
 (its running intersection), which is when the user would have stopped.
 """
@@ -21,8 +21,7 @@ from pathlib import Path
 
 from infrepro.analyses.common.data import MetricData
 from infrepro.analyses.common.fitlog import FitLog
-from infrepro.analyses.decision.looks import sequential_of
-from infrepro.analyses.decision.summary import Settings, decide
+from infrepro.analyses.decision.summary import Settings, decide, sequential_path
 from infrepro.core.decisions import ANYTIME, BETTER, FAMILY_BASELINE, RECORDED_LOOKS, WORSE
 from infrepro.core.schema import with_defaults
 from infrepro.core.vocabulary import RUN, SYSTEM
@@ -72,8 +71,9 @@ def _runs_at(data: MetricData, n: int) -> MetricData:
 
 def _verdict(data: MetricData, sequential: bool) -> tuple[int, int, bool, bool]:
     log = FitLog(METRIC)
-    revise = sequential_of(data, log, ALPHA) if sequential else None
-    records = decide(data, log, Settings(alpha=ALPHA, draws=RANK_DRAWS), revise).records
+    settings = Settings(alpha=ALPHA, draws=RANK_DRAWS)
+    revise = sequential_path(data, log, settings) if sequential else None
+    records = decide(data, log, settings, revise).records
     record = next(r for r in records if r.family == FAMILY_BASELINE)
     named = record.sequential == ANYTIME and record.look_source == RECORDED_LOOKS
     direction = CLAIM.get(record.verdict, 0)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -169,9 +169,14 @@ class LookFit:
     reason: str = ""
 
 
+def look_runs(look: int) -> str:
+    """How the diagnostics name the runs of looks 1 ... ``look``."""
+    return f"runs of looks 1-{look}"
+
+
 def look_subset(look: int) -> str:
     """The diagnostics' ``subset`` of a look's fit."""
-    return f"all systems, runs of looks 1-{look}"
+    return f"all systems, {look_runs(look)}"
 
 
 # -- one pair's looks -----------------------------------------------------------------------------
@@ -246,11 +251,16 @@ def look_test(looks: list[PairLook]) -> LookTest:
 
 
 # -- the revision of the records -------------------------------------------------------------------
+ReadThen = Callable[[MetricData, str], list[PairDecision]]  # an earlier look's fixed-look records
+
+
 @dataclass
 class Sequential:
     """The sequential path of one metric's decision (§4e.10): the fits of M at every look
     before the latest (the latest is the decision's own), the records revised and their look
-    history. Call it with a family's records and the decision's model (``summary.decide``)."""
+    history. Call it with a family's records and the decision's model (``summary.decide``).
+    ``read_then``: the fixed-look decision of an earlier look's runs (named as the diagnostics
+    name them), for the pairs with one look of their own (§4e.12)."""
 
     data: MetricData
     log: FitLog
@@ -258,9 +268,11 @@ class Sequential:
     options: SequentialOptions
     looks: dict[str, int]
     source: str = DECLARED_LOOKS
+    read_then: ReadThen | None = None  # None: every pair with an earlier look is looked at again
     rows: list[dict[str, object]] = field(default_factory=list)
     _fits: list[LookFit] | None = None
     _arrival: dict[str, list[float]] | None = None
+    _read: dict[int, dict[tuple[str, str, str, str], PairDecision]] = field(default_factory=dict)
 
     def fits(self, latest: object) -> list[LookFit]:
         """Model M at every look (the last: ``latest``, the decision's fit of all runs)."""
@@ -315,8 +327,65 @@ class Sequential:
         alpha_j = self.alpha / record.family_size
         maxima = (self.options.maximum(record.reference), self.options.maximum(record.system))
         if maxima[0] is None or maxima[1] is None:
+            own = [lk for lk in looks if lk.n_a > 0 and lk.n_b > 0]
+            read = self._read_then(record, own[0]) if len(own) == 1 else None
+            if read is not None:
+                return self._one_look(read, own[0], len(fits))
             return self._anytime(record, looks, alpha_j, len(fits))
         return self._plan(record, looks, alpha_j, (maxima[0], maxima[1]), len(fits))
+
+    # -- one look of its own --
+    def _read_then(self, record: PairDecision, own: PairLook) -> PairDecision | None:
+        """The pair's fixed-look record as read at its one look (§4e.12): the decision's own at
+        the latest look, else the decision of look ``own.look``'s runs; None when that look
+        decided no verdict of the pair (its fit failed or did not converge: the sequence
+        decides)."""
+        k = own.look
+        if k == max(self.looks.values()):
+            read: PairDecision | None = record
+        elif self.read_then is None:
+            read = None
+        else:
+            if k not in self._read:
+                kept = {r for r, look in self.looks.items() if look <= k}
+                then = self.read_then(data_at(self.data, kept), look_runs(k))
+                self._read[k] = {r.key: r for r in then}
+            read = self._read[k].get(record.key)
+        if read is None or read.verdict == NOT_CONVERGED:
+            return None
+        return read
+
+    def _one_look(self, read: PairDecision, own: PairLook, total: int) -> PairDecision:
+        """A pair whose runs are those of its one look k: the fixed-sample record of look k, as
+        read then (the same runs, fit and family; §4e.12), and its one row of the history."""
+        note = (
+            f"one look of its runs (look {own.look}, {self.looks_word}; neither system has "
+            "gained runs since): the fixed-sample verdict read at that look; a run added to "
+            "either system decides it anytime-valid"
+        )
+        revised = replace(
+            read,
+            look_source=self.source,
+            looks=total,
+            look=own.look,
+            look_runs_reference=own.n_a,
+            look_runs_system=own.n_b,
+            note=_joined(read.note, note),
+        )
+        row = self._row(revised, replace(own, data=None, test=None))
+        row.update(
+            improvement=revised.improvement,
+            se=revised.se,
+            df=revised.df,
+            p_value=revised.p_value,
+            log10_p=revised.log10_p,
+            lower=revised.lower,
+            upper=revised.upper,
+            crossed=revised.directional,
+            note="one look of its runs: the fixed-sample verdict",
+        )
+        self.rows.append(row)
+        return revised
 
     # -- a declared plan --
     def _plan(
@@ -654,10 +723,13 @@ def _joined(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
 
 
-def sequential_of(data: MetricData, log: FitLog, alpha: float) -> Sequential | None:
-    """The sequential path of a metric's decision, None when the runs declare no looks."""
+def sequential_of(
+    data: MetricData, log: FitLog, alpha: float, read_then: ReadThen
+) -> Sequential | None:
+    """The sequential path of a metric's decision, None when the runs declare no looks
+    (``read_then``: the fixed-look decision of an earlier look's runs, :class:`Sequential`)."""
     looks = looks_of(data.runs)
     if looks is None:
         return None
     options = SequentialOptions.of(data.options["sequential"])
-    return Sequential(data, log, alpha, options, looks, look_source(data.runs))
+    return Sequential(data, log, alpha, options, looks, look_source(data.runs), read_then)

@@ -15,6 +15,7 @@ import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -82,6 +83,9 @@ from infrepro.stats.calibrated import DEFAULT_SUPPORT
 from infrepro.stats.letters import compact_letters
 from infrepro.stats.pvalues import format_p, holm_log10
 from infrepro.stats.runcounts import holds_level, too_few_runs
+
+if TYPE_CHECKING:
+    from infrepro.analyses.decision.looks import Sequential
 
 RANK_DRAWS = 2000
 NO_VERDICT = "the decision model did not converge: no verdict is read from it (§4.6.1)"
@@ -454,10 +458,13 @@ def _survival(
 
 
 # -- facet-aware reading ---------------------------------------------------------------------------
-def facet_aware_pairs(data: MetricData, log: FitLog, model: DecisionModel) -> dict[str, Contrast]:
+def facet_aware_pairs(
+    data: MetricData, log: FitLog, model: DecisionModel, runs_of: str = ""
+) -> dict[str, Contrast]:
     """For each `systems` comparison with the baseline whose runs share facet levels, the
     facet-aware model of §4b.2 on the pair's rows (REML, t with the df of §4b.4), keyed by the
-    competitor (§4c.5: the second reading a general claim needs)."""
+    competitor (§4c.5: the second reading a general claim needs); ``runs_of`` (``runs of looks
+    1-2``) names an earlier look's runs in the diagnostics."""
     out = {}
     base = model.systems[0]
     for pair in model.pairs:
@@ -470,7 +477,7 @@ def facet_aware_pairs(data: MetricData, log: FitLog, model: DecisionModel) -> di
         if not groups:
             continue
         formula = facet_aware_formula(data.metric, members, groups)
-        subset = f"{pair.system} vs {base}"
+        subset = f"{pair.system} vs {base}" + (f", {runs_of}" if runs_of else "")
         fitted = log.fit(
             formula,
             rows,
@@ -610,24 +617,40 @@ class MetricDecision:
 Revision = Callable[[list[PairDecision], DecisionModel], list[PairDecision]]
 
 
-def decide(
-    data: MetricData, log: FitLog, settings: Settings, revise: Revision | None = None
-) -> MetricDecision:
-    """The decision of one metric (§4c): ``summary.csv``'s rows, best system first, and the
-    records of the named family and, for the letters, of all pairs. ``revise`` (the sequential
-    looks of §4e.10, ``looks.Sequential``) replaces each family's records before the letters
-    and orders are drawn from them."""
-    empty = MetricDecision(pd.DataFrame(columns=columns(SUMMARY)), [])
-    model = fit_decision_model(data, log)
+@dataclass(frozen=True)
+class Decided:
+    """The fixed-look decision of one set of runs (§4c): model M, what its records share, the
+    per-system run columns, and the records of all pairs and of the named family (the same
+    list with ``all_pairs``)."""
+
+    model: DecisionModel
+    ctx: Context
+    runs: dict[str, dict[str, object]]
+    all_pairs: list[PairDecision]
+    named: list[PairDecision]
+
+    @property
+    def records(self) -> list[PairDecision]:
+        """Every record decided: the named family's, then (with ``baseline``) all pairs'."""
+        return self.named if self.named is self.all_pairs else self.named + self.all_pairs
+
+
+def fixed_look(
+    data: MetricData, log: FitLog, settings: Settings, runs_of: str = ""
+) -> Decided | None:
+    """Model M fitted on ``data`` and the records of its families, each pair's verdict at the
+    fixed-look level (§4c); None when M fails or holds fewer than two systems. ``runs_of``
+    (``runs of looks 1-2``) names an earlier look's runs in the diagnostics (§4e.12)."""
+    subset = ", ".join(["all systems", *([runs_of] if runs_of else [])])
+    model = fit_decision_model(data, log, subset)
     if model is None or len(model.systems) < 2:
-        return empty
-    sign = data.sign()
+        return None
     picked = best_runs(data)
     runs = _run_columns(data, picked)
     ratios, prior_df, unsupported = calibrate(model, data, settings.runs)
     ctx = Context(
         metric=log.metric,
-        sign=sign,
+        sign=data.sign(),
         settings=settings,
         converged=bool(model.fit.converged),
         best={s: float(runs[s]["best_run_score"]) for s in model.systems},  # type: ignore[arg-type]
@@ -636,11 +659,28 @@ def decide(
         prior_df=prior_df,
         unsupported=unsupported,
     )
-    facet = facet_aware_pairs(data, log, model)
+    facet = facet_aware_pairs(data, log, model, runs_of)
     all_pairs = records(model, FAMILY_ALL, ctx, facet)
     named = (
         all_pairs if settings.family == FAMILY_ALL else records(model, settings.family, ctx, facet)
     )
+    return Decided(model, ctx, runs, all_pairs, named)
+
+
+def decide(
+    data: MetricData, log: FitLog, settings: Settings, revise: Revision | None = None
+) -> MetricDecision:
+    """The decision of one metric (§4c): ``summary.csv``'s rows, best system first, and the
+    records of the named family and, for the letters, of all pairs. ``revise`` (the sequential
+    looks of §4e.10, ``looks.Sequential``) replaces each family's records before the letters
+    and orders are drawn from them."""
+    empty = MetricDecision(pd.DataFrame(columns=columns(SUMMARY)), [])
+    fixed = fixed_look(data, log, settings)
+    if fixed is None:
+        return empty
+    model, ctx, runs = fixed.model, fixed.ctx, fixed.runs
+    sign = ctx.sign
+    all_pairs, named = fixed.all_pairs, fixed.named
     if revise is not None:
         all_pairs = revise(all_pairs, model)
         named = all_pairs if settings.family == FAMILY_ALL else revise(named, model)
@@ -680,15 +720,26 @@ def decide(
     return MetricDecision(table[columns(SUMMARY)], decided)
 
 
+def sequential_path(data: MetricData, log: FitLog, settings: Settings) -> Sequential | None:
+    """The sequential path of the decision (§4e.10; None when the runs are one look), with the
+    fixed-look decision of an earlier look's runs for the pairs with one look of their own
+    (§4e.12)."""
+    from infrepro.analyses.decision.looks import sequential_of
+
+    def read_then(part: MetricData, runs_of: str) -> list[PairDecision]:
+        fixed = fixed_look(part, log, settings, runs_of)
+        return [] if fixed is None else fixed.records
+
+    return sequential_of(data, log, settings.alpha, read_then)
+
+
 def summary_tables(data: MetricData, log: FitLog) -> dict[str, pd.DataFrame]:
     """The summary analysis' tables (its registry entry): the per-system decision table, the
     decision records of the named family (`analyses.comparisons`; with `baseline`, the all-pairs
     records behind the letters are not written, §4c.5) and, when the runs declare looks, their
     look history (§4e.10)."""
-    from infrepro.analyses.decision.looks import sequential_of
-
     settings = settings_of(data.options)
-    sequential = sequential_of(data, log, settings.alpha)
+    sequential = sequential_path(data, log, settings)
     decision = decide(data, log, settings, sequential)
     named = [r.row() for r in decision.records if r.family == settings.family]
     frame = pd.DataFrame(named, columns=columns("decisions"))

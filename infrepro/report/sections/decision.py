@@ -18,10 +18,10 @@ from infrepro.plots.groups import groups_diagram, letter_members
 from infrepro.report.decisions import (
     Book,
     book,
-    family_text,
     few_df_note,
     interval,
-    p_name,
+    interval_heading,
+    p_heading,
     scale_words,
     sentence,
     verdict_text,
@@ -91,11 +91,10 @@ def table_of(
     paired: list[tuple[pd.Series, PairDecision | None]], settings: ReportSettings, metric: str
 ) -> Table:
     """The decision table: the per-system columns and the baseline pair's record."""
-    first = next((r for _, r in paired if r is not None), None)
-    interval_kind = f"{first.interval} CI" if first else "CI"
+    decided = [r for _, r in paired if r is not None]
+    interval_kind = interval_heading(decided)  # every kind of the column's intervals, §4e.12
     means = level_text(MEANS_LEVEL)  # the means' and ranks' level; the improvement's: its record's
-    p = p_name(first) if first else "p"  # a sequential verdict's p is the repeated p, §4e.10
-    family = f"{p} ({family_text(first)})" if first and first.family_size > 1 else p
+    family = p_heading(decided)  # a sequential verdict's p is the repeated p, §4e.10
     outputs = any(not is_missing(row["output_group"]) for row, _ in paired)
     headers = [
         Column(
@@ -169,7 +168,7 @@ def _forest(
     if not records:
         return []
     key = f"forest-{metric}"
-    kind = records[0].interval
+    kind = interval_heading(records).removesuffix(" CI")
     baseline = f" over {settings.baseline}" if len(settings.baseline) <= 16 else ""
     description = "; ".join(
         f"{r.system}: {interval(r)}, {verdict_text(r, spelled=True)}" for r in records

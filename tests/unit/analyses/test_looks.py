@@ -27,7 +27,8 @@ from infrepro.core.decisions import (
 )
 from infrepro.core.schema import with_defaults
 from infrepro.core.vocabulary import LOOK, RUN, SYSTEM
-from infrepro.report.decisions import records_of
+from infrepro.report.decisions import interval_heading, p_heading, records_of
+from infrepro.report.paper import caption, header, paper_rows
 from infrepro.stats.anytime import (
     anytime_p,
     confidence_sequence,
@@ -240,3 +241,70 @@ def test_the_planned_maximum_ends_the_plan() -> None:
     assert list(mine["note"].fillna(""))[-1] == "after the final look: not tested"
     if not record.directional:
         assert record.action == STOP_MAXIMUM and record.look == 3  # 5 runs: the maximum
+
+
+def _seed_of_one_system(gains: str) -> MetricData:
+    """A (the baseline), B and C with 3 runs at look 1, B 0.8 run SDs better than A; one run
+    of ``gains`` arrives at look 2 (nothing declared but the looks)."""
+    rng = np.random.default_rng(5)
+    systems = [("A", 3, RUN_SD, 0.5), ("B", 3, RUN_SD, 0.5 + 0.8 * RUN_SD), ("C", 3, RUN_SD, 0.5)]
+    data = _frame([(s, n + (s == gains), sd, mean) for s, n, sd, mean in systems], rng)
+    runs = data.runs.copy()
+    runs[LOOK] = ["2" if r == f"{gains}_3" else "1" for r in runs[RUN]]
+    return with_options(replace(data, runs=runs), {})
+
+
+# what a verdict read at its one look keeps (§4e.12): everything but where the looks are counted
+READ_THEN = ("verdict", "improvement", "se", "df", "lower", "upper", "interval", "p_adjusted")
+
+
+@pytest.mark.parametrize("family", [FAMILY_BASELINE, FAMILY_ALL])
+def test_a_pair_whose_runs_did_not_change_keeps_the_verdict_of_its_one_look(family: str) -> None:
+    """A new seed of C looks again at the pairs with C only: A vs B keeps the fixed-sample
+    record of look 1, as read then (look 1's fit and family), in decisions.csv and in
+    looks.csv; A vs C (and B vs C) are decided by the confidence sequence (§4e.12). Before,
+    one new seed of one system turned every pair anytime-valid."""
+    data = _seed_of_one_system("C")
+    data.options["comparisons"] = family
+    records = {(r.reference, r.system): r for r in records_of(tables(data)["decisions"])}
+    first = up_to(data, 1)
+    first.options["comparisons"] = family
+    then = {(r.reference, r.system): r for r in records_of(tables(first)["decisions"])}
+    kept = records[("A", "B")]
+    assert [getattr(kept, f) for f in READ_THEN] == [getattr(then["A", "B"], f) for f in READ_THEN]
+    assert kept.family_size == then["A", "B"].family_size
+    assert (kept.sequential, kept.look, kept.looks, kept.one_look) == ("", 1, 2, True)
+    assert "one look of its runs (look 1" in kept.note
+    changed = [pair for pair in records if "C" in pair]
+    assert changed and all(records[pair].sequential == ANYTIME for pair in changed)
+    looks = tables(data)["looks"]
+    own = looks[(looks["reference"] == "A") & (looks["system"] == "B")]
+    assert list(own[LOOK]) == [1] and list(own["improvement"]) == [kept.improvement]
+
+
+def test_a_new_seed_of_the_baseline_looks_again_at_every_comparison_with_it() -> None:
+    records = records_of(tables(_seed_of_one_system("A"))["decisions"])
+    assert {r.system for r in records} == {"B", "C"}
+    assert all(r.sequential == ANYTIME and not r.one_look for r in records)
+
+
+def test_a_family_of_both_kinds_names_each_kind_in_every_heading() -> None:
+    """Beside a comparison decided at looks, the one with one look of its own keeps its
+    step-down interval and p: the headings of the page and of the paste-ready tables name both
+    kinds, the caption says which rows are which (the dagger), never only the first row's."""
+    found = tables(_seed_of_one_system("C"))
+    records = records_of(found["decisions"])
+    assert {r.interval.split(" ")[0] for r in records} == {"step-down", ANYTIME}
+    assert interval_heading(records) == "step-down / anytime-valid 95 % CI"
+    assert p_heading(records).startswith("p / anytime-valid p (step-down over 2 ")
+    titles = [" ".join(h) for h in header(records)]
+    assert "Improvement [95 % CI, step-down / anytime-valid]" in titles
+    text = caption(found["summary"], records, "score", "higher", ALPHA)
+    assert (
+        "95 % intervals, anytime-valid for the comparisons decided at looks, step-down for "
+        "those marked \u2020 (one look of their runs)"
+    ) in text
+    assert "\u2020 one look of its runs" in text
+    rows = paper_rows(found["summary"], records, "higher")
+    cells = {row.system: row.improvement[0] for row in rows}
+    assert cells["B"].endswith("\u2020") and not cells["C"].endswith("\u2020")
