@@ -236,7 +236,8 @@ def _measured_levels() -> pd.DataFrame:
 def kinds_text(records: list[PairDecision]) -> str:
     """``step-down 95 % intervals``; when the comparisons decided at looks sit beside
     fixed-sample ones (one look of their runs, a single output: §4e.12), each kind with the
-    rows it is (the fixed-sample rows carry † or ‡; names stay out of the caption)."""
+    rows it is (those of one look carry †, those of a single-run system have 1 in the Runs
+    column; names stay out of the caption)."""
     if not records:
         return "intervals"
     labels = list(dict.fromkeys(r.interval for r in records))
@@ -248,18 +249,18 @@ def kinds_text(records: list[PairDecision]) -> str:
         " / ".join(dict.fromkeys(interval_parts(r.interval)[0] for r in group))
         for group in (looked, fixed)
     ]
-    marks = [
-        f"{mark} ({what})"
-        for mark, what, holds in (
-            (DAGGER, "one look of their runs", any(r.one_look for r in fixed)),
-            (DOUBLE_DAGGER, "a single output", any(not r.one_look for r in fixed)),
+    rows = [
+        what
+        for what, holds in (
+            (f"those marked {DAGGER} (one look of their runs)", any(r.one_look for r in fixed)),
+            ("single-run systems' (1 in the Runs column)", any(not r.one_look for r in fixed)),
         )
         if holds
     ]
     level = interval_parts(labels[0])[1]
     return (
         f"{level} intervals, {kinds[0]} for the comparisons decided at looks, "
-        f"{kinds[1]} for those marked {' or '.join(marks)}"
+        f"{kinds[1]} for {' and '.join(rows)}"
     )
 
 
