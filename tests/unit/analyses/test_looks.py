@@ -308,3 +308,20 @@ def test_a_family_of_both_kinds_names_each_kind_in_every_heading() -> None:
     rows = paper_rows(found["summary"], records, "higher")
     cells = {row.system: row.improvement[0] for row in rows}
     assert cells["B"].endswith("\u2020") and not cells["C"].endswith("\u2020")
+
+
+def test_a_system_that_arrives_later_is_read_at_the_look_it_arrived() -> None:
+    """C arrives at look 2 with 3 runs, then a run of B at look 3: A vs C keeps the record read
+    at look 2 (the decision of looks 1-2's runs, C's first), A vs B is looked at again."""
+    rng = np.random.default_rng(8)
+    systems = [("A", 3, RUN_SD, 0.5), ("B", 4, RUN_SD, 0.5), ("C", 3, RUN_SD, 0.5 + RUN_SD)]
+    data = _frame(systems, rng)
+    runs = data.runs.copy()
+    runs[LOOK] = ["3" if r == "B_3" else "2" if r.startswith("C_") else "1" for r in runs[RUN]]
+    data = with_options(replace(data, runs=runs), {})
+    records = {r.system: r for r in records_of(tables(data)["decisions"])}
+    then = {r.system: r for r in records_of(tables(up_to(data, 2))["decisions"])}  # looks 1-2
+    kept = records["C"]
+    assert [getattr(kept, f) for f in READ_THEN] == [getattr(then["C"], f) for f in READ_THEN]
+    assert (kept.sequential, kept.look, kept.looks, kept.one_look) == ("", 2, 3, True)
+    assert records["B"].sequential == ANYTIME
