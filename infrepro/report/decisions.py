@@ -190,10 +190,11 @@ def p_name(record: PairDecision) -> str:
 
 def p_text(record: PairDecision) -> str:
     """``p = 0.02228 (max-t over 2 comparisons with the baseline)``: never a p without its
-    family (or its kind: ``repeated p = ...`` for a sequential verdict)."""
-    if record.family_size == 1:
-        return f"{p_name(record)} = {record.p_adjusted}"
-    return f"{p_name(record)} = {record.p_adjusted} ({family_text(record)})"
+    family (or its kind: ``repeated p = ...`` for a sequential verdict), nor without the look it
+    was read at when that is one look of its own (``; read at look 1``, §4e.12)."""
+    read = f"read at {look_phrase(record.look, record.look_source)}" if record.one_look else ""
+    where = "; ".join(w for w in (family_text(record) if record.family_size > 1 else "", read) if w)
+    return f"{p_name(record)} = {record.p_adjusted}" + (f" ({where})" if where else "")
 
 
 def test_text(record: PairDecision) -> str:

@@ -19,6 +19,7 @@ from importlib.resources import files
 import pandas as pd
 
 from infrepro.core.decisions import (
+    ANYTIME,
     FAMILY_BASELINE,
     MEANS_LEVEL,
     NOT_SHOWN,
@@ -233,6 +234,22 @@ def _measured_levels() -> pd.DataFrame:
     return pd.read_csv(str(files("infrepro") / "assets" / MEASURED_LEVELS))
 
 
+def looks_mode(record: PairDecision) -> str:
+    """The sequential mode of a table's verdicts, for its caption: the plan, or the anytime-valid
+    sequences with the α of each comparison (not one row's look: the rows differ in it)."""
+    if record.sequential != ANYTIME:
+        return plan_text(record)
+    where = (
+        "looks recorded in the ledger"
+        if record.look_source == RECORDED_LOOKS
+        else "no maximum declared"
+    )
+    return (
+        f"anytime-valid confidence sequences ({where}), α = {record.plan_alpha:.3g} for each "
+        "comparison"
+    )
+
+
 def kinds_text(records: list[PairDecision]) -> str:
     """``step-down 95 % intervals``; when the comparisons decided at looks sit beside
     fixed-sample ones (one look of their runs, a single output: §4e.12), each kind with the
@@ -333,12 +350,13 @@ def caption(
     if read is not None:
         text += (
             f" Verdicts read at {'recorded' if read.look_source == RECORDED_LOOKS else 'declared'}"
-            f" looks ({plan_text(read)}): p is the {p_name(read)}, "
+            f" looks ({looks_mode(read)}): p is the {p_name(read)}, "
             f"the interval the {read.interval} interval of the look the verdict was read at."
         )
-    held = sorted({r.look for r in records if r.one_look})
+    held = [r for r in records if r.one_look]
     if held:
-        at = ", ".join(look_phrase(k, records[0].look_source) for k in held)
+        looks = sorted({r.look for r in held})
+        at = ", ".join(look_phrase(k, held[0].look_source) for k in looks)
         text += (
             f" {DAGGER} one look of its runs (neither system has gained runs since): the "
             f"fixed-sample verdict, its improvement, interval and p as read at that look ({at}; "

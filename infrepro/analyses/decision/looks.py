@@ -315,19 +315,24 @@ class Sequential:
 
     def revise(self, record: PairDecision, fits: list[LookFit]) -> PairDecision:
         """One record: the sequential verdict of its pair, its look history in ``rows``."""
+        looks = pair_looks(fits, record.reference, record.system, self.data.sign())
+        own = [lk for lk in looks if lk.n_a > 0 and lk.n_b > 0]
         if record.comparison != SYSTEMS or record.verdict == NOT_CONVERGED:
+            read = None
+            if record.verdict != NOT_CONVERGED and len(own) == 1:  # a single output, unchanged
+                read = self._read_then(record, own[0])
+            if read is not None:
+                return self._one_look(read, own[0], len(fits))
             why = (
                 "the latest fit did not converge"
                 if record.verdict == NOT_CONVERGED
                 else "a system with a single run"
             )
             note = f"{self.looks_word}, but not tested at looks ({why}): the single-look verdict"
-            return replace(record, looks=len(fits), note=_joined(record.note, note))
-        looks = pair_looks(fits, record.reference, record.system, self.data.sign())
+            return replace(record, looks=len(fits), look=len(fits), note=_joined(record.note, note))
         alpha_j = self.alpha / record.family_size
         maxima = (self.options.maximum(record.reference), self.options.maximum(record.system))
         if maxima[0] is None or maxima[1] is None:
-            own = [lk for lk in looks if lk.n_a > 0 and lk.n_b > 0]
             read = self._read_then(record, own[0]) if len(own) == 1 else None
             if read is not None:
                 return self._one_look(read, own[0], len(fits))
@@ -358,10 +363,11 @@ class Sequential:
     def _one_look(self, read: PairDecision, own: PairLook, total: int) -> PairDecision:
         """A pair whose runs are those of its one look k: the fixed-sample record of look k, as
         read then (the same runs, fit and family; §4e.12), and its one row of the history."""
+        again = "anytime-valid" if read.comparison == SYSTEMS else "again"
         note = (
             f"one look of its runs (look {own.look}, {self.looks_word}; neither system has "
             "gained runs since): the fixed-sample verdict read at that look; a run added to "
-            "either system decides it anytime-valid"
+            f"either system decides it {again}"
         )
         revised = replace(
             read,

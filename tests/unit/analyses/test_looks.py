@@ -27,7 +27,7 @@ from infrepro.core.decisions import (
 )
 from infrepro.core.schema import with_defaults
 from infrepro.core.vocabulary import LOOK, RUN, SYSTEM
-from infrepro.report.decisions import interval_heading, p_heading, records_of
+from infrepro.report.decisions import interval_heading, p_heading, p_text, records_of
 from infrepro.report.paper import caption, header, paper_rows
 from infrepro.stats.anytime import (
     anytime_p,
@@ -324,4 +324,23 @@ def test_a_system_that_arrives_later_is_read_at_the_look_it_arrived() -> None:
     kept = records["C"]
     assert [getattr(kept, f) for f in READ_THEN] == [getattr(then["C"], f) for f in READ_THEN]
     assert (kept.sequential, kept.look, kept.looks, kept.one_look) == ("", 2, 3, True)
+    assert records["B"].sequential == ANYTIME
+
+
+def test_a_single_output_pair_that_did_not_change_keeps_its_one_look_too() -> None:
+    """S has one run, B gains one at look 2: baseline vs S (a single output, never tested at
+    looks) keeps the record read at look 1 instead of being decided again on the latest fit;
+    the sentence's p says where it was read."""
+    rng = np.random.default_rng(6)
+    systems = [("A", 3, RUN_SD, 0.5), ("B", 4, RUN_SD, 0.5), ("S", 1, RUN_SD, 0.5)]
+    data = _frame(systems, rng)
+    runs = data.runs.copy()
+    runs[LOOK] = ["2" if r == "B_3" else "1" for r in runs[RUN]]
+    data = with_options(replace(data, runs=runs), {})
+    records = {r.system: r for r in records_of(tables(data)["decisions"])}
+    then = {r.system: r for r in records_of(tables(up_to(data, 1))["decisions"])}
+    kept = records["S"]
+    assert [getattr(kept, f) for f in READ_THEN] == [getattr(then["S"], f) for f in READ_THEN]
+    assert (kept.look, kept.looks, kept.one_look) == (1, 2, True)
+    assert "; read at look 1)" in p_text(kept)
     assert records["B"].sequential == ANYTIME
