@@ -3,19 +3,20 @@
 cancelled; every job runs its script in a process of its own).
 
 The rest of the end-to-end suite runs with the door open (the installed, tested Snakemake);
-this module is CI's plain-mode run: the bundled example with a faked untested Snakemake version,
-compared file by file with the example run. The switch (``INFREPRO_PLAIN_SNAKEMAKE=1``) shuts
-the same door: tests/unit/workflow/test_snakemake_door.py shows both paths and their one line.
-(The whole suite in plain mode passes too, but takes about twice as long:
-docs/architecture.md.)
+this module is CI's plain-mode run: a small experiment (every rule of the workflow, raw mode)
+with a faked untested Snakemake version, compared file by file with the same experiment run
+with the door open. The switch (``INFREPRO_PLAIN_SNAKEMAKE=1``) shuts the same door:
+tests/unit/workflow/test_snakemake_door.py shows both paths and their one line. (The whole
+suite in plain mode passes too, but takes about twice as long: docs/architecture.md.)
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from workflow_helpers import copy_example, digest_tree, run_snakemake
+from workflow_helpers import digest_tree, make_mini_experiment, run_snakemake
 
 from infrepro.workflow.snakemake_door import PLAIN_VARIABLE, TESTED_SNAKEMAKE, VERSION_VARIABLE
 
@@ -30,23 +31,30 @@ def differing(first: Path, second: Path) -> list[str]:
     return sorted(name for name in one.keys() | other.keys() if one.get(name) != other.get(name))
 
 
-def test_an_untested_snakemake_runs_the_example_plain_with_the_same_bytes(
-    tmp_path: Path, request: pytest.FixtureRequest
+def test_an_untested_snakemake_runs_plain_with_the_same_bytes_and_says_so_once(
+    tmp_path: Path,
 ) -> None:
-    """A Snakemake version past the tested range (faked) runs the bundled example as plain
-    Snakemake: one warning naming the version and the range, every table, the report and the
-    paper tables byte for byte those of the example's run with the door open; a rerun with the
-    door open then has nothing to do (the mode is no input of any job)."""
+    """A Snakemake version past the tested range (faked) runs the workflow as plain Snakemake:
+    one warning naming the version and the range, and every file the door-open run writes; a
+    rerun with the door open then has nothing to do (the mode is no input of any job)."""
     untested = TESTED_SNAKEMAKE[1] + ".0"
-    root = copy_example(tmp_path / "plain")
-    config = root / "config" / "config.yaml"
-    plain = run_snakemake(root, configfile=config, env={VERSION_VARIABLE: untested})
-    assert plain.returncode == 0, plain.stderr[-4000:]
-    said = [line for line in plain.stderr.splitlines() if line.startswith("infrepro:")]
-    assert len(said) == 1 and said[0].startswith(WARNING), said
-    assert f"Snakemake {untested} " in said[0] and f"<{TESTED_SNAKEMAKE[1]}" in said[0]
-    example_run = request.getfixturevalue("example_run")  # after the long run: no wait for it
-    assert differing(root, example_run) == []
-    rerun = run_snakemake(root, "-n", configfile=config, env={PLAIN_VARIABLE: "0"})
+    open_, shut = (
+        make_mini_experiment(tmp_path / name, n_segments=12, metrics=("ter",)).root
+        for name in ("open", "shut")
+    )
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = [
+            pool.submit(run_snakemake, open_, env={PLAIN_VARIABLE: ""}),
+            pool.submit(run_snakemake, shut, env={VERSION_VARIABLE: untested}),
+        ]
+        door_open, door_shut = (run.result() for run in runs)
+    for result in (door_open, door_shut):
+        assert result.returncode == 0, result.stderr[-3000:]
+    assert WARNING not in door_open.stderr
+    warnings = [line for line in door_shut.stderr.splitlines() if line.startswith("infrepro:")]
+    assert len(warnings) == 1 and warnings[0].startswith(WARNING), warnings
+    assert f"Snakemake {untested} " in warnings[0] and f"<{TESTED_SNAKEMAKE[1]}" in warnings[0]
+    assert differing(open_, shut) == []
+    rerun = run_snakemake(shut, "-n", env={PLAIN_VARIABLE: "0"})
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert "Nothing to be done" in rerun.stdout + rerun.stderr
