@@ -146,15 +146,17 @@ def _sequential_mark(record: PairDecision) -> str:
     return ""
 
 
-def _distinct(values: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(values))
+def alternatives(values: Iterable[str]) -> str:
+    """``step-down / anytime-valid``: the distinct values, first seen first (what a heading over
+    rows of several kinds names, §4e.12)."""
+    return " / ".join(dict.fromkeys(values))
 
 
 def interval_kinds(records: list[PairDecision]) -> str:
     """``step-down``, or ``step-down / anytime-valid`` when the records' intervals differ in
     kind (one look of its own or a single-run side beside sequential verdicts, §4e.12): what a
     column of their intervals is."""
-    return " / ".join(_distinct(interval_parts(r.interval)[0] for r in records))
+    return alternatives(interval_parts(r.interval)[0] for r in records)
 
 
 def interval_heading(records: list[PairDecision]) -> str:
@@ -171,9 +173,9 @@ def p_heading(records: list[PairDecision]) -> str:
     ...)``."""
     if not records:
         return "p"
-    names = " / ".join(_distinct(p_name(r) for r in records))
-    families = [family_text(r) for r in records if r.family_size > 1]
-    return f"{names} ({'; '.join(_distinct(families))})" if families else names
+    families = list(dict.fromkeys(family_text(r) for r in records if r.family_size > 1))
+    names = alternatives(p_name(r) for r in records)
+    return f"{names} ({'; '.join(families)})" if families else names
 
 
 def family_text(record: PairDecision) -> str:

@@ -36,7 +36,14 @@ from infrepro.core.decisions import (
     runs_phrase,
 )
 from infrepro.core.vocabulary import SYSTEM, file_stem
-from infrepro.report.decisions import PILCROW, family_text, interval_kinds, p_name, plan_text
+from infrepro.report.decisions import (
+    PILCROW,
+    alternatives,
+    family_text,
+    interval_kinds,
+    p_name,
+    plan_text,
+)
 from infrepro.report.escape import (
     latex_comment,
     latex_header,
@@ -86,12 +93,12 @@ def header(records: list[PairDecision]) -> list[tuple[str, ...]]:
     """The column titles, as lines; the improvement names its interval, p its family."""
     first = records[0] if records else None
     # "repeated p" for a plan's verdicts; every kind named when they differ (§4e.12)
-    p = " / ".join(dict.fromkeys(p_name(r) for r in records)) or "p"
+    p = alternatives(p_name(r) for r in records) or "p"
     p_title: tuple[str, ...] = (p,)
     adjusted = [r for r in records if r.family_size > 1]
     if first is not None and adjusted:  # "p / (max-t, / 2 vs baseline)"
-        method = " / ".join(dict.fromkeys(method_name(r.family_adjust) for r in adjusted))
-        sizes = " / ".join(dict.fromkeys(str(r.family_size) for r in adjusted))
+        method = alternatives(method_name(r.family_adjust) for r in adjusted)
+        sizes = alternatives(str(r.family_size) for r in adjusted)
         scope = "vs baseline" if first.family == FAMILY_BASELINE else "pairs"
         p_title = (p, f"({method},", f"{sizes} {scope})")
     means = level_text(MEANS_LEVEL)
@@ -262,10 +269,7 @@ def kinds_text(records: list[PairDecision]) -> str:
         return f"{labels[0]} intervals"
     looked = [r for r in records if r.sequential]
     fixed = [r for r in records if not r.sequential]
-    kinds = [
-        " / ".join(dict.fromkeys(interval_parts(r.interval)[0] for r in group))
-        for group in (looked, fixed)
-    ]
+    kinds = [interval_kinds(looked), interval_kinds(fixed)]
     rows = [
         what
         for what, holds in (

@@ -86,6 +86,10 @@ from infrepro.stats.sequential_plan import (
     repeated_p_value,
 )
 
+ONE_LOOK_ROW = "one look of its runs: the fixed-sample verdict"  # its looks.csv note, §4e.12
+# the columns of a look's row that a record holds under the same name (§4e.10)
+RECORD_LOOK_COLUMNS = ("improvement", "se", "df", "p_value", "log10_p", "lower", "upper")
+
 ANYTIME_NOTE = (
     "no maximum declared (analyses.sequential.max_runs): the anytime-valid confidence sequence, "
     "valid however often the analysis is rerun"
@@ -314,15 +318,19 @@ class Sequential:
         return [self.revise(record, fits) for record in records]
 
     def revise(self, record: PairDecision, fits: list[LookFit]) -> PairDecision:
-        """One record: the sequential verdict of its pair, its look history in ``rows``."""
+        """One record: the sequential verdict of its pair, its look history in ``rows``. A pair
+        with one look of its own keeps that look's record (§4e.12): one not tested at looks (a
+        single-run side) whatever the mode, one of two multi-run systems without a plan."""
         looks = pair_looks(fits, record.reference, record.system, self.data.sign())
         own = [lk for lk in looks if lk.n_a > 0 and lk.n_b > 0]
-        if record.comparison != SYSTEMS or record.verdict == NOT_CONVERGED:
-            read = None
-            if record.verdict != NOT_CONVERGED and len(own) == 1:  # a single output, unchanged
-                read = self._read_then(record, own[0])
+        maxima = (self.options.maximum(record.reference), self.options.maximum(record.system))
+        planned = maxima[0] is not None and maxima[1] is not None
+        tested = record.comparison == SYSTEMS and record.verdict != NOT_CONVERGED
+        if len(own) == 1 and record.verdict != NOT_CONVERGED and not (tested and planned):
+            read = self._read_then(record, own[0].look, len(fits))
             if read is not None:
                 return self._one_look(read, own[0], len(fits))
+        if not tested:
             why = (
                 "the latest fit did not converge"
                 if record.verdict == NOT_CONVERGED
@@ -331,22 +339,17 @@ class Sequential:
             note = f"{self.looks_word}, but not tested at looks ({why}): the single-look verdict"
             return replace(record, looks=len(fits), look=len(fits), note=_joined(record.note, note))
         alpha_j = self.alpha / record.family_size
-        maxima = (self.options.maximum(record.reference), self.options.maximum(record.system))
         if maxima[0] is None or maxima[1] is None:
-            read = self._read_then(record, own[0]) if len(own) == 1 else None
-            if read is not None:
-                return self._one_look(read, own[0], len(fits))
             return self._anytime(record, looks, alpha_j, len(fits))
         return self._plan(record, looks, alpha_j, (maxima[0], maxima[1]), len(fits))
 
     # -- one look of its own --
-    def _read_then(self, record: PairDecision, own: PairLook) -> PairDecision | None:
-        """The pair's fixed-look record as read at its one look (§4e.12): the decision's own at
-        the latest look, else the decision of look ``own.look``'s runs; None when that look
+    def _read_then(self, record: PairDecision, k: int, latest: int) -> PairDecision | None:
+        """The pair's fixed-look record as read at its one look ``k`` (§4e.12): the decision's
+        own at the ``latest`` look, else the decision of look k's runs; None when that look
         decided no verdict of the pair (its fit failed or did not converge: the sequence
         decides)."""
-        k = own.look
-        if k == max(self.looks.values()):
+        if k == latest:
             read: PairDecision | None = record
         elif self.read_then is None:
             read = None
@@ -362,7 +365,8 @@ class Sequential:
 
     def _one_look(self, read: PairDecision, own: PairLook, total: int) -> PairDecision:
         """A pair whose runs are those of its one look k: the fixed-sample record of look k, as
-        read then (the same runs, fit and family; §4e.12), and its one row of the history."""
+        read then (the same runs, fit and family; §4e.12), and its one row of the history (the
+        record's own estimate, interval and p)."""
         again = "anytime-valid" if read.comparison == SYSTEMS else "again"
         note = (
             f"one look of its runs (look {own.look}, {self.looks_word}; neither system has "
@@ -379,17 +383,8 @@ class Sequential:
             note=_joined(read.note, note),
         )
         row = self._row(revised, replace(own, data=None, test=None))
-        row.update(
-            improvement=revised.improvement,
-            se=revised.se,
-            df=revised.df,
-            p_value=revised.p_value,
-            log10_p=revised.log10_p,
-            lower=revised.lower,
-            upper=revised.upper,
-            crossed=revised.directional,
-            note="one look of its runs: the fixed-sample verdict",
-        )
+        row.update({column: getattr(revised, column) for column in RECORD_LOOK_COLUMNS})
+        row.update(crossed=revised.directional, note=ONE_LOOK_ROW)
         self.rows.append(row)
         return revised
 

@@ -457,6 +457,11 @@ def _survival(
     return SURVIVES if improvement * best_vs_best > 0 else REVERSED
 
 
+def runs_named(subset: str, runs_of: str) -> str:
+    """A fit's ``subset`` in the diagnostics, with the earlier look's runs it is on (§4e.12)."""
+    return f"{subset}, {runs_of}" if runs_of else subset
+
+
 # -- facet-aware reading ---------------------------------------------------------------------------
 def facet_aware_pairs(
     data: MetricData, log: FitLog, model: DecisionModel, runs_of: str = ""
@@ -477,7 +482,7 @@ def facet_aware_pairs(
         if not groups:
             continue
         formula = facet_aware_formula(data.metric, members, groups)
-        subset = f"{pair.system} vs {base}" + (f", {runs_of}" if runs_of else "")
+        subset = runs_named(f"{pair.system} vs {base}", runs_of)
         fitted = log.fit(
             formula,
             rows,
@@ -641,8 +646,7 @@ def fixed_look(
     """Model M fitted on ``data`` and the records of its families, each pair's verdict at the
     fixed-look level (§4c); None when M fails or holds fewer than two systems. ``runs_of``
     (``runs of looks 1-2``) names an earlier look's runs in the diagnostics (§4e.12)."""
-    subset = ", ".join(["all systems", *([runs_of] if runs_of else [])])
-    model = fit_decision_model(data, log, subset)
+    model = fit_decision_model(data, log, runs_named("all systems", runs_of))
     if model is None or len(model.systems) < 2:
         return None
     picked = best_runs(data)
