@@ -400,7 +400,7 @@ def fit(
         residuals=est.resid,
         messages=status.messages,
         n_evals=opt.n_evals,
-        path=f"{dev.path} (primary {rnames[dev.layout.primary]}, block size {dev.m})",
+        path=dev.describe(rnames),
         design=prep.design,
         response_digest=_digest(prep.y),
     )

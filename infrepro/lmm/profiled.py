@@ -31,6 +31,15 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from infrepro.lmm.arrow import (
+    ArrowCore,
+    ArrowInaccurate,
+    ArrowSchur,
+    arrow_layout,
+    confine_fixed,
+    joint_matrix,
+    row_parts,
+)
 from infrepro.lmm.crossprod import CrossProducts, XyColumns, block_cross_products, cross_products
 from infrepro.lmm.kr import BlockProducts
 from infrepro.lmm.layout import Layout, choose_layout
@@ -88,6 +97,9 @@ def groups_well(n_groups: int, nb: int, m: int, width: int, cap: float | None = 
     return n_groups * m * 2 <= nb and n_groups * m * m * width * width <= limit
 
 
+# the arrowhead elimination (arrow.py) when its work per evaluation is below this share of the
+# segments-first one's
+ARROW_GAIN = 0.5
 SPARSE_DENSE_FACTOR_MAX = 3000  # sparse path: factor the rest block densely up to this size
 DENSE_CBF_FILL = 0.25  # sparse path: C_BF this full (every run scores every segment) is dense
 DENSE_CBF_ENTRIES_MAX = 20_000_000  # ... while it holds at most this many floats
@@ -439,6 +451,90 @@ class _SparseSchur(_Base):
         return self._solution(theta, c, beta_cov, (c.tb, u_b, u_f))
 
 
+def _central_gradient(dev: ProfiledDeviance, x: np.ndarray) -> np.ndarray:
+    """Central differences of the criterion (a sparse-path fallback has no analytic one)."""
+    g = np.empty_like(x)
+    for i in range(len(x)):
+        h = 1e-6 * max(abs(float(x[i])), 0.1)
+        e = np.zeros_like(x)
+        e[i] = h
+        g[i] = (dev(x + e) - dev(x - e)) / (2.0 * h)
+    return g
+
+
+def _schur(
+    codes: list[np.ndarray],
+    nlevels: list[int],
+    X: np.ndarray,
+    y: np.ndarray,
+    reml: bool,
+    path: str,
+    wts: list[np.ndarray | None],
+    xtx: np.ndarray | None,
+    memo: dict | None,
+    layout: Layout,
+) -> _DenseSchur | _SparseSchur:
+    """The elimination with ``layout``'s primary factor first, on the dense or sparse path."""
+    n, p = X.shape
+    width = layout.n_rest + p + 1
+    cbb = block_cross_products(layout, codes)
+    group_cap: float | None = None  # GROUP_ENTRIES_MAX
+    if path in ("auto", "arrow"):
+        nb, m = layout.n_blocks, layout.m
+        work = float(nb) * m * width * width
+        small = layout.n_rest <= DENSE_REST_SMALL or work <= DENSE_WORK_MAX
+        fits = nb * m * width <= DENSE_ENTRIES_MAX
+        path = "dense" if small and fits else "sparse"
+        if (
+            path == "sparse"
+            and width <= GROUPED_WIDTH_MAX
+            and nb * m * width <= GROUPED_ENTRIES_MAX
+        ):
+            n_groups = len(block_groups(cbb, slot_terms(layout, len(codes)))[0])
+            if groups_well(n_groups, nb, m, width):
+                path = "dense"
+        if (
+            path == "sparse"
+            and len(codes) >= MANY_TERMS
+            and fits
+            and width <= DENSE_WIDTH_MANY_TERMS
+            and work <= (2 * len(codes) + 1) * DENSE_WORK_MAX
+        ):
+            path, group_cap = "dense", GROUP_ENTRIES_MANY_TERMS
+    if path not in ("dense", "sparse"):
+        raise ValueError(f"unknown path {path!r}")
+    Xy = XyColumns(X, y, xtx)
+    cp = cross_products(layout, codes, Xy, dense=path == "dense", weights=wts, cbb=cbb, memo=memo)
+    args = (layout, list(nlevels), n, p, reml)
+    return _DenseSchur(args, cp, group_cap) if path == "dense" else _SparseSchur(args, cp)
+
+
+def _arrow(
+    codes: list[np.ndarray],
+    nlevels: list[int],
+    wts: list[np.ndarray | None],
+    X: np.ndarray,
+    y: np.ndarray,
+    layout: Layout,
+    forced: bool,
+) -> ArrowSchur | None:
+    """The arrowhead elimination (arrow.py) when dummy() terms part the rows and it costs under
+    ARROW_GAIN of the segments-first one per evaluation (always, when ``forced`` and possible)."""
+    parts = row_parts(wts, len(y))
+    if parts is None:
+        return None
+    fixed_map = confine_fixed(X, parts)
+    joint = joint_matrix(codes, nlevels, wts, X @ fixed_map, y)
+    alay = arrow_layout(joint, parts)
+    if not alay.fits():
+        return None
+    w = layout.n_rest + X.shape[1] + 1
+    work = float(layout.n_blocks) * layout.m * w * w + float(w) ** 3 / 3.0
+    if not forced and alay.work() > ARROW_GAIN * work:
+        return None
+    return ArrowSchur(joint, alay, nlevels, len(y), fixed_map)
+
+
 class ProfiledDeviance:
     """The profiled deviance (ML) or REML criterion as a function of theta.
 
@@ -463,49 +559,58 @@ class ProfiledDeviance:
         n, p = X.shape
         wts = list(weights) if weights is not None else [None] * len(codes)
         layout = choose_layout(codes, nlevels, p, [w is not None for w in wts])
-        width = layout.n_rest + p + 1
-        cbb = block_cross_products(layout, codes)
-        group_cap: float | None = None  # GROUP_ENTRIES_MAX
-        if path == "auto":
-            nb, m = layout.n_blocks, layout.m
-            work = float(nb) * m * width * width
-            small = layout.n_rest <= DENSE_REST_SMALL or work <= DENSE_WORK_MAX
-            fits = nb * m * width <= DENSE_ENTRIES_MAX
-            path = "dense" if small and fits else "sparse"
-            if (
-                path == "sparse"
-                and width <= GROUPED_WIDTH_MAX
-                and nb * m * width <= GROUPED_ENTRIES_MAX
-            ):
-                n_groups = len(block_groups(cbb, slot_terms(layout, len(codes)))[0])
-                if groups_well(n_groups, nb, m, width):
-                    path = "dense"
-            if (
-                path == "sparse"
-                and len(codes) >= MANY_TERMS
-                and fits
-                and width <= DENSE_WIDTH_MANY_TERMS
-                and work <= (2 * len(codes) + 1) * DENSE_WORK_MAX
-            ):
-                path, group_cap = "dense", GROUP_ENTRIES_MANY_TERMS
-        if path not in ("dense", "sparse"):
-            raise ValueError(f"unknown path {path!r}")
-        self.path = path
         self.layout = layout
-        Xy = XyColumns(X, np.asarray(y, dtype=float), xtx)
-        cp = cross_products(
-            layout, codes, Xy, dense=path == "dense", weights=wts, cbb=cbb, memo=memo
-        )
-        args = (layout, list(nlevels), n, p, reml)
-        self.impl: _DenseSchur | _SparseSchur = (
-            _DenseSchur(args, cp, group_cap) if path == "dense" else _SparseSchur(args, cp)
-        )
-        self.has_gradient = self.impl.has_gradient
         self.m = layout.m
+        y = np.asarray(y, dtype=float)
+        self._schur_args = (codes, nlevels, X, y, reml, path, wts, xtx, memo)
+        self.arrow: ArrowSchur | None = None
+        if reml and path in ("auto", "arrow"):
+            self.arrow = _arrow(codes, nlevels, wts, X, y, layout, forced=path == "arrow")
+        if self.arrow is not None:
+            self.path = "arrow"
+            self.has_gradient = True
+            self._impl: _DenseSchur | _SparseSchur | None = None
+            return
+        if path == "arrow":
+            raise ValueError("the arrow path needs a REML fit whose dummy() terms part the rows")
+        self._impl = _schur(*self._schur_args, layout)
+        self.path = "dense" if isinstance(self._impl, _DenseSchur) else "sparse"
+        self.has_gradient = self._impl.has_gradient
+
+    @property
+    def impl(self) -> _DenseSchur | _SparseSchur:
+        """The elimination with the segments (primary factor) first; on the arrow path built on
+        first use, for Kenward-Roger's block products."""
+        if self._impl is None:
+            self._impl = _schur(*self._schur_args, self.layout)
+        return self._impl
+
+    def _arrow_core(self, theta: np.ndarray) -> ArrowCore | None:
+        """The arrowhead factorization at theta; None off the arrow path or where it would lose
+        digits (then the segments-first elimination evaluates, ArrowInaccurate)."""
+        if self.arrow is None:
+            return None
+        try:
+            return self.arrow.core(theta)
+        except ArrowInaccurate:
+            return None
+
+    def describe(self, names: list[str]) -> str:
+        """The path, for LmmResult.path."""
+        if self.arrow is not None:
+            lay = self.arrow.layout
+            return f"arrow ({lay.n_parts} parts, block size {lay.m}, rest {lay.width})"
+        return f"{self.path} (primary {names[self.layout.primary]}, block size {self.m})"
 
     def __call__(self, theta: np.ndarray) -> float:
         theta = np.abs(np.asarray(theta, dtype=float))
         try:
+            if self.arrow is not None:
+                try:
+                    val = self.arrow.criterion(self.arrow.core(theta))
+                    return val if np.isfinite(val) else float("inf")
+                except ArrowInaccurate:
+                    pass
             c = self.impl.core(theta)
             val = self.impl.criterion(c.logdet_l, c.lx)
         except (np.linalg.LinAlgError, RuntimeError, ValueError):
@@ -516,11 +621,18 @@ class ProfiledDeviance:
         """Criterion and its analytic gradient (dense path only)."""
         x = np.asarray(theta, dtype=float)
         ax = np.abs(x)
-        assert isinstance(self.impl, _DenseSchur)
         try:
-            c = self.impl.core(ax)
-            val = self.impl.criterion(c.logdet_l, c.lx)
-            grad = self.impl.gradient(ax, c) * np.sign(x)
+            ac = self._arrow_core(ax)
+            if ac is not None and self.arrow is not None:
+                val = self.arrow.criterion(ac)
+                grad = self.arrow.gradient(ax, ac) * np.sign(x)
+            elif not self.impl.has_gradient:
+                return self(x), _central_gradient(self, x)
+            else:
+                assert isinstance(self.impl, _DenseSchur)
+                c = self.impl.core(ax)
+                val = self.impl.criterion(c.logdet_l, c.lx)
+                grad = self.impl.gradient(ax, c) * np.sign(x)
         except (np.linalg.LinAlgError, RuntimeError, ValueError):
             return float("inf"), np.zeros_like(x)
         if not np.isfinite(val):
@@ -529,6 +641,10 @@ class ProfiledDeviance:
 
     def pieces(self, theta: np.ndarray) -> tuple[float, float, float, np.ndarray]:
         """log|L|^2, r2, log|R_X|^2 and (R_X'R_X)^-1 at theta (for the df computations)."""
+        ac = self._arrow_core(np.abs(np.asarray(theta, dtype=float)))
+        if ac is not None and self.arrow is not None:
+            _, cov, logdet_rx, _, _ = self.arrow.solution_parts(ac)
+            return ac.logdet_m - logdet_rx, ac.r2, logdet_rx, cov
         c = self.impl.core(np.abs(np.asarray(theta, dtype=float)))
         _, cov, logdet_rx = self.impl._beta_cov(c.lx)
         return c.logdet_l, float(c.lx[-1, -1]) ** 2, logdet_rx, cov
@@ -559,4 +675,20 @@ class ProfiledDeviance:
 
     def solve(self, theta: np.ndarray) -> Solution:
         """beta, its unscaled covariance, the conditional modes and the criterion pieces."""
-        return self.impl.solve(np.abs(np.asarray(theta, dtype=float)))
+        theta = np.abs(np.asarray(theta, dtype=float))
+        ac = self._arrow_core(theta)
+        if ac is None or self.arrow is None:
+            return self.impl.solve(theta)
+        beta, cov, logdet_rx, u, u_sq = self.arrow.solution_parts(ac)
+        offsets = np.concatenate([[0], np.cumsum(self.arrow.nlevels)])
+        b = [theta[t] * u[offsets[t] : offsets[t + 1]] for t in range(self.arrow.k)]
+        return Solution(
+            theta=theta,
+            beta=beta,
+            r2=ac.r2,
+            logdet_l=ac.logdet_m - logdet_rx,
+            logdet_rx=logdet_rx,
+            unscaled_cov=cov,
+            b=b,
+            u_sq=u_sq,
+        )

@@ -133,3 +133,31 @@ def test_kenward_roger_goldens_cover_a_boundary_fit_and_thousands_of_rows() -> N
     assert len(specs) >= 5
     assert any(s["singular"] and 0.0 in s["theta"] for s in specs)
     assert max(s["nobs"] for s in specs) >= 3000
+
+
+PER_SYSTEM = [c for c in CASES if "dummy(" in json.loads(c.read_text())["formula"]]
+
+
+@pytest.mark.parametrize("case", PER_SYSTEM, ids=[c.stem for c in PER_SYSTEM])
+def test_the_arrowhead_elimination_matches_r(case: Path) -> None:
+    """A run variance per system, forced onto the arrowhead elimination (lmm/arrow.py, which
+    auto picks at a hundred systems and more): at lme4's theta every number agrees with R as
+    the segments-first elimination's do, and its own optimum is at least as good as lme4's."""
+    spec, data = _load(case)
+    assert spec["reml"]
+    own = fit(spec["formula"], data, reml=True, path="arrow")
+    assert own.path.startswith("arrow ("), own.path
+    assert own.criterion <= spec["reml_criterion"] + 1e-9 + 1e-13 * abs(spec["reml_criterion"])
+    theta = _our_theta(spec, own.theta_names)
+    result = fit(spec["formula"], data, reml=True, theta=theta, path="arrow")
+    assert result.criterion == pytest.approx(spec["reml_criterion"], rel=1e-9)
+    for name, value in result.variance_components.items():
+        expected = spec["variance_components"][_variance_key(str(name))]
+        assert value == pytest.approx(expected, rel=1e-6, abs=1e-12), name
+    vcov = np.asarray(spec["vcov_beta"], dtype=float)
+    np.testing.assert_allclose(result.fixed_cov.to_numpy(), vcov, rtol=1e-6, atol=1e-14)
+    _check_tests(spec, result, df_rel=1e-5, p_rel=1e-5, se_rel=1e-6)
+
+
+def test_arrowhead_goldens_exist() -> None:
+    assert len(PER_SYSTEM) >= 2

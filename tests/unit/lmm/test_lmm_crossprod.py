@@ -91,6 +91,7 @@ def test_many_terms_take_the_dense_path_while_it_costs_less_than_a_sparse_gradie
     width = layout.n_rest + prep.X.shape[1] + 1
     work = float(layout.n_blocks) * layout.m * width**2
     k = len(prep.terms)
+    monkeypatch.setattr(profiled, "ARROW_GAIN", 0.0)  # the segments-first elimination's choice
     monkeypatch.setattr(profiled, "DENSE_REST_SMALL", 0)
     monkeypatch.setattr(profiled, "GROUP_ENTRIES_MAX", 0)  # the blocks do not group
     monkeypatch.setattr(profiled, "DENSE_WORK_MAX", work / (2 * k + 1))  # not small
