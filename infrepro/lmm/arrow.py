@@ -122,18 +122,16 @@ def confine_fixed(X: np.ndarray, parts: np.ndarray) -> np.ndarray:
         return a
     order = np.argsort(parts, kind="stable")
     bounds = np.searchsorted(parts[order], np.arange(int(parts.max()) + 2))
-    nz = X != 0
-    owner = np.full(p, -1, dtype=np.int64)
-    for j in range(p):
-        seen = np.unique(parts[nz[:, j]])
-        if len(seen) == 1:
-            owner[j] = seen[0]
+    xs = sp.csc_matrix(X)
+    starts, lengths = xs.indptr[:-1], np.diff(xs.indptr)
+    part_of = parts[xs.indices]
+    lo = np.minimum.reduceat(part_of, np.minimum(starts, max(len(part_of) - 1, 0)))
+    hi = np.maximum.reduceat(part_of, np.minimum(starts, max(len(part_of) - 1, 0)))
+    owner = np.where((lengths > 0) & (lo == hi), lo, -1)
     for r in np.flatnonzero(owner < 0):
-        for b in range(len(bounds) - 1):
+        for b in np.unique(part_of[xs.indptr[r] : xs.indptr[r + 1]]):
             rows = order[bounds[b] : bounds[b + 1]]
             xr = X[rows, r]
-            if not xr.any():
-                continue
             for j in np.flatnonzero(owner == b):
                 if np.array_equal(X[rows, j], xr):
                     a[j, r] = -1.0

@@ -18,6 +18,7 @@ from infrepro.lmm.design import (
     RandomColumns,
     aliased_columns,
     build_fixed,
+    gram,
     random_columns,
 )
 from infrepro.lmm.errors import LmmError
@@ -97,7 +98,7 @@ def _fixed_part(
     codes = cache.factors if cache is not None else None
     design, X = build_fixed(parsed, data, forced, levels, codes)
     p = X.shape[1]
-    xtx = X.T @ X if p else None  # X'X: the rank check, the OLS start and the cross-products
+    xtx = gram(X) if p else None  # X'X: the rank check, the OLS start and the cross-products
     aliased = aliased_columns(X, gram=xtx)
     if aliased:
         raise LmmError(
