@@ -82,13 +82,21 @@ class ArrowLayout:
         return float(nb) * m**3 + float(nb) * m * w * w + float(w) ** 3 / 3.0
 
 
-def row_parts(weights: list[np.ndarray | None], n: int) -> np.ndarray | None:
-    """The part of every row: which dummy() term's rows (0/1 weights; terms on the same rows
-    count once) hold it, the rows of none one more part, when no row is in two; else None."""
+def row_parts(
+    codes: list[np.ndarray], weights: list[np.ndarray | None], n: int
+) -> list[np.ndarray]:
+    """Ways to part the rows: by which dummy() term's rows (0/1 weights; terms on the same rows
+    count once) hold a row, the rows of none one more part; and finer, by that term's level too
+    (a system's runs). None when a row is in two such row sets or there is one part.
+
+    By system, a system's fixed columns are confined to its part (a rest block the width of
+    the segments whatever the systems); by run, the blocks stay small whatever the runs (a run's
+    intercept and slope) but the fixed columns are the rest's. ``_arrow`` takes the cheaper."""
     labels = np.full(n, -1, dtype=np.int64)
+    level = np.zeros(n, dtype=np.int64)
     covered = np.zeros(n, dtype=np.int64)
     seen: set[bytes] = set()
-    for w in weights:
+    for c, w in zip(codes, weights, strict=True):
         if w is None:
             continue
         on = w != 0
@@ -97,13 +105,17 @@ def row_parts(weights: list[np.ndarray | None], n: int) -> np.ndarray | None:
             continue
         seen.add(key)
         labels[on] = len(seen) - 1
+        level[on] = c[on]
         covered += on
     if np.any(covered > 1):
-        return None
+        return []
     if np.any(covered == 0):  # systems with one run have no run term: one part for them all
         labels[covered == 0] = len(seen)
         seen.add(b"")
-    return labels if len(seen) >= 2 else None
+    if len(seen) < 2:
+        return []
+    fine = np.unique(labels * (int(level.max()) + 1) + level, return_inverse=True)[1]
+    return [labels, fine.reshape(-1)] if fine.max() > labels.max() else [labels]
 
 
 def confine_fixed(X: np.ndarray, parts: np.ndarray) -> np.ndarray:

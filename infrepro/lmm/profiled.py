@@ -34,6 +34,7 @@ import scipy.sparse.linalg as spla
 from infrepro.lmm.arrow import (
     ArrowCore,
     ArrowInaccurate,
+    ArrowLayout,
     ArrowSchur,
     arrow_layout,
     confine_fixed,
@@ -520,19 +521,20 @@ def _arrow(
 ) -> ArrowSchur | None:
     """The arrowhead elimination (arrow.py) when dummy() terms part the rows and it costs under
     ARROW_GAIN of the segments-first one per evaluation (always, when ``forced`` and possible)."""
-    parts = row_parts(wts, len(y))
-    if parts is None:
-        return None
-    fixed_map = confine_fixed(X, parts)
-    joint = joint_matrix(codes, nlevels, wts, X @ fixed_map, y)
-    alay = arrow_layout(joint, parts)
-    if not alay.fits():
+    best: tuple[float, sp.csc_matrix, ArrowLayout, np.ndarray] | None = None
+    for parts in row_parts(codes, wts, len(y)):
+        fixed_map = confine_fixed(X, parts)
+        joint = joint_matrix(codes, nlevels, wts, X @ fixed_map, y)
+        alay = arrow_layout(joint, parts)
+        if alay.fits() and (best is None or alay.work() < best[0]):
+            best = (alay.work(), joint, alay, fixed_map)
+    if best is None:
         return None
     w = layout.n_rest + X.shape[1] + 1
     work = float(layout.n_blocks) * layout.m * w * w + float(w) ** 3 / 3.0
-    if not forced and alay.work() > ARROW_GAIN * work:
+    if not forced and best[0] > ARROW_GAIN * work:
         return None
-    return ArrowSchur(joint, alay, nlevels, len(y), fixed_map)
+    return ArrowSchur(best[1], best[2], nlevels, len(y), best[3])
 
 
 class ProfiledDeviance:

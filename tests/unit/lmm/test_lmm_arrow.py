@@ -117,15 +117,21 @@ def test_the_arrow_path_needs_reml_and_a_partition() -> None:
     assert _devfun(shared, True, "auto").path != "arrow"
 
 
-def test_row_parts_need_dummy_terms_covering_every_row_once() -> None:
+def test_row_parts_by_dummy_term_and_by_its_level() -> None:
     a = np.array([1.0, 1.0, 0.0, 0.0])
     b = np.array([0.0, 0.0, 1.0, 1.0])
-    np.testing.assert_array_equal(row_parts([None, a, b, b.copy()], 4), [0, 0, 1, 1])
+    runs = np.array([0, 1, 0, 0])
+    coarse, fine = row_parts([runs, runs, runs, runs], [None, a, b, b.copy()], 4)
+    np.testing.assert_array_equal(coarse, [0, 0, 1, 1])
+    np.testing.assert_array_equal(fine, [0, 1, 2, 2])  # by system, then run
+    one_run = row_parts([runs] * 2, [a, b], 4)
+    assert len(one_run) == 2
     # rows of no dummy() term (systems with one run): one more part
-    np.testing.assert_array_equal(row_parts([a, np.array([0.0, 0.0, 1.0, 0.0])], 4), [0, 0, 1, 2])
-    assert row_parts([a], 4) is not None and row_parts([None], 4) is None
-    assert row_parts([a, np.array([0.0, 1.0, 1.0, 1.0])], 4) is None  # a row twice
-    assert row_parts([np.array([0.0, 0.0, 2.0, 1.0])], 4) is None  # a slope parts nothing
+    c = np.array([0.0, 0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(row_parts([runs] * 2, [a, c], 4)[0], [0, 0, 1, 2])
+    assert row_parts([runs], [a], 4) and not row_parts([runs], [None], 4)
+    assert not row_parts([runs] * 2, [a, np.array([0.0, 1.0, 1.0, 1.0])], 4)  # a row twice
+    assert not row_parts([runs], [np.array([0.0, 0.0, 2.0, 1.0])], 4)  # a slope parts nothing
 
 
 def test_treatment_contrasts_are_confined_by_a_unipotent_map() -> None:
@@ -154,5 +160,35 @@ def test_systems_with_one_run_share_one_part() -> None:
     arrow = fit(formula, df, path="arrow")
     dense = fit(formula, df, path="dense")
     assert arrow.path.startswith("arrow (5 parts")
+    assert arrow.criterion == pytest.approx(dense.criterion, rel=1e-10)
+    np.testing.assert_allclose(arrow.fixed_cov, dense.fixed_cov, rtol=1e-4, atol=1e-12)
+
+
+def test_many_runs_per_system_are_parted_by_run() -> None:
+    """Two systems with 40 runs each: by system, a block holds 82 columns (runs^3 per
+    evaluation); by run, two, the four fixed columns in the rest. The cheaper is taken, and
+    the fit is the segments-first one's."""
+    rng = np.random.default_rng(11)
+    rows = [
+        (s, f"{s}:{r}", f"g{g:02d}", float(g % 7))
+        for s in ("A", "B")
+        for r in range(40)
+        for g in range(20)
+        if rng.random() > 0.05
+    ]
+    df = pd.DataFrame(rows, columns=["system", "run_id", "segment_id", "x"])
+    df["x_c"] = df["x"] - df["x"].mean()
+    df["score"] = (
+        df["segment_id"].str[1:].astype(int) * 0.1
+        + df["run_id"].map({r: rng.normal(0, 0.3) for r in df["run_id"].unique()})
+        + rng.normal(0, 0.5, len(df))
+    )
+    formula = (
+        'score ~ system * x + (1|segment_id) + (0 + dummy(system, "A")|run_id)'
+        ' + (0 + dummy(system, "B")|run_id) + (0 + x_c | run_id)'
+    )
+    arrow = fit(formula, df)
+    dense = fit(formula, df, path="dense")
+    assert arrow.path.startswith("arrow (80 parts, block size 2,"), arrow.path
     assert arrow.criterion == pytest.approx(dense.criterion, rel=1e-10)
     np.testing.assert_allclose(arrow.fixed_cov, dense.fixed_cov, rtol=1e-4, atol=1e-12)
