@@ -39,6 +39,7 @@ from infrepro.lmm.arrow import (
     arrow_layout,
     confine_fixed,
     joint_matrix,
+    mapped,
     row_parts,
 )
 from infrepro.lmm.crossprod import CrossProducts, XyColumns, block_cross_products, cross_products
@@ -524,7 +525,7 @@ def _arrow(
     best: tuple[float, sp.csc_matrix, ArrowLayout, np.ndarray] | None = None
     for parts in row_parts(codes, wts, len(y)):
         fixed_map = confine_fixed(X, parts)
-        joint = joint_matrix(codes, nlevels, wts, X @ fixed_map, y)
+        joint = joint_matrix(codes, nlevels, wts, mapped(X, fixed_map), y)
         alay = arrow_layout(joint, parts)
         if alay.fits() and (best is None or alay.work() < best[0]):
             best = (alay.work(), joint, alay, fixed_map)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from infrepro.lmm import fit
-from infrepro.lmm.arrow import confine_fixed, row_parts
+from infrepro.lmm.arrow import confine_fixed, mapped, row_parts
 from infrepro.lmm.fit import _devfun, _prepare
 
 SYSTEMS = ["A", "B", "C", "D", "E", "F"]
@@ -144,6 +144,7 @@ def test_treatment_contrasts_are_confined_by_a_unipotent_map() -> None:
     a = confine_fixed(X, parts)
     assert np.linalg.det(a) == pytest.approx(1.0)
     xa = X @ a
+    np.testing.assert_array_equal(mapped(X, a), xa)
     for j in range(X.shape[1]):
         assert len(np.unique(parts[xa[:, j] != 0])) == 1, j
     np.testing.assert_array_equal(xa[:, 0], ind[0])
