@@ -70,13 +70,7 @@ class _Oracle:
             self.n += 1
             val, g = self.dev.value_and_grad(x)
             return float(val), np.asarray(g, dtype=float)
-        h = _steps(x, 1e-6)
-        g = np.empty_like(x)
-        for i in range(len(x)):
-            e = np.zeros_like(x)
-            e[i] = h[i]
-            g[i] = (self.f(x + e) - self.f(x - e)) / (2.0 * h[i])
-        return self.f(x), g
+        return self.f(x), central_gradient(self.f, x)
 
     def grad_hess(self, x: np.ndarray, f0: float) -> tuple[np.ndarray, np.ndarray]:
         """Gradient and finite-difference Hessian at x: with an analytic gradient, central
@@ -97,6 +91,17 @@ class _Oracle:
                     hess[:, i] = (self.fg(x + e)[1] - g) / h[i]
             return g, 0.5 * (hess + hess.T)
         return _fd_grad_hess(self.f, x, f0, h)
+
+
+def central_gradient(f: Callable[[np.ndarray], float], x: np.ndarray) -> np.ndarray:
+    """Central differences of f at x (2k values), for a deviance without an analytic one."""
+    h = _steps(x, 1e-6)
+    g = np.empty_like(x)
+    for i in range(len(x)):
+        e = np.zeros_like(x)
+        e[i] = h[i]
+        g[i] = (f(x + e) - f(x - e)) / (2.0 * h[i])
+    return g
 
 
 def _steps(x: np.ndarray, rel: float) -> np.ndarray:

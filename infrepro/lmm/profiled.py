@@ -45,6 +45,7 @@ from infrepro.lmm.arrow import (
 from infrepro.lmm.crossprod import CrossProducts, XyColumns, block_cross_products, cross_products
 from infrepro.lmm.kr import BlockProducts
 from infrepro.lmm.layout import Layout, choose_layout
+from infrepro.lmm.optimize import central_gradient
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 DENSE_REST_SMALL = 100  # rest blocks this narrow always use the dense path
@@ -453,17 +454,6 @@ class _SparseSchur(_Base):
         return self._solution(theta, c, beta_cov, (c.tb, u_b, u_f))
 
 
-def _central_gradient(dev: ProfiledDeviance, x: np.ndarray) -> np.ndarray:
-    """Central differences of the criterion (a sparse-path fallback has no analytic one)."""
-    g = np.empty_like(x)
-    for i in range(len(x)):
-        h = 1e-6 * max(abs(float(x[i])), 0.1)
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (dev(x + e) - dev(x - e)) / (2.0 * h)
-    return g
-
-
 def _schur(
     codes: list[np.ndarray],
     nlevels: list[int],
@@ -630,7 +620,7 @@ class ProfiledDeviance:
                 val = self.arrow.criterion(ac)
                 grad = self.arrow.gradient(ax, ac) * np.sign(x)
             elif not self.impl.has_gradient:
-                return self(x), _central_gradient(self, x)
+                return self(x), central_gradient(self, x)
             else:
                 assert isinstance(self.impl, _DenseSchur)
                 c = self.impl.core(ax)

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import infrepro.lmm.profiled as profiled
 from infrepro.lmm import fit
 from infrepro.lmm.arrow import confine_fixed, mapped, row_parts
 from infrepro.lmm.fit import _devfun, _prepare
@@ -193,3 +194,25 @@ def test_many_runs_per_system_are_parted_by_run() -> None:
     assert arrow.path.startswith("arrow (80 parts, block size 2,"), arrow.path
     assert arrow.criterion == pytest.approx(dense.criterion, rel=1e-10)
     np.testing.assert_allclose(arrow.fixed_cov, dense.fixed_cov, rtol=1e-4, atol=1e-12)
+
+
+def test_where_the_other_elimination_is_sparse_its_gradient_is_by_differences() -> None:
+    df = _runs(seed=5)
+    prep = _prepare(FORMULAS["numeric"], df, None, None)
+    arrow, dense = _devfun(prep, True, "arrow"), _devfun(prep, True, "dense")
+    args = list(arrow._schur_args)
+    args[5] = "sparse"
+    arrow._impl = profiled._schur(*args, arrow.layout)
+    assert not arrow.impl.has_gradient
+    theta = np.full(len(prep.terms), 0.5)
+    theta[-1] = 10.0  # the arrowhead would lose digits: the sparse elimination evaluates
+    assert arrow._arrow_core(theta) is None
+    va, ga = arrow.value_and_grad(theta)
+    vd, gd = dense.value_and_grad(theta)
+    assert va == arrow.impl.criterion(*_pieces(arrow.impl.core(theta)))
+    assert va == pytest.approx(vd, rel=1e-10)  # the sparse and the dense elimination
+    np.testing.assert_allclose(ga, gd, rtol=1e-3, atol=1e-4 * np.max(np.abs(gd)))
+
+
+def _pieces(core: profiled.Core) -> tuple[float, np.ndarray]:
+    return core.logdet_l, core.lx
