@@ -260,7 +260,6 @@ class ArrowSchur:
         rest = np.append(layout.rest_cols, q + p)  # y last
         self.rest_term = col_term[rest]
         self.rest_random = rest < q
-        self.rest_q = int(np.count_nonzero(self.rest_random))
         w = len(rest)
         # where every joint column sits: (part, slot) or rest position
         ncol = q + p + 1
@@ -286,8 +285,6 @@ class ArrowSchur:
         rr = (pi < 0) & (pj < 0)
         self.crr[rest_of[i[rr]], rest_of[j[rr]]] = v[rr]
         self.width = w
-        # the random columns' place in b (per term, per level)
-        self._col_of_slot = layout.slot_col
         self._rest_cols = layout.rest_cols
 
     # -- one evaluation --------------------------------------------------------------------
