@@ -103,6 +103,9 @@ def groups_well(n_groups: int, nb: int, m: int, width: int, cap: float | None = 
 # the arrowhead elimination (arrow.py) when its work per evaluation is below this share of the
 # segments-first one's
 ARROW_GAIN = 0.5
+# ... and is not looked for below this much segments-first work per evaluation (a few hundredths
+# of a second): the partition and the joint cross-products cost a pass over the rows per fit
+ARROW_MIN_WORK = 5e7
 SPARSE_DENSE_FACTOR_MAX = 3000  # sparse path: factor the rest block densely up to this size
 DENSE_CBF_FILL = 0.25  # sparse path: C_BF this full (every run scores every segment) is dense
 DENSE_CBF_ENTRIES_MAX = 20_000_000  # ... while it holds at most this many floats
@@ -512,6 +515,10 @@ def _arrow(
 ) -> ArrowSchur | None:
     """The arrowhead elimination (arrow.py) when dummy() terms part the rows and it costs under
     ARROW_GAIN of the segments-first one per evaluation (always, when ``forced`` and possible)."""
+    w = layout.n_rest + X.shape[1] + 1
+    work = float(layout.n_blocks) * layout.m * w * w + float(w) ** 3 / 3.0
+    if not forced and work < ARROW_MIN_WORK:
+        return None
     best: tuple[float, sp.csc_matrix, ArrowLayout, np.ndarray] | None = None
     for parts in row_parts(codes, wts, len(y)):
         fixed_map = confine_fixed(X, parts)
@@ -521,8 +528,6 @@ def _arrow(
             best = (alay.work(), joint, alay, fixed_map)
     if best is None:
         return None
-    w = layout.n_rest + X.shape[1] + 1
-    work = float(layout.n_blocks) * layout.m * w * w + float(w) ** 3 / 3.0
     if not forced and best[0] > ARROW_GAIN * work:
         return None
     return ArrowSchur(best[1], best[2], nlevels, len(y), best[3])

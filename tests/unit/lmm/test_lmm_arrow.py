@@ -189,7 +189,7 @@ def test_many_runs_per_system_are_parted_by_run() -> None:
         'score ~ system * x + (1|segment_id) + (0 + dummy(system, "A")|run_id)'
         ' + (0 + dummy(system, "B")|run_id) + (0 + x_c | run_id)'
     )
-    arrow = fit(formula, df)
+    arrow = fit(formula, df, path="arrow")
     dense = fit(formula, df, path="dense")
     assert arrow.path.startswith("arrow (80 parts, block size 2,"), arrow.path
     assert arrow.criterion == pytest.approx(dense.criterion, rel=1e-10)
@@ -216,3 +216,15 @@ def test_where_the_other_elimination_is_sparse_its_gradient_is_by_differences() 
 
 def _pieces(core: profiled.Core) -> tuple[float, np.ndarray]:
     return core.logdet_l, core.lx
+
+
+def test_auto_looks_for_the_arrowhead_only_where_an_evaluation_is_costly(monkeypatch) -> None:
+    """Below ARROW_MIN_WORK of segments-first work per evaluation a fit does not build the
+    partition and joint cross-products (a pass over its rows) to compare; above, the cheaper."""
+    df = _runs()
+    prep = _prepare(FORMULAS["binned"], df, None, None)
+    assert _devfun(prep, True, "auto").path == "dense"
+    monkeypatch.setattr(profiled, "ARROW_MIN_WORK", 0.0)
+    monkeypatch.setattr(profiled, "ARROW_GAIN", 1e9)  # any arrowhead counts as cheaper
+    assert _devfun(prep, True, "auto").path == "arrow"
+    assert _devfun(prep, False, "auto").path == "dense"  # ML: never
