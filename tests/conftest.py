@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 from optional_tools import (
     NEEDS_OPTION,
-    OPTIONAL_TOOLS,
     SLURM_OPT_IN,
+    SUITE_ITEMS,
     LatexTools,
     find_chromium,
     in_ci,
     lacking,
     slurm_mode,
+    tool_needs,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -73,33 +74,52 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# Run first, in this order (every other test keeps its place): the SLURM test, which mostly
+# waits for its cluster's jobs, then README's blocks, the longest test, whose Snakemake runs on
+# two cores keep the machine busy meanwhile (on the other pytest-xdist worker).
+RUN_FIRST = ("tests/cluster/", "tests/e2e/test_readme.py::")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -k, -m and --deselect take tests out
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """RUN_FIRST's tests first; the collected tests of a session that collected its testpaths
+    kept (SUITE_ITEMS)."""
+
+    def rank(item: pytest.Item) -> int:
+        found = (i for i, prefix in enumerate(RUN_FIRST) if item.nodeid.startswith(prefix))
+        return next(found, len(RUN_FIRST))
+
+    items.sort(key=rank)  # stable: the others stay in collection order
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        config.stash[SUITE_ITEMS] = list(items)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """With --write-optional-tools, the tests whose fixture closure holds each tool's fixture."""
     path = session.config.getoption(NEEDS_OPTION)
     if path:
-        needs = {
-            fixture: [item.nodeid for item in session.items if fixture in item.fixturenames]
-            for fixture in OPTIONAL_TOOLS
-        }
+        needs = tool_needs(session.items)
         Path(path).write_text(json.dumps(needs, indent=1) + "\n", encoding="utf-8")
 
 
 # Under pytest-xdist each test module runs on one worker, in order: a module-scoped fixture (a
 # workflow run) is built once, and tests that build on each other's state stay in sequence.
-# SHARED_WORKER's modules go to one worker together: those that read the one example run
-# (tests/e2e/conftest.py), so that no worker waits for another to finish it. PER_TEST's modules,
-# of independent workflow runs without shared fixtures, spread their tests over all workers.
+# SHARED_WORKER's modules go to one worker together: those that read the one example run, and
+# those that compare with the one small experiment's run (tests/e2e/conftest.py: example_run,
+# mini_run), so that no worker waits for another to finish it. PER_TEST's modules, of
+# independent workflow runs without shared fixtures, spread their tests over all workers.
 SHARED_WORKER = {
     "tests/e2e/test_example_analyses.py": "example run",
-    "tests/e2e/test_install.py": "example run",
     "tests/e2e/test_report_browser.py": "example run",
     "tests/e2e/test_relocation.py": "example run",
     "tests/e2e/test_readme_numbers.py": "example run",
+    "tests/e2e/test_determinism.py": "mini run",
+    "tests/e2e/test_install.py": "mini run",
+    "tests/e2e/test_plain_snakemake.py": "mini run",
 }
 PER_TEST = {
     "tests/e2e/test_bad_input.py",
     "tests/e2e/test_own_experiment.py",
-    "tests/e2e/test_plain_snakemake.py",
     "tests/e2e/test_scores_mode.py",
 }
 

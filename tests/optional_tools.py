@@ -29,6 +29,10 @@ OPTIONAL_TOOLS = {
     "latex": "LaTeX compile",
 }
 NEEDS_OPTION = "--write-optional-tools"  # pytest option of tests/conftest.py: who needs what
+# The session's collected tests before any -k, -m or --deselect, kept by tests/conftest.py when
+# pytest collected its testpaths (the whole suite): tests/unit/docs/test_readme_counts.py then
+# reads who needs what from them instead of collecting the suite again in a subprocess.
+SUITE_ITEMS = pytest.StashKey[list[pytest.Item]]()
 SLURM_VARIABLE = "INFREPRO_SLURM_TEST"
 SLURM_MODES = ("1", "full", "quick")  # "1" and "full": the whole example; "quick": a part
 SLURM_OPT_IN = "SLURM test is opt-in: INFREPRO_SLURM_TEST=1 (or quick) pytest tests/cluster"
@@ -38,6 +42,14 @@ LATEX_PACKAGES = {  # program -> the Debian package that installs it (.ci/run in
     "lualatex": "texlive-luatex",
     "pdftotext": "poppler-utils",
 }
+
+
+def tool_needs(items: list[pytest.Item]) -> dict[str, list[str]]:
+    """{tool fixture: the node ids of the ``items`` whose fixture closure holds it}."""
+    return {
+        fixture: [item.nodeid for item in items if fixture in item.fixturenames]
+        for fixture in OPTIONAL_TOOLS
+    }
 
 
 def in_ci() -> bool:

@@ -147,6 +147,12 @@ def make_mini_experiment(
     return experiment
 
 
+# A small experiment that runs every rule of the workflow (raw mode, one metric, every analysis
+# and property): tests/e2e/conftest.py's `mini_run`, run once for the tests that compare another
+# way of running the workflow with the usual one.
+MINI_RUN = {"n_segments": 12, "metrics": ("ter",)}
+
+
 def snakemake_command(
     workdir: Path | None,
     configfile: Path | str | None = None,

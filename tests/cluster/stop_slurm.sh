@@ -18,25 +18,31 @@ if [[ -f "$SLURM_CONF" && -f "$state/slurmctld.pid" ]]; then
     scancel --full --quiet --user="$(id -un)" 2>/dev/null || true
 fi
 
-# Stop one daemon: TERM, wait up to 20 s, then KILL.
-stop_pid_file() {
-    local pid_file=$1 pid
-    [[ -s "$pid_file" ]] || return 0
-    pid=$(<"$pid_file")
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -TERM "$pid" 2>/dev/null || true
-        for _ in $(seq 1 40); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.5
+# Stop daemons together: TERM each, wait up to 20 s for all of them (polling every 0.1 s), then
+# KILL any left. slurmd and slurmctld stop side by side (each took 2-3 s), munged after them.
+stop_pid_files() {
+    local pid_file pid pids=()
+    for pid_file in "$@"; do
+        [[ -s "$pid_file" ]] || continue
+        pid=$(<"$pid_file")
+        kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
+    done
+    for _ in $(seq 1 200); do
+        local alive=0
+        for pid in "${pids[@]}"; do
+            kill -0 "$pid" 2>/dev/null && alive=1
         done
+        [[ $alive -eq 0 ]] && break
+        sleep 0.1
+    done
+    for pid in "${pids[@]}"; do
         kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-    fi
-    rm -f "$pid_file"
+    done
+    rm -f "$@"
 }
 
-stop_pid_file "$state/slurmd.pid"
-stop_pid_file "$state/slurmctld.pid"
-stop_pid_file "$state/munge/munged.pid"
+stop_pid_files "$state/slurmd.pid" "$state/slurmctld.pid"
+stop_pid_files "$state/munge/munged.pid"
 if [[ -L /etc/slurm/slurm.conf && "$(readlink /etc/slurm/slurm.conf)" == "$SLURM_CONF" ]]; then
     rm -f /etc/slurm/slurm.conf
 fi

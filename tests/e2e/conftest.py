@@ -9,7 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from workflow_helpers import copy_example, run_snakemake
+from workflow_helpers import MINI_RUN, copy_example, make_mini_experiment, run_snakemake
+
+from infrepro.workflow.snakemake_door import PLAIN_VARIABLE
 
 RUN_FAILED = "run-failed.txt"
 
@@ -81,3 +83,21 @@ def sequential_example_run(example_run: Path, tmp_path_factory: pytest.TempPathF
         return dry.stderr[-2000:] + result.stderr[-4000:]
 
     return shared_run(tmp_path_factory, "sequential", make)
+
+
+@pytest.fixture(scope="session")
+def mini_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``make_mini_experiment(root, **MINI_RUN)`` run to completion once per session by
+    `snakemake --cores 2` with the door open (``INFREPRO_PLAIN_SNAKEMAKE`` cleared); the run's
+    stderr is kept in ``stderr.txt`` beside the folder. test_determinism (`--cores 1`),
+    test_install (the installed package) and test_plain_snakemake (the door shut) compare a run
+    of their own with it and only read it (tests/conftest.py puts the three modules on one
+    worker, so that none waits for another to finish it)."""
+
+    def make(root: Path) -> str:
+        make_mini_experiment(root, **MINI_RUN)
+        result = run_snakemake(root, env={PLAIN_VARIABLE: ""})
+        (root.parent / "stderr.txt").write_text(result.stderr)
+        return "" if result.returncode == 0 else result.stderr[-4000:]
+
+    return shared_run(tmp_path_factory, "mini", make)

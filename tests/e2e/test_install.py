@@ -1,6 +1,8 @@
 """End-to-end: the package installed with `pip install .` (not editable) into a fresh virtual
-environment runs the bundled example from a copy of the workflow that holds no package source,
-so the config schema and the report templates come from the installed package's data.
+environment imports every module of its own and runs a small experiment (every rule of the
+workflow, raw mode: the session's ``mini_run``, tests/e2e/conftest.py) from a copy of the
+workflow that holds no package source, so the config schema, the report templates and the other
+package data come from the installed package; every file under results/ is the checkout's run's.
 
 Nothing is downloaded: the new environment sees the test environment's packages (as
 ``venv --system-site-packages`` would see the system's), and pip builds the package with the
@@ -17,11 +19,31 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from workflow_helpers import REPO_ROOT, copy_example, copy_workflow
+from workflow_helpers import MINI_RUN, REPO_ROOT, copy_workflow, make_mini_experiment
 
 pytestmark = pytest.mark.e2e
 
 PACKAGE_FILES = ("pyproject.toml", "README.md", "infrepro")
+# every module of the package the interpreter finds (the installed copy), each imported: their
+# names, one a line (a package that fails to import fails the walk)
+IMPORT_EVERY_MODULE = """
+import importlib, pkgutil, infrepro
+def fail(name):
+    raise ImportError(name)
+for module in pkgutil.walk_packages(infrepro.__path__, "infrepro.", onerror=fail):
+    importlib.import_module(module.name)
+    print(module.name)
+"""
+
+
+def source_modules() -> list[str]:
+    """The checkout's modules of the package (its .py files), but the package itself."""
+    root = REPO_ROOT / "infrepro"
+    names = (
+        ".".join(("infrepro", *p.relative_to(root).with_suffix("").parts))
+        for p in root.rglob("*.py")
+    )
+    return sorted(name.removesuffix(".__init__") for name in names if name != "infrepro.__init__")
 
 
 def run(command: list[str | Path], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -59,22 +81,25 @@ def installed_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
-def test_installed_package_runs_the_example_from_a_workflow_copy(
-    installed_python: Path, tmp_path: Path, example_run: Path
+def test_installed_package_runs_the_workflow_from_a_workflow_copy(
+    installed_python: Path, tmp_path: Path, mini_run: Path
 ) -> None:
     where = run([installed_python, "-c", "import infrepro; print(infrepro.__file__)"], tmp_path, 60)
     assert Path(where.stdout.strip()).is_relative_to(installed_python.parents[1]), where
+    modules = run([installed_python, "-c", IMPORT_EVERY_MODULE], tmp_path, 300)
+    assert modules.returncode == 0, modules.stderr[-3000:]
+    assert sorted(modules.stdout.split()) == source_modules()
     snakefile = copy_workflow(tmp_path / "workflow")
     assert not (snakefile.parent / "infrepro").exists()
-    work = copy_example(tmp_path / "work")
+    work = make_mini_experiment(tmp_path / "work", **MINI_RUN).root
     command = [installed_python, "-m", "snakemake", "--snakefile", snakefile]
-    command += ["--directory", work, "--configfile", work / "config" / "config.yaml"]
+    command += ["--directory", work, "--configfile", work / "config.yaml"]
     result = run([*command, "--cores", "2"], work, 900)
     assert result.returncode == 0, result.stderr[-4000:]
-    # the same tables and report as the checkout's own run of the example
-    expected = sorted(p.relative_to(example_run) for p in (example_run / "results").rglob("*"))
+    # the same tables and report as the checkout's own run of the same experiment
+    expected = sorted(p.relative_to(mini_run) for p in (mini_run / "results").rglob("*"))
     produced = sorted(p.relative_to(work) for p in (work / "results").rglob("*"))
     assert produced == expected
     for name in expected:
-        if (example_run / name).is_file():
-            assert (work / name).read_bytes() == (example_run / name).read_bytes(), name
+        if (mini_run / name).is_file():
+            assert (work / name).read_bytes() == (mini_run / name).read_bytes(), name

@@ -5,9 +5,10 @@ cancelled; every job runs its script in a process of its own).
 The rest of the end-to-end suite runs with the door open (the installed, tested Snakemake);
 this module is CI's plain-mode run: a small experiment (every rule of the workflow, raw mode)
 with a faked untested Snakemake version, compared file by file with the same experiment run
-with the door open. The switch (``INFREPRO_PLAIN_SNAKEMAKE=1``) shuts the same door:
-tests/unit/workflow/test_snakemake_door.py shows both paths and their one line. (The whole
-suite in plain mode passes too, but takes about twice as long: docs/architecture.md.)
+with the door open (the session's ``mini_run``, tests/e2e/conftest.py). The switch
+(``INFREPRO_PLAIN_SNAKEMAKE=1``) shuts the same door: tests/unit/workflow/test_snakemake_door.py
+shows both paths and their one line. (The whole suite in plain mode passes too, but takes about
+twice as long: docs/architecture.md.)
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from workflow_helpers import digest_tree, make_mini_experiment, run_snakemake
+from workflow_helpers import MINI_RUN, digest_tree, make_mini_experiment, run_snakemake
 
 from infrepro.workflow.snakemake_door import PLAIN_VARIABLE, TESTED_SNAKEMAKE, VERSION_VARIABLE
 
@@ -32,25 +33,19 @@ def differing(first: Path, second: Path) -> list[str]:
 
 
 def test_an_untested_snakemake_runs_plain_with_the_same_bytes_and_says_so_once(
-    tmp_path: Path,
+    tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """A Snakemake version past the tested range (faked) runs the workflow as plain Snakemake:
     one warning naming the version and the range, and every file the door-open run writes; a
     rerun with the door open then has nothing to do (the mode is no input of any job)."""
     untested = TESTED_SNAKEMAKE[1] + ".0"
-    open_, shut = (
-        make_mini_experiment(tmp_path / name, n_segments=12, metrics=("ter",)).root
-        for name in ("open", "shut")
-    )
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        runs = [
-            pool.submit(run_snakemake, open_, env={PLAIN_VARIABLE: ""}),
-            pool.submit(run_snakemake, shut, env={VERSION_VARIABLE: untested}),
-        ]
-        door_open, door_shut = (run.result() for run in runs)
-    for result in (door_open, door_shut):
-        assert result.returncode == 0, result.stderr[-3000:]
-    assert WARNING not in door_open.stderr
+    shut = make_mini_experiment(tmp_path / "shut", **MINI_RUN).root
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        run = pool.submit(run_snakemake, shut, env={VERSION_VARIABLE: untested})
+        open_ = request.getfixturevalue("mini_run")  # door open, meanwhile (if not yet run)
+        door_shut = run.result()
+    assert door_shut.returncode == 0, door_shut.stderr[-3000:]
+    assert WARNING not in (open_.parent / "stderr.txt").read_text()
     warnings = [line for line in door_shut.stderr.splitlines() if line.startswith("infrepro:")]
     assert len(warnings) == 1 and warnings[0].startswith(WARNING), warnings
     assert f"Snakemake {untested} " in warnings[0] and f"<{TESTED_SNAKEMAKE[1]}" in warnings[0]

@@ -1,9 +1,11 @@
 """README's count of the tests that may skip (its "Test" section) is the suite's (issue 27).
 
 Each optional tool is one fixture (tests/optional_tools.py, defined in tests/conftest.py) that
-every test needing the tool requests. The suite is collected in a subprocess (collection only:
-no test runs) with the option that writes which collected tests have each tool's fixture in
-their closure; README's numbers per tool and in total, in words or digits, must be those. No
+every test needing the tool requests. Which collected tests of the whole suite have each tool's
+fixture in their closure is read from this session's own collection when it collected every
+test file (`pytest`, the suite's testpaths; before any -k, -m or --deselect), else from a
+collection of the suite in a subprocess (collection only: no test runs) with the option that
+writes them; README's numbers per tool and in total, in words or digits, must be those. No
 test may skip by other means, or README's count would miss it."""
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from optional_tools import NEEDS_OPTION, OPTIONAL_TOOLS
+from optional_tools import NEEDS_OPTION, OPTIONAL_TOOLS, SUITE_ITEMS, tool_needs
 from readme_numbers import WORD, is_number, number
 from test_docs import REPO_ROOT, section
 
@@ -27,6 +29,16 @@ NOT_SCANNED = {
     "tests/conftest.py",
     "tests/unit/docs/test_readme_counts.py",
 }
+
+
+def suite_items(config: pytest.Config) -> list[pytest.Item] | None:
+    """This session's collected tests if they are the whole suite's: every test file of the
+    suite has tests among them (else None: pytest was given other paths, --ignore, --lf, ...)."""
+    items = config.stash.get(SUITE_ITEMS, None)
+    if items is None:
+        return None
+    files = set((REPO_ROOT / "tests").rglob("test_*.py"))
+    return items if {Path(item.path) for item in items} == files else None
 
 
 def collect_needs(destination: Path) -> dict[str, list[str]]:
@@ -57,9 +69,12 @@ def readme_skip_counts(readme: str) -> tuple[int, dict[str, int]]:
     return number(total.group(1)), per_tool
 
 
-def test_readme_states_how_many_tests_may_skip(tmp_path: Path) -> None:
+def test_readme_states_how_many_tests_may_skip(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     """Per tool and in total (a test needing two tools counted once)."""
-    needs = collect_needs(tmp_path)
+    items = suite_items(request.config)
+    needs = collect_needs(tmp_path) if items is None else tool_needs(items)
     assert set(needs) == set(OPTIONAL_TOOLS)
     total, per_tool = readme_skip_counts((REPO_ROOT / "README.md").read_text(encoding="utf-8"))
     found = {fixture: len(ids) for fixture, ids in needs.items()}
