@@ -152,11 +152,13 @@ def confine_fixed(X: np.ndarray, parts: np.ndarray) -> np.ndarray:
 
 
 def mapped(X: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """X A for confine_fixed's A (identity but for a few -1s): column by column, not a dense
-    product (240,000 x 400 by 400 x 400 is 38 GFlop)."""
+    """X A for confine_fixed's A (identity but for a few -1s): X plus X (A - I)'s non-zero
+    columns, one matrix-vector product each (X read by rows), not a dense product (240,000 x
+    400 by 400 x 400 is 38 GFlop) nor a column of X at a time (strided: 23 s at 200 systems)."""
     out = X.copy()
-    for j, r in zip(*np.nonzero(a - np.eye(a.shape[0])), strict=True):
-        out[:, r] += a[j, r] * X[:, j]
+    d = a - np.eye(a.shape[0])
+    for r in np.flatnonzero(np.any(d != 0.0, axis=0)):
+        out[:, r] += X @ d[:, r]
     return out
 
 

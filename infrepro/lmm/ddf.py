@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from infrepro.lmm.errors import LmmError
-from infrepro.lmm.kr import BlockProducts, PairMatrices, kr_pieces
+from infrepro.lmm.kr import BlockProducts, PairMatrices, PFactors, kr_pieces
 from infrepro.lmm.layout import Layout
 from infrepro.plumbing.blas import single_threaded_blas
 
@@ -175,7 +175,7 @@ class DdfCore:
     _satt: tuple[np.ndarray, list[np.ndarray]] | None = field(default=None, repr=False)
     products: Callable[[], BlockProducts] | None = field(default=None, repr=False)
     kr_how: str = "auto"  # how kr_parts computes by default (tests compare "dense"/"structured")
-    _kr: dict[str, tuple[np.ndarray, np.ndarray | list[np.ndarray], np.ndarray]] = field(
+    _kr: dict[str, tuple[np.ndarray, PFactors, np.ndarray]] = field(
         default_factory=dict, repr=False
     )
     _stacks: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
@@ -186,14 +186,12 @@ class DdfCore:
         self._kr.clear()
         self._stacks.clear()
 
-    def stacked(self, P: np.ndarray | list[np.ndarray]) -> np.ndarray:
-        """The P_i of :meth:`kr_parts` stacked as one (parameters * p) x p matrix, once per
-        fit: a one-row contrast's P_i w are then one matrix-vector product."""
-        if isinstance(P, np.ndarray):  # already stacked (kr.kr_pieces): a view, no copy
-            return P.reshape(-1, P.shape[-1])
-        key = id(P)  # P stays alive in the kr_parts cache, so its id names it
+    def stacked(self, J: list[np.ndarray]) -> np.ndarray:
+        """Satterthwaite's J_i stacked as one (parameters * p) x p matrix, once per fit: a
+        one-row contrast's J_i l are then one matrix-vector product."""
+        key = id(J)  # J stays alive in the Satterthwaite cache, so its id names it
         if key not in self._stacks:
-            self._stacks[key] = np.concatenate(P, axis=0)
+            self._stacks[key] = np.concatenate(J, axis=0)
         return self._stacks[key]
 
     @property
@@ -244,10 +242,8 @@ class DdfCore:
         return self._satt
 
     # ---- Kenward-Roger ---------------------------------------------------------------------
-    def kr_parts(
-        self, how: str | None = None
-    ) -> tuple[np.ndarray, np.ndarray | list[np.ndarray], np.ndarray]:
-        """pbkrtest's vcovAdj: (Phi_A, the P_r (stacked, or a list for the dense way), W).
+    def kr_parts(self, how: str | None = None) -> tuple[np.ndarray, PFactors, np.ndarray]:
+        """pbkrtest's vcovAdj: (Phi_A, the P_r (kr.PFactors), W).
 
         ``how`` (default ``kr_how``): "dense" (the q x q Woodbury reference, needs X and Z),
         "structured" (kr.py, from the cross-products, linear in the number of segments) or
@@ -284,7 +280,7 @@ class DdfCore:
 
     def _kr_pieces_dense(
         self,
-    ) -> tuple[np.ndarray, list[np.ndarray], PairMatrices]:
+    ) -> tuple[np.ndarray, PFactors, PairMatrices]:
         """The traces K, P and Q of vcovAdj through q x q Woodbury algebra (the reference)."""
         n, q = self.n, self.q
         X, Z = self.X, self.Z
@@ -318,49 +314,24 @@ class DdfCore:
                 ktr[r, s] = ktr[s, r] = float(np.sum(block * block))
             ktr[r, -1] = ktr[-1, r] = float(np.trace(M2[np.ix_(cr, cr)])) / s2**2
         ktr[-1, -1] = (n - 2.0 * np.trace(KC) + float(np.sum(KC * KC.T))) / s2**2
-        return ktr, P, Q
+        return ktr, PFactors.of_dense(P), Q
 
 
 def _kr_adjusted(
-    Phi: np.ndarray,
-    ktr: np.ndarray,
-    P: np.ndarray | list[np.ndarray],
-    Q: PairMatrices,
-) -> tuple[np.ndarray, np.ndarray | list[np.ndarray], np.ndarray]:
+    Phi: np.ndarray, ktr: np.ndarray, P: PFactors, Q: PairMatrices
+) -> tuple[np.ndarray, PFactors, np.ndarray]:
     """Phi_A = Phi + 2 Phi [sum_rs W_rs (Q_rs - P_r Phi P_s)] Phi with W = 2 I^-1,
     I_rs = K_rs - 2 tr(Phi Q_rs) + tr(Phi P_r Phi P_s) (pbkrtest's vcovAdj).
 
-    With B_r = P_r Phi, tr(Phi P_r Phi P_s) = tr(B_r B_s) for all pairs is one product of the
-    flattened B_r with the flattened B_s', and sum_rs W_rs P_r Phi P_s = sum_r B_r M_r with
-    M_r = sum_s W_rs P_s is one product of the B_r side by side with the M_r stacked: p^3
-    per variance parameter instead of per pair (pbkrtest loops over pairs).
-
-    Memory: P_r, B_r and M_r are (parameters x p x p) each, and there are about as many
-    parameters as systems when every system has its own run variance, as p grows with the
-    systems: every such stack is made once and dropped when done (at most three at a time),
-    and each Q_rs, of which there are (parameters)^2 / 2, only while it is used (``Q`` may form
-    them when asked for: kr.PairProducts)."""
-    n_g = len(P)
-    p = Phi.shape[0]
-    B = np.empty((n_g, p, p))
-    for r in range(n_g):
-        B[r] = P[r] @ Phi  # B_r = P_r Phi
-    flat = B.reshape(n_g, p * p)
-    flat_t = B.transpose(0, 2, 1).reshape(n_g, p * p)
-    trace_bb = flat @ flat_t.T  # tr(B_r B_s) = sum_kl (B_r)_kl (B_s)_lk
-    del flat, flat_t
-    # B_r side by side (p x parameters p), for sum_r B_r M_r below
-    side = B.transpose(1, 0, 2).reshape(p, n_g * p)
-    del B
-    ie2 = ktr - 2.0 * Q.phi_traces(Phi) + trace_bb
+    tr(Phi P_r Phi P_s) for all pairs and sum_rs W_rs P_r Phi P_s come from the P_r's factors
+    (kr.PFactors: P_r = -F_r'F_r), not from a p x p product per parameter or per pair as
+    pbkrtest forms them. Each Q_rs, of which there are (parameters)^2 / 2, exists only while it
+    is used (``Q`` may form them when asked for: kr.PairProducts)."""
+    ie2 = ktr - 2.0 * Q.phi_traces(Phi) + P.pair_traces(Phi)
     condi = float(np.min(np.abs(np.linalg.eigvalsh(ie2))))
     W = 2.0 * (np.linalg.inv(ie2) if condi > 1e-10 else np.linalg.pinv(ie2))
     W = 0.5 * (W + W.T)
-    U = Q.weighted_sum(W)
-    stacked = P if isinstance(P, np.ndarray) else np.stack(P)
-    M = np.tensordot(W, stacked, axes=(1, 0))  # M_r = sum_s W_rs P_s, (parameters, p, p)
-    U -= side @ M.reshape(n_g * p, p)  # the M_r stacked
-    del side, M
+    U = Q.weighted_sum(W) - P.weighted_sum(W, Phi)
     phi_a = Phi + 2.0 * Phi @ U @ Phi
     return phi_a, P, W
 
@@ -430,14 +401,14 @@ def _kr_adjust(core: DdfCore, L: np.ndarray) -> tuple[float, float, float]:
         traces = _row_traces(core, P, L)[0]
         a1 = a2 = float(traces @ W @ traces)
     else:
-        tp = L.T @ np.linalg.solve(L @ Phi @ L.T, L) @ Phi
-        u = np.stack([tp @ P[i] @ Phi for i in range(len(P))])
-        t = np.einsum("kii->k", u)
+        # tr U_i = tr(P_i H) and tr(U_i U_j) = tr(P_i H P_j H) with H = Phi Theta Phi =
+        # Phi L'(L Phi L')^-1 L Phi (symmetric), from the P_i's factors (kr.PFactors)
+        wl = Phi @ L.T
+        h = wl @ np.linalg.solve(L @ wl, wl.T)
+        h = 0.5 * (h + h.T)
+        t = P.traces(h)
         a1 = float(t @ W @ t)
-        # tr(U_i U_j) = sum_kl (U_i)_kl (U_j)_lk for all pairs as one product, A2 = sum W * it
-        flat = u.reshape(len(P), -1)
-        flat_t = u.transpose(0, 2, 1).reshape(len(P), -1)
-        a2 = float(np.sum(W * (flat @ flat_t.T)))
+        a2 = float(np.sum(W * P.pair_traces(h)))
     df2, scaling = _kr_df(q, a1, a2)
     lb = L @ core.beta
     wald = float(lb @ np.linalg.solve(L @ phi_a @ L.T, lb))
@@ -447,15 +418,14 @@ def _kr_adjust(core: DdfCore, L: np.ndarray) -> tuple[float, float, float]:
 ROWS_AT_ONCE = 256  # one-row contrasts whose traces one product computes (bounds its memory)
 
 
-def _row_traces(core: DdfCore, P: np.ndarray | list[np.ndarray], rows: np.ndarray) -> np.ndarray:
+def _row_traces(core: DdfCore, P: PFactors, rows: np.ndarray) -> np.ndarray:
     """tr U_i of each one-row contrast l (a row of ``rows``; result: rows x parameters).
 
-    Theta = l l' / (l' Phi l) is rank one, so tr U_i = w' P_i w / (l' w) with w = Phi l: p^2
-    per parameter instead of two p x p products, and tr(U_i U_j) = tr U_i tr U_j (A2 = A1).
-    The rows share one product with the stacked P_i (read once, not once per contrast)."""
+    Theta = l l' / (l' Phi l) is rank one, so tr U_i = w' P_i w / (l' w) with w = Phi l
+    (-|F_i w|^2 / (l' w) from the P_i's factors), and tr(U_i U_j) = tr U_i tr U_j (A2 = A1)."""
     w = rows @ core.vcov  # each row's Phi l (Phi is symmetric)
     scale = np.einsum("ij,ij->i", rows, w)
-    return _row_forms(core.stacked(P), len(P), w) / scale[:, None]
+    return P.forms(w) / scale[:, None]
 
 
 def _row_forms(stacked: np.ndarray, count: int, rows: np.ndarray) -> np.ndarray:

@@ -38,7 +38,7 @@ when the blocks are not grouped: linear in the number of segments, instead of O(
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -278,6 +278,107 @@ def kr_traces(bp: BlockProducts, pt: _Parts, mo: _Moments, rows: list[np.ndarray
     return ktr
 
 
+GRAM_ENTRIES = 25_000_000  # PFactors forms F H F' this many entries (rows x all rows) at a time
+
+
+class PFactors(Sequence[np.ndarray]):
+    """pbkrtest's P_r = -X'S^-1 G_r S^-1 X of every variance parameter as P_r = -F_r'F_r.
+
+    Each P_r is negative semi-definite of rank at most min(q_r, p) (q_r: the term's columns,
+    G_r = Z_r Z_r'), and with a run variance per system most terms have q_r = 3 runs against p
+    ~ 2 systems fixed effects: p^3 per parameter for every product with a P_r (Phi P_r, the
+    F test's U_i = Theta Phi P_i Phi) is what made Kenward-Roger cubic in the systems. With
+    the factors F_r (f_r x p, f_r <= min(q_r, p)) stacked as F (rows of parameter ``owner``),
+    for a symmetric H:
+
+        tr(P_r H)             = -sum((F_r H) * F_r)
+        v'P_r v               = -|F_r v|^2
+        tr(P_r H P_s H)       = |F_r H F_s'|_F^2                     (the blocks of G = F H F')
+        sum_rs W_rs P_r H P_s = F' (W[owner, owner] * G) F
+
+    so the work is (rows)^2 p + rows p^2 instead of parameters p^3 (rows ~ parameters x 3 at
+    200 systems). Indexing or iterating gives the dense P_r (tests, the reference)."""
+
+    def __init__(self, factors: list[np.ndarray]) -> None:
+        p = factors[0].shape[1] if factors else 0
+        self.F = np.vstack(factors) if factors else np.zeros((0, p))
+        self.count = len(factors)
+        self.starts = np.cumsum([0] + [len(f) for f in factors])
+        self.owner = np.repeat(np.arange(self.count), np.diff(self.starts))
+
+    @classmethod
+    def of_dense(cls, P: list[np.ndarray]) -> PFactors:
+        """Factors of dense negative semi-definite P_r (eigenvalues of -P_r above 0 kept)."""
+        factors = []
+        for m in P:
+            vals, vecs = np.linalg.eigh(-0.5 * (m + m.T))
+            keep = vals > 0.0
+            factors.append(np.sqrt(vals[keep])[:, None] * vecs[:, keep].T)
+        return cls(factors)
+
+    @staticmethod
+    def compressed(f: np.ndarray) -> np.ndarray:
+        """A factor with at most p rows and the same F'F (R of F = QR when F has more rows)."""
+        return np.linalg.qr(f, mode="r") if f.shape[0] > f.shape[1] else f
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, r: int) -> np.ndarray:  # type: ignore[override]
+        f = self.F[self.starts[r] : self.starts[r + 1]]
+        return -(f.T @ f)
+
+    def _sum_rows(self, values: np.ndarray, owner: np.ndarray | None = None) -> np.ndarray:
+        """Sums of ``values``' rows per parameter, the rows' parameters ``owner`` (sorted;
+        default: one row of values per row of F)."""
+        owner = self.owner if owner is None else owner
+        out = np.zeros((self.count,) + values.shape[1:])
+        if len(owner):
+            first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+            out[owner[first]] = np.add.reduceat(values, first, axis=0)
+        return out
+
+    def forms(self, rows: np.ndarray) -> np.ndarray:
+        """v'P_r v for each row v of ``rows`` (result: rows x parameters), a chunk of rows at
+        a time (GRAM_ENTRIES)."""
+        out = np.empty((len(rows), self.count))
+        step = max(1, GRAM_ENTRIES // max(1, len(self.F)))
+        for start in range(0, len(rows), step):
+            fv = self.F @ rows[start : start + step].T
+            out[start : start + step] = -self._sum_rows(fv * fv).T
+        return out
+
+    def traces(self, h: np.ndarray) -> np.ndarray:
+        """tr(P_r H) for each parameter, H symmetric."""
+        return -self._sum_rows(np.sum((self.F @ h) * self.F, axis=1))
+
+    def _gram_chunks(self, h: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+        """(rows, G[rows]) of G = F H F', a chunk of rows at a time (GRAM_ENTRIES)."""
+        total = len(self.F)
+        step = max(1, GRAM_ENTRIES // max(1, total))
+        fh = self.F @ h
+        for start in range(0, total, step):
+            part = slice(start, min(total, start + step))
+            yield part, fh[part] @ self.F.T
+
+    def pair_traces(self, h: np.ndarray) -> np.ndarray:
+        """tr(P_r H P_s H) for all pairs (parameters x parameters), H symmetric."""
+        out = np.zeros((self.count, self.count))
+        for part, g in self._gram_chunks(h):
+            by_column = self._sum_rows((g * g).T).T  # chunk rows x parameters
+            out += self._sum_rows(by_column, self.owner[part])
+        return out
+
+    def weighted_sum(self, w: np.ndarray, h: np.ndarray) -> np.ndarray:
+        """sum_rs W_rs P_r H P_s over all r, s, for symmetric W and H."""
+        p = self.F.shape[1]
+        out = np.zeros((p, p))
+        for part, g in self._gram_chunks(h):
+            g *= w[self.owner[part]][:, self.owner]
+            out += self.F[part].T @ (g @ self.F)
+        return out
+
+
 PANEL_ENTRIES = 2_000_000  # M_1 (E_s U) is formed for this many (q x p) entries of terms at a time
 REST_COLUMNS_ENTRIES = 25_000_000  # M_1's rest columns (q x q_R) are formed up to this many floats
 
@@ -424,8 +525,8 @@ def _rest_panels(
 
 def kr_pieces(
     bp: BlockProducts, theta: np.ndarray, sigma: float, n: int
-) -> tuple[np.ndarray, np.ndarray, PairProducts]:
-    """pbkrtest's K (traces), P (stacked, parameters x p x p) and Q (r <= s; the last index is
+) -> tuple[np.ndarray, PFactors, PairProducts]:
+    """pbkrtest's K (traces), P (PFactors) and Q (r <= s; the last index is
     the residual; PairProducts), as ddf.DdfCore's dense reference computes them, from the
     cross-products alone."""
     pt = _parts(bp, theta)
@@ -435,13 +536,9 @@ def kr_pieces(
     s2 = sigma**2
     qr = bp.qr
     u = mo.zv1x
-    p = u.shape[1]
-    P = np.empty((len(rows) + 1, p, p))
-    for i, r in enumerate(rows):
-        m = -(u[r].T @ u[r]) / s2**2
-        P[i] = 0.5 * (m + m.T)
-    m = -mo.m2_rr[qr:, qr:] / s2**2
-    P[-1] = 0.5 * (m + m.T)
+    factors = [PFactors.compressed(u[r] / s2) for r in rows]  # P_r = -U_r'U_r / s2^2
+    residual = PFactors.of_dense([-mo.m2_rr[qr:, qr:] / s2**2])  # P_e = -X'V^-2 X / s2^2
+    P = PFactors([*factors, residual.F])
     Q = PairProducts(u, rows, _pair_panels(pt, u, rows, bp.slot_term.size), mo.zv2x, mo.xv3x, s2)
     ktr = kr_traces(bp, pt, mo, rows) / s2**2
     return ktr, P, Q

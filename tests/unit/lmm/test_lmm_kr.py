@@ -273,3 +273,39 @@ def _structured_both_ways(monkeypatch, name: str, value: int):  # type: ignore[n
     core.clear_cache()
     monkeypatch.setattr(kr, name, value)
     return core, default, core.kr_parts("structured")
+
+
+@pytest.mark.parametrize("entries", [25_000_000, 7])  # one chunk; a few rows at a time
+def test_p_factors_give_the_dense_products(monkeypatch, entries: int) -> None:
+    """kr.PFactors' traces, forms, pair traces and weighted sum equal the same sums over the
+    dense P_r = -F_r'F_r (a factor of one row, one of more rows than columns compressed, one
+    empty), in one chunk and in chunks that split a parameter's rows."""
+    from infrepro.lmm import kr
+
+    monkeypatch.setattr(kr, "GRAM_ENTRIES", entries)
+    rng = np.random.default_rng(1)
+    p = 4
+    raw = [
+        rng.normal(size=(1, p)),
+        rng.normal(size=(9, p)),
+        np.zeros((0, p)),
+        rng.normal(size=(3, p)),
+    ]
+    factors = kr.PFactors([kr.PFactors.compressed(f) for f in raw])
+    dense = [-(f.T @ f) for f in raw]
+    assert len(factors) == 4 and len(factors.F) == 1 + 4 + 0 + 3
+    for a, b in zip(factors, dense, strict=True):
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-12)
+    h = rng.normal(size=(p, p))
+    h = h + h.T
+    w = rng.normal(size=(4, 4))
+    w = w + w.T
+    rows = rng.normal(size=(5, p))
+    assert np.allclose(factors.traces(h), [np.trace(m @ h) for m in dense])
+    assert np.allclose(factors.forms(rows), [[v @ m @ v for m in dense] for v in rows])
+    pairs = [[np.trace(a @ h @ b @ h) for b in dense] for a in dense]
+    assert np.allclose(factors.pair_traces(h), pairs)
+    total = sum(w[r, s] * dense[r] @ h @ dense[s] for r in range(4) for s in range(4))
+    assert np.allclose(factors.weighted_sum(w, h), total)
+    again = kr.PFactors.of_dense(dense)
+    assert np.allclose(again.pair_traces(h), pairs) and len(again[2]) == p
