@@ -70,18 +70,20 @@ QUICK = {  # --quick: tiny sizes, one tree, seconds
 }
 REASONS = {  # (stage, axis): why its cost grows faster than the axis (suspected, from the code)
     ("analysis_conditional", "systems"): (
-        "its models grow with the systems, not only the rows: system x property fixed effects "
-        "(2 per system for a numeric property, 3 for its tertile bins) and a run variance per "
-        "system (conditional.run_intercepts), so X'V^-1 X, the REML gradient and "
-        "Kenward-Roger's per-variance-parameter matrices are dense in p ~ systems over "
-        "n ~ systems rows (up to systems^3), plus a KR-df t test per system x 25 grid points "
-        "of the prediction bands (_PostHoc.predictions)"
+        "its run-aware model has a run variance per system (k = systems + 2 variance "
+        "parameters; conditional.run_intercepts) and 2 fixed effects per system: one REML "
+        "evaluation is linear in the systems (the arrowhead elimination, lmm/arrow.py), but the "
+        "optimizer's Newton polish takes k + 1 gradients per Hessian (lmm/optimize.py "
+        "grad_hess), and Kenward-Roger's vcovAdj sums over the k^2 / 2 pairs of variance "
+        "parameters (Q_rs, lmm/kr.py PairProducts): quadratic by the model; the fixed-effect "
+        "design X is held dense (rows x 2 systems: memory ~ systems^2)"
     ),
     ("analysis_summary", "systems"): (
-        "model M (decision/model.py) has a run variance per system and forms every pairwise "
-        "contrast of the systems with its df (itertools.combinations: systems^2/2 contrasts, "
-        "which the compact letters and the rank intervals read), quadratic by nature like "
-        "all_pairs"
+        "a record for every pair of systems, which the compact letters and the rank intervals "
+        "read (systems^2/2: 19,900 calibrated few-run tests at 200 systems, each two "
+        "quadratures bound by the incomplete beta function, stats/calibrated.py), quadratic by "
+        "nature like all_pairs; model M (decision/model.py) carries a run variance per system "
+        "(its fit about 10 s of 53 at 200 systems)"
     ),
     ("analysis_metaparam", "systems"): (
         "its per-system fits are of constant size, but each takes its rows from the whole "
@@ -100,20 +102,14 @@ REASONS = {  # (stage, axis): why its cost grows faster than the axis (suspected
     ),
     ("paper_tables", "systems"): "under 2.5 CPU-s at 200 systems, mostly start-up: not assessed",
     ("analysis_comparison", "systems"): (
-        "the headline model with a run variance per system (vocabulary.headline_formula)"
+        "its omnibus model over all systems has a run variance per system "
+        "(vocabulary.headline_formula): its Hessian and Kenward-Roger as the conditional "
+        "model's; its 199 pair fits grow linearly"
     ),
 }
-NOTES = {  # (axis, tree, size): what the reader of a measurement must know
-    ("systems", "after", 200): (
-        "its last 5 minutes (23:43-23:48 UTC, analysis_conditional alone) ran beside the runs "
-        "axis' runs on the other core: its CPU times are the measure, its wall is inflated"
-    ),
-}
-NOTES[("runs", "after", 300)] = (
-    "ran beside the before tree's run at 300 for its first 7 minutes (00:12-00:19 UTC), "
-    "with others' test suites on the machine (load 4-8): both runs were stopped at the "
-    "20-minute timeout with analysis_conditional the only analysis left"
-)
+# What the reader of a measurement must know (the machine shared, a run stopped): given with
+# --note AXIS:TREE:SIZE=TEXT when the runs are made, kept in the store's meta file.
+NOTE = re.compile(r"(\w+):(before|after):(\d+)=(.+)", re.S)
 BEFORE_MAX = {"systems": 100}  # the older tree is killed for memory at 200 systems (~21 GB)
 INTERVAL = 0.1
 SCRIPT = re.compile(r"/scripts/(\w+)\.py\b")
@@ -455,16 +451,20 @@ def report(rows: dict, axes: dict, trees: dict, out: Path, figure: Path, meta: d
                           f"{_largest(run['stages']):.0f}", f"{run['snakemake_peak_mib']:.0f}",
                           f"{run['total_peak_mib']:.0f}"]  # fmt: skip
             lines.append("| " + " | ".join(cells) + " |")
-        notes = [f"- {n} at {sz:,}: {NOTES[(axis, n, sz)]}" for n, sz in sorted(runs)
-                 if (axis, n, sz) in NOTES]  # fmt: skip
+        given = meta.get("notes", {})
+        notes = [f"- {n} at {sz:,}: {given[f'{axis}:{n}:{sz}']}" for n, sz in sorted(runs)
+                 if f"{axis}:{n}:{sz}" in given]  # fmt: skip
+        asked = meta.get("sizes") or sizes
         missing = [
             f"{n} at {sz:,}"
             for sz in sizes
             for n in trees
-            if (n, sz) not in runs and not (n == "before" and sz > BEFORE_MAX.get(axis, math.inf))
+            if (n, sz) not in runs
+            and sz in asked
+            and not (n == "before" and sz > BEFORE_MAX.get(axis, math.inf))
         ]
         if missing:
-            notes.append("- **not measured** (the deadline of this session): " + ", ".join(missing))
+            notes.append("- **not measured** (past --until, or not yet run): " + ", ".join(missing))
         if axis == "facet_levels":
             notes.append("- the rows are constant along this axis: the exponent is in the levels")
         if axis in BEFORE_MAX and "before" in names:
@@ -819,7 +819,16 @@ def main() -> None:
     parser.add_argument("--limit-gb", type=float, default=16, help="RLIMIT_AS per process")
     parser.add_argument("--cap-gb", type=float, default=14, help="resident total of a run")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument(
+        "--note",
+        action="append",
+        default=[],
+        help="AXIS:TREE:SIZE=TEXT, printed under that run's axis (e.g. the machine was shared)",
+    )
     args = parser.parse_args()
+    for note in args.note:
+        if not NOTE.fullmatch(note):
+            parser.error(f"--note {note!r}: expected AXIS:TREE:SIZE=TEXT (systems:after:200=...)")
     axes = QUICK if args.quick else {a: AXES[a] for a in args.axes}
     if args.quick:
         args.only, args.out = "after", args.workdir / "growth-quick.md"
@@ -844,6 +853,11 @@ def main() -> None:
             "load": os.getloadavg()[0],
         }
     )
+    for note in args.note:
+        key, text = note.split("=", 1)
+        meta.setdefault("notes", {})[key] = text
+    if args.sizes:
+        meta["sizes"] = sorted(set(meta.get("sizes", [])) | set(args.sizes))
     tree_info = {n: {"path": str(t), "commit": _commit(t)} for n, t in shown.items()}
     meta_path.parent.mkdir(parents=True, exist_ok=True)
     meta_path.write_text(json.dumps(meta))
