@@ -149,6 +149,7 @@ class Monitor:
 
     def __init__(self, root: int, workdir: Path, cap_kib: int) -> None:
         self.root, self.workdir, self.cap_kib = root, workdir, cap_kib
+        self.root_cmd = _read(f"/proc/{root}/cmdline").replace(b"\0", b" ").decode(errors="replace")
         self.procs: dict[int, dict] = {}
         self.root_peak_kib = 0
         self.total_peak_kib = 0
@@ -180,8 +181,8 @@ class Monitor:
             fields = stat[stat.rfind(")") + 2 :].split()
             parents[pid] = int(fields[1])
             proc = self.procs.get(pid)
-            if proc is None:
-                cmd = _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").decode(errors="replace")
+            cmd = _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").decode(errors="replace")
+            if proc is None or proc["cmd"] != cmd[-120:]:  # new, or it has exec'd since
                 script = SCRIPT.search(cmd)
                 proc = self.procs[pid] = {
                     "cmd": cmd[-120:], "log": None, "peak_kib": 0,
@@ -191,7 +192,10 @@ class Monitor:
             proc["parent"] = parents[pid]
             if proc["log"] is None:
                 proc["log"] = self._log(pid)
-            proc["peak_kib"] = max(proc["peak_kib"], _vm_hwm(pid))
+            if cmd != self.root_cmd:
+                # a fork of Snakemake that has not yet exec'd its job carries Snakemake's
+                # VmHWM (1.9 GiB at 100,000 segments), which is no job's: not counted
+                proc["peak_kib"] = max(proc["peak_kib"], _vm_hwm(pid))
             cpu = sum(int(x) for x in fields[11:15]) / TICK  # utime stime cutime cstime
             proc["cpu_s"] = max(proc.get("cpu_s", 0.0), cpu)
             rss = _rss(pid)

@@ -118,6 +118,26 @@ def row_parts(
     return [labels, fine.reshape(-1)] if fine.max() > labels.max() else [labels]
 
 
+def shared_levels(
+    codes: list[np.ndarray], weights: list[np.ndarray | None], parts: np.ndarray
+) -> int:
+    """How many random-effect columns have rows in more than one part: a lower bound of the
+    rest block's width, from the codes alone (the segments, in every system's rows), so that
+    a partition whose rest cannot fit is dropped before [Z X y] is built (4,000,000 rows at
+    100,000 segments)."""
+    count = 0
+    for c, w in zip(codes, weights, strict=True):
+        on = slice(None) if w is None else np.flatnonzero(w)
+        levels, part = c[on], parts[on]
+        size = int(levels.max()) + 1 if len(levels) else 0
+        lo = np.full(size, np.iinfo(np.int64).max)
+        hi = np.full(size, -1)
+        np.minimum.at(lo, levels, part)
+        np.maximum.at(hi, levels, part)
+        count += int(np.sum((hi >= 0) & (lo != hi)))
+    return count
+
+
 def confine_fixed(X: np.ndarray, parts: np.ndarray) -> np.ndarray:
     """A unipotent A (det 1) with every column of X A confined to one part where X allows.
 

@@ -32,6 +32,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from infrepro.lmm.arrow import (
+    ARROW_WIDTH_MAX,
     ArrowCore,
     ArrowInaccurate,
     ArrowLayout,
@@ -41,6 +42,7 @@ from infrepro.lmm.arrow import (
     joint_matrix,
     mapped,
     row_parts,
+    shared_levels,
 )
 from infrepro.lmm.crossprod import CrossProducts, XyColumns, block_cross_products, cross_products
 from infrepro.lmm.kr import BlockProducts
@@ -521,6 +523,8 @@ def _arrow(
         return None
     best: tuple[float, sp.csc_matrix, ArrowLayout, np.ndarray] | None = None
     for parts in row_parts(codes, wts, len(y)):
+        if shared_levels(codes, wts, parts) >= ARROW_WIDTH_MAX:
+            continue
         fixed_map = confine_fixed(X, parts)
         joint = joint_matrix(codes, nlevels, wts, mapped(X, fixed_map), y)
         alay = arrow_layout(joint, parts)

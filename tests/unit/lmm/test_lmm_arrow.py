@@ -228,3 +228,27 @@ def test_auto_looks_for_the_arrowhead_only_where_an_evaluation_is_costly(monkeyp
     monkeypatch.setattr(profiled, "ARROW_GAIN", 1e9)  # any arrowhead counts as cheaper
     assert _devfun(prep, True, "auto").path == "arrow"
     assert _devfun(prep, False, "auto").path == "dense"  # ML: never
+
+
+def test_a_partition_whose_shared_columns_cannot_fit_builds_no_joint_matrix(monkeypatch) -> None:
+    """shared_levels counts the random columns with rows in several parts (the segments, in
+    every system's rows), a lower bound of the rest's width: at or above ARROW_WIDTH_MAX the
+    partition is dropped before [Z X y] is built (4,000,000 rows at 100,000 segments), and the
+    fit takes the segments-first elimination (with the default cap the same fit takes the
+    arrowhead: the test above)."""
+    from infrepro.lmm.arrow import shared_levels
+
+    df = _runs()
+    prep = _prepare(FORMULAS["binned"], df, None, None)
+    segments = df["segment_id"].nunique()
+    parts = row_parts(prep.codes, prep.weights, len(df))
+    assert parts and all(shared_levels(prep.codes, prep.weights, p) >= segments for p in parts)
+    monkeypatch.setattr(profiled, "ARROW_MIN_WORK", 0.0)
+    monkeypatch.setattr(profiled, "ARROW_GAIN", 1e9)
+    monkeypatch.setattr(profiled, "ARROW_WIDTH_MAX", segments)
+
+    def refused(*_: object) -> None:
+        raise AssertionError("the joint matrix was built for a partition that cannot fit")
+
+    monkeypatch.setattr(profiled, "joint_matrix", refused)
+    assert _devfun(prep, True, "auto").path == "dense"
