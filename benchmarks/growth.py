@@ -182,7 +182,8 @@ class Monitor:
             parents[pid] = int(fields[1])
             proc = self.procs.get(pid)
             cmd = _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").decode(errors="replace")
-            if proc is None or proc["cmd"] != cmd[-120:]:  # new, or it has exec'd since
+            # new, or it has exec'd since (an exiting process reads as no command: kept)
+            if proc is None or (cmd and proc["cmd"] != cmd[-120:]):
                 script = SCRIPT.search(cmd)
                 proc = self.procs[pid] = {
                     "cmd": cmd[-120:], "log": None, "peak_kib": 0,
@@ -192,7 +193,7 @@ class Monitor:
             proc["parent"] = parents[pid]
             if proc["log"] is None:
                 proc["log"] = self._log(pid)
-            if cmd != self.root_cmd:
+            if cmd and cmd != self.root_cmd:
                 # a fork of Snakemake that has not yet exec'd its job carries Snakemake's
                 # VmHWM (1.9 GiB at 100,000 segments), which is no job's: not counted
                 proc["peak_kib"] = max(proc["peak_kib"], _vm_hwm(pid))
