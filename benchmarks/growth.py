@@ -95,10 +95,10 @@ REASONS = {  # (stage, axis): why its cost grows faster than the axis (suspected
         "facet x property have 2 fixed effects per run (p ~ runs over n ~ runs rows)"
     ),
     ("analysis_conditional", "runs"): (
-        "not profiled; suspected: the run-aware model's random run intercepts and slopes (2 "
-        "columns per run: 2,400 at 4 x 300 runs, 800 at 4 x 100) pass the dense "
-        "Kenward-Roger's limit (lmm/ddf.py DENSE_KR_MAX_COLUMNS = 1,200), and the structured "
-        "path holds the run columns' block densely (lmm/crossprod.py cff_dense, q_R x q_R)"
+        "not profiled at 300 runs; suspected: Kenward-Roger's structured pieces hold the run "
+        "columns (a run's intercept and slope: 2,400 at 4 x 300 runs) as one dense rest block "
+        "(lmm/kr.py: q_R x q_R, and M_1's rest columns q x q_R), cubic in q_R; the fit itself "
+        "takes the arrowhead by run (linear)"
     ),
     ("paper_tables", "systems"): "under 2.5 CPU-s at 200 systems, mostly start-up: not assessed",
     ("analysis_comparison", "systems"): (

@@ -131,7 +131,9 @@ ANALYSES: dict[str, AnalysisSpec] = {
             (*MODEL_TABLES, "slopes", "predictions", *LOG_TABLES),
             # the within-bin pairs: the decision's family or all (docs/method.md §4.2.3)
             ("conditional_pairs", "comparisons"),
-            Cost(350, 580, 10, 26, mib_per_system2=0.12),  # per-bin models: the same
+            # per-bin models: the same; and the run columns (a run's intercept and slope) grow
+            # with the runs (1,125 MiB at 4 systems x 300 runs x 400 segments, growth.md)
+            Cost(350, 580, 10, 26, mib_per_system2=0.12, mib_per_run2=0.008),
         ),
         AnalysisSpec(
             VARIANCE,

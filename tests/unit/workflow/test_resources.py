@@ -103,6 +103,15 @@ def test_many_systems_are_covered_with_headroom() -> None:
     metaparam, rows = resources.ANALYSIS_COST["metaparam"], 4 * 300 * 400
     peak = 3686 * resources.MB_PER_MIB
     assert metaparam.mem_mb(rows, systems=4, runs=300) >= 1.4 * peak > metaparam.mem_mb(rows)
+    # ... and the conditional analysis' run columns: 1,125 MiB measured (growth.md, runs axis),
+    # 1,000 MB asked for by the rows and systems alone (a job SLURM would have killed)
+    conditional = resources.ANALYSIS_COST["conditional"]
+    peak = 1125 * resources.MB_PER_MIB
+    assert (
+        conditional.mem_mb(rows, systems=4, runs=300)
+        >= 1.4 * peak
+        > conditional.mem_mb(rows, systems=4)
+    )
     rows_only = resources.ANALYSIS_COST["conditional"].mem_mb(100 * 3 * 400)
     assert rows_only < MEASURED_SYSTEMS_PEAK_MIB["conditional", 100] * resources.MB_PER_MIB
 
