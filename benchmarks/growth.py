@@ -51,7 +51,7 @@ import pandas as pd
 import yaml
 from bench import command_line, load, publish
 from many_systems import job_times, write_experiment
-from paper_scale.monitor import _descendants, _read, _vm_hwm
+from paper_scale.monitor import _cmdline, _descendants, _read, _vm_hwm
 
 REPO = Path(__file__).resolve().parents[1]
 AXES = {  # axis: (sizes, base design)
@@ -150,7 +150,7 @@ class Monitor:
 
     def __init__(self, root: int, workdir: Path, cap_kib: int) -> None:
         self.root, self.workdir, self.cap_kib = root, workdir, cap_kib
-        self.root_cmd = _read(f"/proc/{root}/cmdline").replace(b"\0", b" ").decode(errors="replace")
+        self.root_cmd = _cmdline(root)
         self.procs: dict[int, dict] = {}
         self.root_peak_kib = 0
         self.total_peak_kib = 0
@@ -182,7 +182,7 @@ class Monitor:
             fields = stat[stat.rfind(")") + 2 :].split()
             parents[pid] = int(fields[1])
             proc = self.procs.get(pid)
-            cmd = _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").decode(errors="replace")
+            cmd = _cmdline(pid)
             # new, or it has exec'd since (an exiting process reads as no command: kept)
             if proc is None or (cmd and proc["cmd"] != cmd[-120:]):
                 script = SCRIPT.search(cmd)
@@ -832,8 +832,9 @@ def main() -> None:
         help="AXIS:TREE:SIZE=TEXT, printed under that run's axis (e.g. the machine was shared)",
     )
     args = parser.parse_args()
-    for note in args.note:
-        if not NOTE.fullmatch(note):
+    notes = [NOTE.fullmatch(note) for note in args.note]
+    for note, match in zip(args.note, notes, strict=True):
+        if match is None:
             parser.error(f"--note {note!r}: expected AXIS:TREE:SIZE=TEXT (systems:after:200=...)")
     axes = QUICK if args.quick else {a: AXES[a] for a in args.axes}
     if args.quick:
@@ -859,9 +860,9 @@ def main() -> None:
             "load": os.getloadavg()[0],
         }
     )
-    for note in args.note:
-        key, text = note.split("=", 1)
-        meta.setdefault("notes", {})[key] = text
+    for match in notes:
+        axis, tree, size, text = match.groups()
+        meta.setdefault("notes", {})[f"{axis}:{tree}:{size}"] = text
     if args.sizes:
         meta["sizes"] = sorted(set(meta.get("sizes", [])) | set(args.sizes))
     tree_info = {n: {"path": str(t), "commit": _commit(t)} for n, t in shown.items()}

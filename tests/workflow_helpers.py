@@ -10,8 +10,10 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -151,6 +153,19 @@ def make_mini_experiment(
 # and property): tests/e2e/conftest.py's `mini_run`, run once for the tests that compare another
 # way of running the workflow with the usual one.
 MINI_RUN = {"n_segments": 12, "metrics": ("ter",)}
+
+
+def beside_mini_run(
+    request: Any, root: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
+    """The small experiment (MINI_RUN) made at ``root`` and run with ``args`` and ``env`` while
+    the session's ``mini_run`` (tests/e2e/conftest.py) is made, if it is not yet (``request``:
+    the test's pytest request): (mini_run's folder, this folder, this run's result)."""
+    work = make_mini_experiment(root, **MINI_RUN).root
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        run = pool.submit(run_snakemake, work, *args, env=env)
+        shared = request.getfixturevalue("mini_run")
+        return shared, work, run.result()
 
 
 def snakemake_command(

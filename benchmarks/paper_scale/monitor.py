@@ -65,7 +65,7 @@ class ProcessMonitor:
     def poll(self) -> None:
         now = time.monotonic()
         for pid in _descendants(self.root_pid):
-            cmdline = _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").decode(errors="replace")
+            cmdline = _cmdline(pid)
             match = _SCRIPT.search(cmdline)
             worker = "multiprocessing.spawn" in cmdline  # a long-lived worker: many jobs
             if (match is None and not worker) or not cmdline.lstrip().split(" ")[0].endswith(
@@ -118,6 +118,11 @@ def _vm_hwm(pid: int) -> int:
         if line.startswith("VmHWM:"):
             return int(line.split()[1])
     return 0
+
+
+def _cmdline(pid: int) -> str:
+    """A process's command line, its arguments joined by spaces ("" once it has exited)."""
+    return _read(f"/proc/{pid}/cmdline").replace(b"\0", b" ").decode(errors="replace")
 
 
 def _read(path: str) -> bytes:

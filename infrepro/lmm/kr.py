@@ -308,13 +308,15 @@ class PFactors(Sequence[np.ndarray]):
 
     @classmethod
     def of_dense(cls, P: list[np.ndarray]) -> PFactors:
-        """Factors of dense negative semi-definite P_r (eigenvalues of -P_r above 0 kept)."""
-        factors = []
-        for m in P:
-            vals, vecs = np.linalg.eigh(-0.5 * (m + m.T))
-            keep = vals > 0.0
-            factors.append(np.sqrt(vals[keep])[:, None] * vecs[:, keep].T)
-        return cls(factors)
+        """The factors of dense P_r (``factor_of`` each)."""
+        return cls([cls.factor_of(m) for m in P])
+
+    @staticmethod
+    def factor_of(m: np.ndarray) -> np.ndarray:
+        """F with -F'F = m for a dense negative semi-definite m (eigenvalues of -m above 0)."""
+        vals, vecs = np.linalg.eigh(-0.5 * (m + m.T))
+        keep = vals > 0.0
+        return np.sqrt(vals[keep])[:, None] * vecs[:, keep].T
 
     @staticmethod
     def compressed(f: np.ndarray) -> np.ndarray:
@@ -327,6 +329,11 @@ class PFactors(Sequence[np.ndarray]):
     def __getitem__(self, r: int) -> np.ndarray:  # type: ignore[override]
         f = self.F[self.starts[r] : self.starts[r + 1]]
         return -(f.T @ f)
+
+    @property
+    def _rows_at_once(self) -> int:
+        """Rows of a product with F' taken at a time: GRAM_ENTRIES entries."""
+        return max(1, GRAM_ENTRIES // max(1, len(self.F)))
 
     def _sum_rows(self, values: np.ndarray, owner: np.ndarray | None = None) -> np.ndarray:
         """Sums of ``values``' rows per parameter, the rows' parameters ``owner`` (sorted;
@@ -342,7 +349,7 @@ class PFactors(Sequence[np.ndarray]):
         """v'P_r v for each row v of ``rows`` (result: rows x parameters), a chunk of rows at
         a time (GRAM_ENTRIES)."""
         out = np.empty((len(rows), self.count))
-        step = max(1, GRAM_ENTRIES // max(1, len(self.F)))
+        step = self._rows_at_once
         for start in range(0, len(rows), step):
             fv = self.F @ rows[start : start + step].T
             out[start : start + step] = -self._sum_rows(fv * fv).T
@@ -354,8 +361,7 @@ class PFactors(Sequence[np.ndarray]):
 
     def _gram_chunks(self, h: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
         """(rows, G[rows]) of G = F H F', a chunk of rows at a time (GRAM_ENTRIES)."""
-        total = len(self.F)
-        step = max(1, GRAM_ENTRIES // max(1, total))
+        total, step = len(self.F), self._rows_at_once
         fh = self.F @ h
         for start in range(0, total, step):
             part = slice(start, min(total, start + step))
@@ -537,8 +543,8 @@ def kr_pieces(
     qr = bp.qr
     u = mo.zv1x
     factors = [PFactors.compressed(u[r] / s2) for r in rows]  # P_r = -U_r'U_r / s2^2
-    residual = PFactors.of_dense([-mo.m2_rr[qr:, qr:] / s2**2])  # P_e = -X'V^-2 X / s2^2
-    P = PFactors([*factors, residual.F])
+    residual = PFactors.factor_of(-mo.m2_rr[qr:, qr:] / s2**2)  # P_e = -X'V^-2 X / s2^2
+    P = PFactors([*factors, residual])
     Q = PairProducts(u, rows, _pair_panels(pt, u, rows, bp.slot_term.size), mo.zv2x, mo.xv3x, s2)
     ktr = kr_traces(bp, pt, mo, rows) / s2**2
     return ktr, P, Q

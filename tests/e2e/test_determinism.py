@@ -9,11 +9,10 @@ same, at a fraction of the jobs. The `--cores 2` run is the session's ``mini_run
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from workflow_helpers import MINI_RUN, digest_tree, make_mini_experiment, run_snakemake
+from workflow_helpers import beside_mini_run, digest_tree
 
 pytestmark = pytest.mark.e2e
 
@@ -21,11 +20,8 @@ pytestmark = pytest.mark.e2e
 def test_clean_runs_are_byte_identical_across_core_counts(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    second = make_mini_experiment(tmp_path / "second", **MINI_RUN).root
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        run = pool.submit(run_snakemake, second, "--cores", "1")
-        first = request.getfixturevalue("mini_run")  # `--cores 2`, meanwhile (if not yet run)
-        result = run.result()
+    # the session's `--cores 2` run, made meanwhile if it is not yet
+    first, second, result = beside_mini_run(request, tmp_path / "second", "--cores", "1")
     assert result.returncode == 0, result.stderr[-3000:]
     first_tree, second_tree = digest_tree(first), digest_tree(second)
     assert "results/report.html" in first_tree and "results/tables/glrt.csv" in first_tree

@@ -13,11 +13,10 @@ twice as long: docs/architecture.md.)
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from workflow_helpers import MINI_RUN, digest_tree, make_mini_experiment, run_snakemake
+from workflow_helpers import beside_mini_run, digest_tree, run_snakemake
 
 from infrepro.workflow.snakemake_door import PLAIN_VARIABLE, TESTED_SNAKEMAKE, VERSION_VARIABLE
 
@@ -39,11 +38,10 @@ def test_an_untested_snakemake_runs_plain_with_the_same_bytes_and_says_so_once(
     one warning naming the version and the range, and every file the door-open run writes; a
     rerun with the door open then has nothing to do (the mode is no input of any job)."""
     untested = TESTED_SNAKEMAKE[1] + ".0"
-    shut = make_mini_experiment(tmp_path / "shut", **MINI_RUN).root
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        run = pool.submit(run_snakemake, shut, env={VERSION_VARIABLE: untested})
-        open_ = request.getfixturevalue("mini_run")  # door open, meanwhile (if not yet run)
-        door_shut = run.result()
+    # the session's door-open run, made meanwhile if it is not yet
+    open_, shut, door_shut = beside_mini_run(
+        request, tmp_path / "shut", env={VERSION_VARIABLE: untested}
+    )
     assert door_shut.returncode == 0, door_shut.stderr[-3000:]
     assert WARNING not in (open_.parent / "stderr.txt").read_text()
     warnings = [line for line in door_shut.stderr.splitlines() if line.startswith("infrepro:")]
