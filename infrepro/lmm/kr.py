@@ -10,7 +10,9 @@ parameters (s2 theta_r^2 for each random term r, and s2) and G_r = Z_r Z_r' (G =
 Z'Z, Z'X and X'X only, so no matrix with a row per observation is touched, and of the
 structure the profiled deviance already uses (layout.py): the block part B (the primary factor,
 segments, plus terms nested in it) has a block-diagonal Z_B'Z_B = C_BB (one m x m block per
-primary level, m = 1 for segments alone); the rest R (runs, facets, slopes) is small.
+primary level, m = 1 for segments alone); the rest R (runs, facets, slopes) is small. Any
+block-diagonal B serves: with more runs than segments, the arrowhead's parts by run (arrow.py
+``ArrowSchur.block_products``: a run's intercept and slope a block, the segments the rest).
 
 Two-stage Woodbury. With V_B = I + Z_B Lambda_B^2 Z_B' and g_1 = d = Lambda_B (I + Lambda_B
 C_BB Lambda_B)^-1 Lambda_B (block-diagonal), the powers are V_B^-k = I - Z_B g_k Z_B' with
@@ -66,17 +68,20 @@ class BlockProducts:
     def qr(self) -> int:
         return len(self.rest_term)
 
-    def contract(self, mats: np.ndarray) -> np.ndarray:
+    def contract(self, mats: np.ndarray, blocks: np.ndarray | None = None) -> np.ndarray:
         """sum_b C_b' M_b C_b over the blocks (C_b = block b's rows of Z_B'[Z_R X]) for
         per-block m x m matrices M_b that depend on the block's Z_B'Z_B and slot terms only:
-        by groups in O(groups m^2 w^2) when grouped, else O(q_B w^2)."""
+        by groups in O(groups m^2 w^2) when grouped, else O(q_B w^2), or over ``blocks``
+        only where M_b is zero on the others (a term of some blocks: a system's runs)."""
         nb, m, w = self.cbr.shape
         if self.tens is not None and self.first is not None:
             full = int(round(np.sqrt(self.tens.shape[1])))
             out = (mats[self.first].reshape(-1) @ self.tens).reshape(full, full)
             return out[:w, :w]
-        flat = self.cbr.reshape(nb * m, w)
-        return flat.T @ _bmm(mats, self.cbr).reshape(nb * m, w)
+        cbr = self.cbr if blocks is None else self.cbr[blocks]
+        mats = mats if blocks is None else mats[blocks]
+        flat = cbr.reshape(-1, w)
+        return flat.T @ _bmm(mats, cbr).reshape(-1, w)
 
 
 def _bmm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -230,17 +235,19 @@ def _block_traces(bp: BlockProducts, pt: _Parts, blocks: list[int]) -> dict:
     j = pt.jr[:qr, :qr]
     jn2j = j @ pt.nrr[1][:qr, :qr] @ j
     mask = {a: (bp.slot_term == a).astype(float) for a in blocks}
+    held = {a: np.flatnonzero(mask[a].any(axis=1)) for a in blocks}  # the blocks of term a
     gram, out = {}, {}
     for a in blocks:
         ea = mask[a][:, :, None] * a1
-        gram[a] = bp.contract(_bmm(a1t, ea))[:qr, :qr]
-        h = bp.contract(_bmm(a1t, mask[a][:, :, None] * a2))[:qr, :qr]
+        gram[a] = bp.contract(_bmm(a1t, ea), held[a])[:qr, :qr]
+        h = bp.contract(_bmm(a1t, mask[a][:, :, None] * a2), held[a])[:qr, :qr]
         tr_n2 = float(np.sum(np.diagonal(pt.nbb[1], axis1=1, axis2=2) * mask[a]))
         out[a, None] = tr_n2 - 2.0 * float(np.sum(j * h.T)) + float(np.sum(jn2j * gram[a].T))
     for i, a in enumerate(blocks):
         for b in blocks[i:]:
             e = mask[b][:, :, None] * pt.nbb[0] * mask[a][:, None, :]  # N_1 rows b, cols a
-            t = bp.contract(_bmm(a1t, _bmm(e, a1)))[:qr, :qr]
+            both = np.intersect1d(held[a], held[b])
+            t = bp.contract(_bmm(a1t, _bmm(e, a1)), both)[:qr, :qr]
             out[a, b] = (
                 float(np.sum(e * e))
                 - 2.0 * float(np.sum(j * t.T))

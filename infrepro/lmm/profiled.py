@@ -537,6 +537,12 @@ def _arrow(
     return ArrowSchur(best[1], best[2], nlevels, len(y), best[3])
 
 
+def _kr_work(bp: BlockProducts) -> float:
+    """Kenward-Roger's structured work on ``bp``: q_B w^2 + w^3, w = R' columns."""
+    nb, m, w = bp.cbr.shape
+    return float(nb) * m * w * w + float(w) ** 3
+
+
 class ProfiledDeviance:
     """The profiled deviance (ML) or REML criterion as a function of theta.
 
@@ -652,8 +658,14 @@ class ProfiledDeviance:
         return c.logdet_l, float(c.lx[-1, -1]) ** 2, logdet_rx, cov
 
     def block_products(self) -> BlockProducts:
-        """Z'Z, Z'X and X'X in this layout, for Kenward-Roger (kr.py): dense B x R' and
-        R' x R' parts (R' = rest columns, then X)."""
+        """Z'Z, Z'X and X'X for Kenward-Roger (kr.py): dense B x R' and R' x R' parts (R' =
+        rest columns, then X), in the arrowhead's layout where it has one (arrow.py
+        ``block_products``) and its work, q_B w^2 + w^3 (w = R' columns), is the smaller, else
+        in the segments-first one."""
+        if self.arrow is not None and (arrow := self.arrow.block_products()) is not None:
+            w = self.layout.n_rest + self.arrow.p
+            if _kr_work(arrow) < float(self.layout.n_blocks) * self.layout.m * w * w + w**3.0:
+                return arrow
         impl, qr, p = self.impl, self.impl.qr, self.impl.p
         nb, m = impl.nb, impl.m
         if isinstance(impl, _DenseSchur):

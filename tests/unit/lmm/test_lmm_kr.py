@@ -99,6 +99,74 @@ def test_zero_variance_estimate_and_grouped_blocks() -> None:
     assert _rel(dense[0], structured[0]) < 1e-8
 
 
+def _many_runs(seed: int) -> pd.DataFrame:
+    """8 segments, 2 systems x 15 runs: the runs outnumber the segments."""
+    rng = np.random.default_rng(seed)
+    runs = [("A" if r < 15 else "B", f"r{r:02d}") for r in range(30)]
+    d = pd.DataFrame(
+        [(f"s{s}", run, sys_) for s in range(8) for sys_, run in runs],
+        columns=["segment_id", "run_id", "system"],
+    )
+    d = d.sample(frac=0.9, random_state=seed).reset_index(drop=True)
+    d["x"] = rng.normal(size=len(d)).round(2)
+    seg = dict(zip(sorted(set(d.segment_id)), rng.normal(0, 0.2, 8), strict=True))
+    run = dict(zip(sorted(set(d.run_id)), rng.normal(0, 0.03, 30), strict=True))
+    d["score"] = d.segment_id.map(seg) + d.run_id.map(run) + rng.normal(0, 0.05, len(d))
+    return d
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [
+        f"score ~ system + (1|segment_id) + {DUMMIES}",
+        f"score ~ system * x + (1|segment_id) + {DUMMIES} + (0 + x|run_id)",
+    ],
+)
+def test_runs_as_the_block_part_equal_the_dense_reference(formula: str, monkeypatch) -> None:
+    """With more runs than segments, KR takes the arrowhead's layout by run (each run's
+    intercept and slope a block, the segments the rest: arrow.ArrowSchur.block_products)
+    instead of every run column in the segments-first rest, and gives the dense reference's
+    Phi_A, W, P and df. The fit's arrowhead is held to its partition by run."""
+    from infrepro.lmm import profiled
+
+    finer = profiled.row_parts
+    monkeypatch.setattr(profiled, "row_parts", lambda *a: finer(*a)[-1:])
+    result = fit(formula, _many_runs(seed=2), reml=True, keep_design=True, path="arrow")
+    core = result.ddf_core
+    assert core.products is not None and core.products().cbb.shape[0] == 30  # a block a run
+    dense, structured = core.kr_parts("dense"), core.kr_parts("structured")
+    assert _rel(dense[0], structured[0]) < 1e-8 and _rel(dense[2], structured[2]) < 1e-8
+    for a, b in zip(dense[1], structured[1], strict=True):
+        assert _rel(a, b) < 1e-8
+    L = np.eye(len(result.fixed_effects))[1:]
+    a = result.contest(L, KENWARD_ROGER)
+    core.kr_how = "structured"
+    b = result.contest(L, KENWARD_ROGER)
+    assert b.dendf == pytest.approx(a.dendf, rel=1e-8)
+    assert b.p_value == pytest.approx(a.p_value, rel=1e-8)
+
+
+def test_an_arrowhead_by_system_gives_kr_no_block_products(monkeypatch) -> None:
+    """Parts by system confine each system's fixed columns to its block, which KR's block
+    part (random columns only) cannot hold: the segments-first layout's products serve."""
+    from infrepro.lmm import profiled
+
+    coarse = profiled.row_parts
+    monkeypatch.setattr(profiled, "row_parts", lambda *a: coarse(*a)[:1])
+    result = fit(
+        f"score ~ system + (1|segment_id) + {DUMMIES}",
+        _many_runs(seed=2),
+        reml=True,
+        keep_design=True,
+        path="arrow",
+    )
+    dev = result.ddf_core.products.__self__  # type: ignore[union-attr]
+    assert dev.arrow is not None and dev.arrow.block_products() is None
+    assert result.ddf_core.products().cbb.shape[0] == 8  # a block a segment
+    dense, structured = result.ddf_core.kr_parts("dense"), result.ddf_core.kr_parts("structured")
+    assert _rel(dense[0], structured[0]) < 1e-8
+
+
 def test_large_fits_use_the_structured_kr_without_model_matrices() -> None:
     """Above DENSE_KR_MAX_COLUMNS the fit keeps no X and Z, the analyses still choose KR, and
     it runs (structured)."""
