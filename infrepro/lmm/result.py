@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from infrepro.lmm.ddf import (
     KENWARD_ROGER,
@@ -105,11 +106,8 @@ class LmmResult:
         their mean (emmeans' defaults); standard errors from ``fixed_cov``.
         """
         levels, weights = self._emm_weights(factor)
-        beta = self.fixed_effects.to_numpy()
-        cov = self.fixed_cov.to_numpy()
-        est = weights @ beta
-        se = np.sqrt(np.einsum("ij,jk,ik->i", weights, cov, weights))
-        return pd.DataFrame({"level": list(levels), "estimate": est, "se": se})
+        est, var = self.combinations(weights)
+        return pd.DataFrame({"level": list(levels), "estimate": est, "se": np.sqrt(var)})
 
     def contrasts(self, factor: str) -> pd.DataFrame:
         """All pairwise differences of marginal means, level1 - level2 in level order.
@@ -196,12 +194,21 @@ class LmmResult:
     # ------------------------------------------------------------------ prediction
     def predict(self, newdata: pd.DataFrame) -> pd.DataFrame:
         """Fixed-part predictions X beta for new rows, with standard errors from fixed_cov."""
-        x = self.design_matrix(newdata)
-        beta = self.fixed_effects.to_numpy()
+        est, var = self.combinations(self.design_matrix(newdata))
+        return pd.DataFrame({"estimate": est, "se": np.sqrt(var)}, index=newdata.index)
+
+    def combinations(self, weights: np.ndarray | sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's ``weights @ beta`` and its variance w' C w (C = fixed_cov), in one
+        matrix product (BLAS; einsum's unblocked loop over rows x p^2 took 12 of a
+        meta-parameter job's 117 s at 300 facet levels). Sparse weights (differences of
+        cells, a few non-zeros a row) cost their non-zeros x p."""
         cov = self.fixed_cov.to_numpy()
-        est = x @ beta
-        se = np.sqrt(np.einsum("ij,jk,ik->i", x, cov, x))
-        return pd.DataFrame({"estimate": est, "se": se}, index=newdata.index)
+        estimates = np.asarray(weights @ self.fixed_effects.to_numpy()).reshape(-1)
+        if sp.issparse(weights):
+            variances = np.asarray(weights.multiply(weights @ cov).sum(axis=1)).reshape(-1)
+        else:
+            variances = np.sum((weights @ cov) * weights, axis=1)
+        return estimates, variances
 
     def design_matrix(self, newdata: pd.DataFrame) -> np.ndarray:
         """The fixed-effect model matrix of new rows, coded as in the fit (for contrasts)."""
