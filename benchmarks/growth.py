@@ -70,20 +70,20 @@ QUICK = {  # --quick: tiny sizes, one tree, seconds
 }
 REASONS = {  # (stage, axis): why its cost grows faster than the axis (suspected, from the code)
     ("analysis_conditional", "systems"): (
-        "its run-aware model has a run variance per system (k = systems + 2 variance "
-        "parameters; conditional.run_intercepts) and 2 fixed effects per system: one REML "
-        "evaluation is linear in the systems (the arrowhead elimination, lmm/arrow.py), but the "
-        "optimizer's Newton polish takes k + 1 gradients per Hessian (lmm/optimize.py "
-        "grad_hess), and Kenward-Roger's vcovAdj sums over the k^2 / 2 pairs of variance "
-        "parameters (Q_rs, lmm/kr.py PairProducts): quadratic by the model; the fixed-effect "
-        "design X is held dense (rows x 2 systems: memory ~ systems^2)"
+        "quadratic by the model: its run-aware model has a run variance per system (k = "
+        "systems + 2 variance parameters; conditional.run_intercepts), and what a fit of k "
+        "variance parameters needs has k^2 entries: the optimizer's Newton polish takes k + 1 "
+        "gradients per Hessian, each linear in the systems (lmm/optimize.py grad_hess, the "
+        "arrowhead elimination lmm/arrow.py), and Kenward-Roger's vcovAdj sums over the k^2 / 2 "
+        "pairs of variance parameters (Q_rs, lmm/kr.py PairProducts); the fixed-effect design X "
+        "is held dense (rows x 2 systems: memory ~ systems^2)"
     ),
     ("analysis_summary", "systems"): (
-        "a record for every pair of systems, which the compact letters and the rank intervals "
-        "read (systems^2/2: 19,900 calibrated few-run tests at 200 systems, each two "
-        "quadratures bound by the incomplete beta function, stats/calibrated.py), quadratic by "
-        "nature like all_pairs; model M (decision/model.py) carries a run variance per system "
-        "(its fit about 10 s of 53 at 200 systems)"
+        "quadratic by nature: a record for every pair of systems, which the compact letters and "
+        "the rank intervals read (systems^2/2: 19,900 calibrated few-run tests at 200 systems, "
+        "each two quadratures bound by the incomplete beta function, stats/calibrated.py), like "
+        "all_pairs; model M (decision/model.py) carries a run variance per system (its fit "
+        "about 11 of 64 s in process at 200 systems)"
     ),
     ("analysis_metaparam", "systems"): (
         "its per-system fits are of constant size, but each takes its rows from the whole "
@@ -91,21 +91,17 @@ REASONS = {  # (stage, axis): why its cost grows faster than the axis (suspected
         "systems x rows comparisons)"
     ),
     ("analysis_metaparam", "runs"): (
-        "its facet here is the seed, whose levels are the runs: the per-system fits of "
-        "facet x property have 2 fixed effects per run (p ~ runs over n ~ runs rows)"
-    ),
-    ("analysis_conditional", "runs"): (
-        "Kenward-Roger's structured pieces hold the run columns (a run's intercept and slope: "
-        "2,400 at 4 x 300 runs) as one dense rest block R' (lmm/kr.py _moments, kr_traces: "
-        "R' x R' products, cubic in the runs); profiled at 300 runs in process (one BLAS "
-        "thread): 37 s, of which kr_pieces 22 s (_moments 9.7, the traces 6.2) and the fit, "
-        "the arrowhead by run, 10 s"
+        "quadratic by nature of the configuration: its facet here is the seed, whose levels are "
+        "the runs, and it compares every pair of a facet's levels within each property bin "
+        "(conditional.cells: 538,000 pairs at 4 x 300 runs); its per-system fits of facet x "
+        "property have 2 fixed effects per run (p ~ runs over n ~ runs rows, X held dense: "
+        "lmm/design.py matrix)"
     ),
     ("paper_tables", "systems"): "under 2.5 CPU-s at 200 systems, mostly start-up: not assessed",
     ("analysis_comparison", "systems"): (
-        "its omnibus model over all systems has a run variance per system "
-        "(vocabulary.headline_formula): its Hessian and Kenward-Roger as the conditional "
-        "model's; its 199 pair fits grow linearly"
+        "quadratic by the model: its omnibus model over all systems has a run variance per "
+        "system (vocabulary.headline_formula): its Hessian and Kenward-Roger have k^2 entries "
+        "as the conditional model's; its 199 pair fits grow linearly"
     ),
 }
 # What the reader of a measurement must know (the machine shared, a run stopped): given with
@@ -865,6 +861,8 @@ def main() -> None:
         meta.setdefault("notes", {})[f"{axis}:{tree}:{size}"] = text
     if args.sizes:
         meta["sizes"] = sorted(set(meta.get("sizes", [])) | set(args.sizes))
+    # the report names a tree it runs or the store has runs of (not a before tree never run)
+    shown = {n: t for n, t in shown.items() if n in trees or any(k[1] == n for k in done)}
     tree_info = {n: {"path": str(t), "commit": _commit(t)} for n, t in shown.items()}
     meta_path.parent.mkdir(parents=True, exist_ok=True)
     meta_path.write_text(json.dumps(meta))
