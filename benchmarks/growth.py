@@ -115,7 +115,7 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 FIT_LAST = (
     2  # the exponent: the slope between the last two sizes (start-up costs bias a longer fit low)
 )
-LINEAR = 1.2  # exponents above this are named
+LINEAR = 1.15  # exponents above this are named (issue 45, acceptance 1)
 
 
 def write_design(
