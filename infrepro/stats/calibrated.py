@@ -290,8 +290,14 @@ def band_log10_p(
 ) -> float:
     """log10 p_sup, the largest p(ρ) over ρ in [1/band², band²] (band: the largest ratio of the
     two run-mean SDs the test is calibrated for; ∞ gives Hsu's test). p is convex in θ, so the
-    supremum is at an end of the band (docs/method.md §4b.11)."""
-    return float(log10_tail(t, n_a, n_b, _band_ratios(band), f_a, f_b).max())
+    supremum is at an end of the band (docs/method.md §4b.11). With n_A = n_B and f_A = f_B
+    the ends are θ and 1 − θ, and p(θ) = p(1 − θ) (U_A and U_B alike): one end serves (every
+    pair of a balanced many-system decision)."""
+    fa, fb = _dfs(n_a, n_b, f_a, f_b)
+    ends = _band_ratios(band)
+    if n_a == n_b and fa == fb:
+        ends = ends[1:]
+    return float(log10_tail(t, n_a, n_b, ends, fa, fb).max())
 
 
 @lru_cache(maxsize=4096)

@@ -171,6 +171,25 @@ def test_band_supremum_equals_dense_grid(n_a: int, n_b: int, t: float) -> None:
     assert sup <= hsu + 1e-12
 
 
+@pytest.mark.parametrize(
+    ("n", "f_a", "f_b"), [(3, None, None), (3, 6.0, 6.0), (5, math.inf, math.inf), (3, 6.0, 9.0)]
+)
+@pytest.mark.parametrize("band", [2.0, 4.0, math.inf])
+@pytest.mark.parametrize("t", [0.7, 3.0, 15.0])
+def test_band_p_is_the_larger_end_also_where_one_end_serves(
+    n: int, f_a: float | None, f_b: float | None, band: float, t: float
+) -> None:
+    """With n_A = n_B and f_A = f_B the band's ends are θ and 1 - θ, whose p are equal (U_A and
+    U_B alike), and band_log10_p takes one; with f_A != f_B they differ and it takes the
+    larger. Both ends by log10_tail decide."""
+    ends = log10_tail(t, n, n, [1.0 / band**2, band**2], f_a, f_b)
+    if f_a == f_b:
+        assert ends[0] == pytest.approx(ends[1], rel=1e-12, abs=1e-300)
+    else:
+        assert abs(ends[0] - ends[1]) > 1e-6 * abs(ends.max())
+    assert band_log10_p(t, n, n, band, f_a, f_b) == pytest.approx(ends.max(), rel=1e-12)
+
+
 @pytest.mark.parametrize(("n_a", "n_b"), [(3, 2), (4, 2), (10, 2), (5, 3), (6, 3), (20, 3)])
 def test_level_at_most_alpha_over_the_band(n_a: int, n_b: int) -> None:
     """At |T| > critical_t(0.05) the rejection rate, by independent quadrature, is ≤ 0.05 at
