@@ -53,9 +53,6 @@ from infrepro.stats.effects import EffectScale, effect_label
 from infrepro.stats.pvalues import format_p, normal_log10_two_sided
 
 GRID_POINTS = 25
-DIFFERENCE_ROWS = (
-    20_000  # pairs of cells whose difference rows are formed at once (wald_differences)
-)
 Z95 = 1.959963984540054
 
 
@@ -327,28 +324,15 @@ def wald_rows(
     return [wald(float(e), float(v)) for e, v in zip(estimates, variances, strict=True)]
 
 
-def wald_differences(
-    x: np.ndarray, pairs: list[tuple[int, int]], fitted: LmmResult
-) -> list[tuple[float, float, float, float]]:
-    """``wald`` of (x_i - x_j) beta for each pair (i, j) of rows of ``x``: every pair of a
-    meta-parameter's levels within a bin (300 levels: 134,000 pairs a fit). Two cells of a
-    bin share every column but their levels', so each difference is a sparse row (a few
-    non-zeros), taken DIFFERENCE_ROWS at a time: non-zeros x p, not a dense row of p weights
-    a pair times the p x p covariance (58 of a 117 s job)."""
+def difference_rows(x: np.ndarray, pairs: list[tuple[int, int]]) -> sp.csr_matrix:
+    """x_i - x_j for each pair (i, j) of rows of ``x``, sparse: two cells of a bin share every
+    column but their levels', so a difference has a few non-zeros. Every pair of a
+    meta-parameter's levels within a bin (300 levels: 134,000 pairs a fit) then costs its
+    non-zeros x p in ``LmmResult.combinations``, not a dense row of p weights times the p x p
+    covariance (58 of a 117 s job)."""
     first, second = (np.array(side, dtype=np.int64) for side in zip(*pairs, strict=True))
-    out: list[tuple[float, float, float, float]] = []
-    for start in range(0, len(pairs), DIFFERENCE_ROWS):
-        at = slice(start, start + DIFFERENCE_ROWS)
-        rows = sp.csr_matrix(x[first[at]] - x[second[at]])
-        out += wald_rows(rows, fitted)
-    return out
-
-
-def _wald_z(
-    walds: list[tuple[float, float, float, float]],
-) -> list[tuple[float, float, float, float, float, str]]:
-    """``_PostHoc.tests``' rows for Wald z tests (no df)."""
-    return [(e, se, z, math.nan, log10_p, "Wald z") for e, se, z, log10_p in walds]
+    cells = sp.csr_matrix(x)
+    return sp.csr_matrix(cells[first] - cells[second])
 
 
 @dataclass(frozen=True)
@@ -368,12 +352,20 @@ class _PostHoc:
     every_pair: bool = True  # else only the pairs with the reference level (levels[0])
     log: FitLog | None = None  # set for run-aware fits: t tests with small-sample df
 
-    def tests(self, weights: np.ndarray) -> list[tuple[float, float, float, float, float, str]]:
+    def tests(
+        self, weights: np.ndarray | sp.csr_matrix
+    ) -> list[tuple[float, float, float, float, float, str]]:
         """Estimate, SE, statistic, df, log10 p and method of each row's ``weights @ beta``:
-        Wald z for the paper's fits, t with Kenward-Roger / Satterthwaite df for run-aware fits
-        (all rows' tests at once: their number grows with the square of the levels)."""
+        Wald z for the paper's fits (sparse rows stay sparse), t with Kenward-Roger /
+        Satterthwaite df for run-aware fits (all rows' tests at once: their number grows with
+        the square of the levels)."""
         if self.log is None:
-            return _wald_z(wald_rows(weights, self.fitted))
+            return [
+                (estimate, se, z, math.nan, log10_p, "Wald z")
+                for estimate, se, z, log10_p in wald_rows(weights, self.fitted)
+            ]
+        if sp.issparse(weights):
+            weights = weights.toarray()
         results = contest_rows(
             self.log,
             self.fitted,
@@ -524,12 +516,8 @@ class _PostHoc:
         ]
         if not pairs:
             return
-        rows = [(index[(f, b)], index[(s, b)]) for b, f, s in pairs]
-        if self.log is None:  # Wald z: from the cells' covariance, no row of weights a pair
-            tests = _wald_z(wald_differences(x, rows, self.fitted))
-        else:
-            tests = self.tests(np.array([x[i] - x[j] for i, j in rows]))
-        for (b, first, second), test in zip(pairs, tests, strict=True):
+        weights = difference_rows(x, [(index[(f, b)], index[(s, b)]) for b, f, s in pairs])
+        for (b, first, second), test in zip(pairs, self.tests(weights), strict=True):
             difference, se, _, df, log10_p, method = test
             d = self.scale.d(difference)
             tables.contrasts.append(

@@ -132,8 +132,8 @@ ANALYSES: dict[str, AnalysisSpec] = {
             # the within-bin pairs: the decision's family or all (docs/method.md §4.2.3)
             ("conditional_pairs", "comparisons"),
             # per-bin models: the same; and the run columns (a run's intercept and slope) grow
-            # with the runs (1,125 MiB at 4 systems x 300 runs x 400 segments, growth.md)
-            Cost(350, 580, 10, 26, mib_per_system2=0.12, mib_per_run2=0.008),
+            # with the runs (754 MiB at 4 systems x 300 runs x 400 segments, growth.md)
+            Cost(350, 580, 10, 26, mib_per_system2=0.12, mib_per_run2=0.002),
         ),
         AnalysisSpec(
             VARIANCE,

@@ -537,10 +537,9 @@ def _arrow(
     return ArrowSchur(best[1], best[2], nlevels, len(y), best[3])
 
 
-def _kr_work(bp: BlockProducts) -> float:
-    """Kenward-Roger's structured work on ``bp``: q_B w^2 + w^3, w = R' columns."""
-    nb, m, w = bp.cbr.shape
-    return float(nb) * m * w * w + float(w) ** 3
+def _kr_work(q_b: int, w: int) -> float:
+    """Kenward-Roger's structured work: q_B w^2 + w^3 (q_B block columns, w = R' columns)."""
+    return float(q_b) * w * w + float(w) ** 3
 
 
 class ProfiledDeviance:
@@ -663,8 +662,11 @@ class ProfiledDeviance:
         ``block_products``) and its work, q_B w^2 + w^3 (w = R' columns), is the smaller, else
         in the segments-first one."""
         if self.arrow is not None and (arrow := self.arrow.block_products()) is not None:
-            w = self.layout.n_rest + self.arrow.p
-            if _kr_work(arrow) < float(self.layout.n_blocks) * self.layout.m * w * w + w**3.0:
+            nb, m, w = arrow.cbr.shape
+            first = self.layout  # segments first: their blocks, the rest's columns and X
+            if _kr_work(nb * m, w) < _kr_work(
+                first.n_blocks * first.m, first.n_rest + self.arrow.p
+            ):
                 return arrow
         impl, qr, p = self.impl, self.impl.qr, self.impl.p
         nb, m = impl.nb, impl.m
